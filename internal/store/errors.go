@@ -1,0 +1,52 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+var (
+	// ErrNotFound is returned by Row.Scan when the query matched no row.
+	ErrNotFound = errors.New("store: not found")
+	// ErrAlreadyExists is returned when a write breaks a unique constraint.
+	ErrAlreadyExists = errors.New("store: already exists")
+	// ErrStale is returned by domains when a versioned write matched no row
+	// because another writer changed it first (If-Match / optimistic locking).
+	ErrStale = errors.New("store: stale version")
+	// ErrInvalidPageToken is returned by DecodeCursor for a token it did not issue.
+	ErrInvalidPageToken = errors.New("store: invalid page token")
+)
+
+// SQLite extended result codes (sqlite3.h) that mean a unique key was violated.
+const (
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+// classify translates a driver error into the store's sentinels, keeping the
+// driver error in the chain for logs. Domains never see driver error types.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%w: %s", ErrAlreadyExists, pgErr.ConstraintName)
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() {
+		case sqliteConstraintPrimaryKey, sqliteConstraintUnique:
+			return fmt.Errorf("%w: %s", ErrAlreadyExists, liteErr.Error())
+		}
+	}
+	return err
+}

@@ -1,0 +1,259 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Engine names a database engine.
+type Engine string
+
+// The engines Steward runs on.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Config says which database to open.
+type Config struct {
+	// DatabaseURL selects PostgreSQL (postgres:// or postgresql://). Empty
+	// selects SQLite in DataDir.
+	DatabaseURL string
+	// DataDir holds the SQLite file (steward.db). Required when DatabaseURL is empty.
+	DataDir string
+	// MaxReadConns bounds SQLite's read-only pool. Defaults to 4.
+	MaxReadConns int
+	// Migrators run after Steward's own migrations, under the same lock
+	// (River's tables, from package jobs).
+	Migrators []Migrator
+	// Logger receives migration messages. Defaults to discarding them.
+	Logger *slog.Logger
+}
+
+// DB is an open database. It is safe for concurrent use.
+//
+// On SQLite, writes and transactions go through a single connection: SQLite
+// allows one writer at a time, and River's SQLite driver asks for one
+// connection to avoid SQLITE_BUSY. Reads outside a transaction use a separate
+// read-only pool, so WAL readers do not queue behind writers.
+type DB struct {
+	engine Engine
+	logger *slog.Logger
+
+	liteWrite *sql.DB
+	liteRead  *sql.DB
+	pool      *pgxpool.Pool
+}
+
+// Open connects to the database described by cfg and runs every migration
+// (Steward's and River's) under a lock, so that replicas starting together
+// migrate once.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	db := &DB{logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
+	if cfg.DatabaseURL != "" {
+		u, err := url.Parse(cfg.DatabaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, fmt.Errorf("store: database URL must be postgres://…")
+		}
+		poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("store: parse database URL: %w", err)
+		}
+		db.engine = Postgres
+		if db.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
+			return nil, fmt.Errorf("store: connect to postgres: %w", err)
+		}
+	} else {
+		if cfg.DataDir == "" {
+			return nil, errors.New("store: a data dir or a database URL is required")
+		}
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data dir: %w", err)
+		}
+		path := filepath.Join(cfg.DataDir, "steward.db")
+		db.engine = SQLite
+		var err error
+		if db.liteWrite, err = sql.Open("sqlite", liteDSN(path, false)); err != nil {
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		db.liteWrite.SetMaxOpenConns(1)
+		if db.liteRead, err = sql.Open("sqlite", liteDSN(path, true)); err != nil {
+			db.liteWrite.Close()
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		db.liteRead.SetMaxOpenConns(cmp.Or(cfg.MaxReadConns, 4))
+	}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := db.Migrate(ctx, cfg.Migrators...); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func liteDSN(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Engine reports which engine the database runs on.
+func (db *DB) Engine() Engine { return db.engine }
+
+// SQLDB returns the SQLite write pool (nil on PostgreSQL), for River's driver.
+func (db *DB) SQLDB() *sql.DB { return db.liteWrite }
+
+// PgxPool returns the PostgreSQL pool (nil on SQLite), for River's driver.
+func (db *DB) PgxPool() *pgxpool.Pool { return db.pool }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.pool != nil {
+		return db.pool.Ping(ctx)
+	}
+	if err := db.liteWrite.PingContext(ctx); err != nil {
+		return err
+	}
+	return db.liteRead.PingContext(ctx)
+}
+
+// Close closes every connection. It is safe to call once the users are stopped.
+func (db *DB) Close() error {
+	if db.pool != nil {
+		db.pool.Close()
+		return nil
+	}
+	return errors.Join(db.liteRead.Close(), db.liteWrite.Close())
+}
+
+// Exec runs one statement in its own transaction.
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if db.pool != nil {
+		return pgExec(ctx, db.pool, query, args)
+	}
+	return liteExec(ctx, db.liteWrite, query, args)
+}
+
+// Query runs a read. On SQLite it uses the read-only pool, so it must not write.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	if db.pool != nil {
+		return pgQuery(ctx, db.pool, query, args)
+	}
+	return liteQuery(ctx, db.liteRead, query, args)
+}
+
+// QueryRow runs a read expected to return at most one row (read-only pool on SQLite).
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	if db.pool != nil {
+		return &Row{pg: db.pool.QueryRow(ctx, query, args...)}
+	}
+	return &Row{lite: db.liteRead.QueryRowContext(ctx, query, liteArgs(args)...)}
+}
+
+// rollbackTimeout bounds a rollback that runs after its request was cancelled.
+const rollbackTimeout = 5 * time.Second
+
+// Tx is a database transaction. It is not safe for concurrent use.
+type Tx struct {
+	lite *sql.Tx
+	pg   pgx.Tx
+}
+
+// Exec runs a statement in the transaction.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if tx.pg != nil {
+		return pgExec(ctx, tx.pg, query, args)
+	}
+	return liteExec(ctx, tx.lite, query, args)
+}
+
+// Query runs a statement that returns rows in the transaction.
+func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	if tx.pg != nil {
+		return pgQuery(ctx, tx.pg, query, args)
+	}
+	return liteQuery(ctx, tx.lite, query, args)
+}
+
+// QueryRow runs a statement returning at most one row in the transaction.
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	if tx.pg != nil {
+		return &Row{pg: tx.pg.QueryRow(ctx, query, args...)}
+	}
+	return &Row{lite: tx.lite.QueryRowContext(ctx, query, liteArgs(args)...)}
+}
+
+// SQLTx returns the SQLite transaction (nil on PostgreSQL), for River's InsertTx.
+func (tx *Tx) SQLTx() *sql.Tx { return tx.lite }
+
+// PgxTx returns the PostgreSQL transaction (nil on SQLite), for River's InsertTx.
+func (tx *Tx) PgxTx() pgx.Tx { return tx.pg }
+
+// InTx runs fn in a transaction and commits it when fn returns nil. Any error,
+// or a panic, rolls it back. On SQLite the transaction takes the write lock at
+// BEGIN (_txlock=immediate), so two transactions never deadlock upgrading.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	tx := &Tx{}
+	if db.pool != nil {
+		if tx.pg, err = db.pool.Begin(ctx); err != nil {
+			return fmt.Errorf("store: begin: %w", err)
+		}
+	} else if tx.lite, err = db.liteWrite.BeginTx(ctx, nil); err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		p := recover()
+		if err != nil || p != nil {
+			// The rollback must happen even when ctx was cancelled.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			defer cancel()
+			tx.rollback(rctx)
+		}
+		if p != nil {
+			panic(p)
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if tx.pg != nil {
+		err = tx.pg.Commit(ctx)
+	} else {
+		err = tx.lite.Commit()
+	}
+	if err != nil {
+		return fmt.Errorf("store: commit: %w", classify(err))
+	}
+	return nil
+}
+
+func (tx *Tx) rollback(ctx context.Context) {
+	if tx.pg != nil {
+		_ = tx.pg.Rollback(ctx)
+		return
+	}
+	_ = tx.lite.Rollback()
+}
