@@ -206,6 +206,14 @@ func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	return &Row{lite: tx.lite.QueryRowContext(ctx, query, liteArgs(args)...)}
 }
 
+// Engine reports which engine the transaction runs on.
+func (tx *Tx) Engine() Engine {
+	if tx.pg != nil {
+		return Postgres
+	}
+	return SQLite
+}
+
 // SQLTx returns the SQLite transaction (nil on PostgreSQL), for River's InsertTx.
 func (tx *Tx) SQLTx() *sql.Tx { return tx.lite }
 

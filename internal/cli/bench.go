@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/internal/bench"
+)
+
+func newBenchCmd(stdout io.Writer) *cobra.Command {
+	var (
+		cfg       bench.Config
+		headers   []string
+		body      string
+		token     string
+		asJSON    bool
+		uniqueKey bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Drive concurrent clients at an endpoint and report throughput and latency",
+		Long: `Drive concurrent clients at one endpoint of a running Steward and print
+throughput and p50/p95/p99 latency. Clients are closed-loop: each sends its next
+request when the previous one answered. See BENCHMARKS.md for the recorded runs.`,
+		Example: `  steward bench --path /api/v1/health -c 16 -d 10s
+  steward bench --method POST --path /api/v1/things --body '{"a":1}' --unique-idempotency-key -n 10000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Headers = map[string]string{}
+			for _, h := range headers {
+				k, v, ok := strings.Cut(h, ":")
+				if !ok {
+					return fmt.Errorf("--header %q: want Name: value", h)
+				}
+				cfg.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+			if token != "" {
+				cfg.Headers["Authorization"] = "Bearer " + token
+			}
+			if body != "" {
+				cfg.Body = []byte(body)
+			}
+			if uniqueKey {
+				run := strconv.FormatInt(time.Now().UnixNano(), 36)
+				cfg.RequestFunc = func(n int) (string, []byte, http.Header) {
+					return "", nil, http.Header{"Idempotency-Key": {run + "-" + strconv.Itoa(n)}}
+				}
+			}
+			res, err := bench.Run(cmd.Context(), cfg)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			return res.Write(stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.TargetURL, "url", "http://127.0.0.1:8080", "base URL of the server")
+	f.StringVar(&cfg.Method, "method", "GET", "HTTP method")
+	f.StringVar(&cfg.Path, "path", "/api/v1/health", "request path (with query)")
+	f.StringVar(&body, "body", "", "request body (JSON)")
+	f.StringArrayVar(&headers, "header", nil, "extra header, Name: value (repeatable)")
+	f.StringVar(&token, "token", "", "bearer token")
+	f.IntVarP(&cfg.Concurrency, "clients", "c", 16, "concurrent clients")
+	f.DurationVarP(&cfg.Duration, "duration", "d", 10*time.Second, "how long to run")
+	f.IntVarP(&cfg.Requests, "requests", "n", 0, "total requests (overrides --duration)")
+	f.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured warm-up before the run")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	f.BoolVar(&uniqueKey, "unique-idempotency-key", false, "send a distinct Idempotency-Key with every request")
+	return cmd
+}

@@ -1,0 +1,222 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+func TestQueries_BothEnginesDefineTheSameNames(t *testing.T) {
+	t.Parallel()
+	lite, pg := outboxQueries[store.SQLite].Names(), outboxQueries[store.Postgres].Names()
+	if !slices.Equal(lite, pg) {
+		t.Errorf("sqlite queries %v, postgres queries %v", lite, pg)
+	}
+}
+
+// relaySetup is one test's database, bus and relay (not started).
+type relaySetup struct {
+	db    *store.DB
+	bus   *Bus
+	relay *Relay
+}
+
+func setupRelay(t *testing.T, engine store.Engine) relaySetup {
+	t.Helper()
+	db := storetest.Open(t, engine)
+	bus := startBus(t, startServer(t, EmbeddedConfig{}), Config{})
+	relay := NewRelay(RelayConfig{DB: db, Bus: bus, Logger: testLogger(t)})
+	return relaySetup{db: db, bus: bus, relay: relay}
+}
+
+// publishTx commits events in one transaction, failing the test on error.
+func (s relaySetup) publishTx(t *testing.T, subject string, evs ...Event) {
+	t.Helper()
+	err := s.db.InTx(context.Background(), func(tx *store.Tx) error {
+		for _, ev := range evs {
+			if err := PublishTx(context.Background(), tx, subject, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("commit events: %v", err)
+	}
+}
+
+func (s relaySetup) outboxLen(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM event_outbox`).Scan(&n); err != nil {
+		t.Fatalf("count outbox: %v", err)
+	}
+	return n
+}
+
+func TestPublishTx_RolledBackTransactionPublishesNothing(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		s := setupRelay(t, engine)
+		boom := errors.New("boom")
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := PublishTx(ctx, tx, "steward.test", newEvent(t, "dev.steward.test", nil)); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("InTx: err = %v, want boom", err)
+		}
+		if n, err := s.relay.runOnce(ctx); n != 0 || err != nil {
+			t.Errorf("runOnce = %d, %v; want nothing to publish", n, err)
+		}
+		if n := streamMsgs(t, s.bus); n != 0 {
+			t.Errorf("stream holds %d messages, want 0", n)
+		}
+	})
+}
+
+func TestPublishTx_RejectsBadInputInsideTheTransaction(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		db := storetest.Open(t, engine)
+		_ = db.InTx(ctx, func(tx *store.Tx) error {
+			if err := PublishTx(ctx, tx, "steward.>", newEvent(t, "dev.steward.test", nil)); !errors.Is(err, ErrInvalidSubject) {
+				t.Errorf("wildcard subject: err = %v, want ErrInvalidSubject", err)
+			}
+			if err := PublishTx(ctx, tx, "steward.test", Event{}); !errors.Is(err, ErrInvalidEvent) {
+				t.Errorf("zero event: err = %v, want ErrInvalidEvent", err)
+			}
+			return nil
+		})
+	})
+}
+
+func TestRelay_DeliversCommittedEventsExactlyOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		s := setupRelay(t, engine)
+		c := newCollector()
+		subscribe(t, s.bus, "steward.>", "outbox", c.handle)
+		first := newEvent(t, "dev.steward.test", map[string]int{"n": 1}).WithSubject("i-1")
+		second := newEvent(t, "dev.steward.test", map[string]int{"n": 2})
+		s.publishTx(t, "steward.test.a", first, second)
+
+		if n, err := s.relay.runOnce(ctx); n != 2 || err != nil {
+			t.Fatalf("runOnce = %d, %v; want 2 published", n, err)
+		}
+		got := c.receive(t, 2)
+		if got[0].ID() != first.ID() || got[1].ID() != second.ID() {
+			t.Errorf("received %v, want [%s %s] in order", got, first, second)
+		}
+		var data map[string]int
+		if err := got[0].DataAs(&data); err != nil || data["n"] != 1 || got[0].Subject() != "i-1" {
+			t.Errorf("first event data = %v (%v), subject %q", data, err, got[0].Subject())
+		}
+		if n := s.outboxLen(t); n != 0 {
+			t.Errorf("outbox holds %d rows after the pass, want 0", n)
+		}
+
+		// A second relay (another replica, or this one after a crash before
+		// its delete) publishes the same row again: JetStream drops it.
+		s.publishTx(t, "steward.test.a", first)
+		if n, err := s.relay.runOnce(ctx); n != 1 || err != nil {
+			t.Fatalf("second runOnce = %d, %v; want 1 published", n, err)
+		}
+		if n := streamMsgs(t, s.bus); n != 2 {
+			t.Errorf("stream holds %d messages, want 2 (the duplicate dropped)", n)
+		}
+		if info := waitAcked(t, s.bus, "outbox", 2); info.Delivered.Consumer != 2 {
+			t.Errorf("consumer made %d deliveries, want 2", info.Delivered.Consumer)
+		}
+		if n := s.outboxLen(t); n != 0 {
+			t.Errorf("outbox holds %d rows, want 0", n)
+		}
+	})
+}
+
+// failingPublisher fails every publish after the first ok ones.
+type failingPublisher struct {
+	inner publisher
+	ok    int
+}
+
+func (f *failingPublisher) publishRaw(ctx context.Context, subject, id string, data []byte) (bool, error) {
+	if f.ok == 0 {
+		return false, errors.New("nats is down")
+	}
+	f.ok--
+	return f.inner.publishRaw(ctx, subject, id, data)
+}
+
+func TestRelay_KeepsWhatItCouldNotPublish(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		s := setupRelay(t, engine)
+		evs := []Event{newEvent(t, "dev.steward.test", nil), newEvent(t, "dev.steward.test", nil), newEvent(t, "dev.steward.test", nil)}
+		s.publishTx(t, "steward.test", evs...)
+		s.relay.pub = &failingPublisher{inner: s.bus, ok: 1}
+
+		if n, err := s.relay.runOnce(ctx); n != 1 || err == nil {
+			t.Fatalf("runOnce = %d, %v; want 1 published then an error", n, err)
+		}
+		if n := s.outboxLen(t); n != 2 {
+			t.Errorf("outbox holds %d rows, want the 2 unpublished", n)
+		}
+		s.relay.pub = s.bus
+		if n, err := s.relay.runOnce(ctx); n != 2 || err != nil {
+			t.Errorf("retry runOnce = %d, %v; want the other 2", n, err)
+		}
+		if n := streamMsgs(t, s.bus); n != 3 {
+			t.Errorf("stream holds %d messages, want 3", n)
+		}
+	})
+}
+
+func TestRelay_NotifyTriggersAPassAndStopWaits(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		s := setupRelay(t, engine)
+		// A poll interval no test would wait for: only Notify can deliver.
+		s.relay = NewRelay(RelayConfig{DB: s.db, Bus: s.bus, Logger: testLogger(t), PollInterval: time.Hour})
+		if err := s.relay.Stop(ctx); err != nil {
+			t.Errorf("Stop before Start: %v", err)
+		}
+		c := newCollector()
+		subscribe(t, s.bus, "steward.>", "notified", c.handle)
+		if err := s.relay.Start(ctx); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		t.Cleanup(func() { _ = s.relay.Stop(context.Background()) })
+
+		for i := range 3 {
+			ev := newEvent(t, "dev.steward.test", map[string]int{"n": i})
+			s.publishTx(t, "steward.test", ev)
+			s.relay.Notify()
+			if got := c.receive(t, 1)[0]; got.ID() != ev.ID() {
+				t.Errorf("received %s, want %s", got, ev)
+			}
+		}
+		for range 2 {
+			if err := s.relay.Stop(ctx); err != nil {
+				t.Errorf("Stop: %v", err)
+			}
+		}
+	})
+}

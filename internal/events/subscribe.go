@@ -1,0 +1,133 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Handler handles one event. Returning nil acknowledges it; an error has it
+// redelivered after the Bus's RetryDelay, so a handler must be idempotent
+// (delivery is at least once: dedupe on [Event.ID] where it matters). The
+// ctx ends after AckWait, or when the subscription stops.
+type Handler func(ctx context.Context, ev Event) error
+
+// SubscribeParams says what to subscribe to.
+type SubscribeParams struct {
+	// Subject filters the stream's subjects, wildcards allowed
+	// ("steward.instance.>"). Required.
+	Subject string
+	// Durable names the JetStream consumer, which keeps its position across
+	// restarts. Replicas subscribing with the same name share its events,
+	// each handled by one of them. Required; no dots or wildcards.
+	Durable string
+	// Handler is called for each event, one at a time. Required.
+	Handler Handler
+}
+
+// subscription is one running durable consumer.
+type subscription struct {
+	bus    *Bus
+	params SubscribeParams
+	cc     jetstream.ConsumeContext
+	cancel context.CancelFunc // ends the handlers' ctx
+}
+
+// Subscribe creates or updates the durable consumer p.Durable and calls
+// p.Handler for each event on p.Subject, starting with the oldest it has not
+// acknowledged. ctx bounds the setup only; handlers run until the returned
+// stop is called or the Bus stops, with ctx's values. stop is idempotent and
+// returns once no handler runs; it must not be called from a handler.
+//
+// A handler's error is logged here (once, as a warning) and the event is
+// redelivered later; an undecodable message can never succeed, so it is
+// logged as an error and terminated.
+func (b *Bus) Subscribe(ctx context.Context, p SubscribeParams) (stop func(), err error) {
+	if p.Subject == "" || p.Durable == "" || p.Handler == nil {
+		return nil, errors.New("events: subscribe needs a subject, a durable name and a handler")
+	}
+	_, js, err := b.conn()
+	if err != nil {
+		return nil, err
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, jetstream.ConsumerConfig{
+		Durable:       p.Durable,
+		FilterSubject: p.Subject,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       b.cfg.AckWait,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: consumer %s on %s: %w", p.Durable, p.Subject, err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &subscription{bus: b, params: p, cancel: cancel}
+	s.cc, err = cons.Consume(func(msg jetstream.Msg) { s.handle(runCtx, msg) })
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("events: consume %s: %w", p.Durable, err)
+	}
+	b.mu.Lock()
+	if b.nc == nil { // the Bus stopped meanwhile and would not stop s
+		b.mu.Unlock()
+		_ = s.stop(context.Background())
+		return nil, ErrNotStarted
+	}
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { _ = s.stop(context.Background()) }) }, nil
+}
+
+// handle runs the handler for one message and settles it. Messages arrive
+// one at a time per subscription.
+func (s *subscription) handle(ctx context.Context, msg jetstream.Msg) {
+	log := s.bus.logger.With("durable", s.params.Durable, "subject", msg.Subject())
+	ev, err := ParseEvent(msg.Data())
+	if err != nil {
+		log.ErrorContext(ctx, "dropping a message that is not a CloudEvent", "error", err)
+		_ = msg.Term()
+		return
+	}
+	hctx, cancel := context.WithTimeout(ctx, s.bus.cfg.AckWait)
+	err = s.params.Handler(hctx, ev)
+	cancel()
+	if err == nil {
+		if err := msg.Ack(); err != nil {
+			log.WarnContext(ctx, "ack event", "event_id", ev.ID(), "error", err)
+		}
+		return
+	}
+	if ctx.Err() != nil {
+		// Stopping: not the handler's failure. Hand the event back for the
+		// next subscriber right away.
+		_ = msg.Nak()
+		return
+	}
+	attrs := []any{"event_id", ev.ID(), "event_type", ev.Type(), "error", err}
+	if md, mdErr := msg.Metadata(); mdErr == nil {
+		attrs = append(attrs, "delivery", md.NumDelivered)
+	}
+	log.WarnContext(ctx, "event handler failed; will redeliver", attrs...)
+	_ = msg.NakWithDelay(s.bus.cfg.RetryDelay)
+}
+
+// stop ends the handlers' ctx, stops consuming and waits until the running
+// handler, if any, has returned.
+func (s *subscription) stop(ctx context.Context) error {
+	s.cancel()
+	s.cc.Stop()
+	b := s.bus
+	b.mu.Lock()
+	delete(b.subs, s)
+	b.mu.Unlock()
+	select {
+	case <-s.cc.Closed():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("events: stop subscription %s: %w", s.params.Durable, ctx.Err())
+	}
+}

@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/stewardhq/steward/internal/auth"
+)
+
+// HandlerFunc serves a request and returns the error to answer with, if any.
+// A handler that returns an error must not have written to w.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Authenticator turns a bearer token into a principal and a project.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (auth.Principal, string, error)
+}
+
+// Config configures an API. Logger, Problems and Auth are required.
+type Config struct {
+	Logger   *slog.Logger
+	Problems Problems
+	Auth     Authenticator
+	// Spec, when set, validates every request to a route it documents
+	// (parameters and bodies) before the handler runs.
+	Spec *openapi3.T
+	// Idempotency, when set, makes every POST honour the Idempotency-Key header.
+	Idempotency *IdempotencyStore
+	// Registerer receives the request metrics. Defaults to none.
+	Registerer prometheus.Registerer
+	// Tracer, when set, records a span per request. Defaults to none.
+	Tracer trace.Tracer
+	// MaxBodyBytes limits request bodies. Defaults to 1 MiB.
+	MaxBodyBytes int64
+}
+
+// API is Steward's HTTP handler: the routes of every domain behind the shared
+// conventions. It is safe for concurrent use once routes are registered.
+type API struct {
+	cfg       Config
+	mux       *http.ServeMux
+	metrics   *metrics
+	validator *validator
+}
+
+// New returns an API with no routes.
+func New(cfg Config) (*API, error) {
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, 1<<20)
+	if cfg.Logger == nil || cfg.Auth == nil {
+		panic("httpapi: Config.Logger and Config.Auth are required")
+	}
+	a := &API{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer)}
+	if cfg.Spec != nil {
+		v, err := newValidator(cfg.Spec)
+		if err != nil {
+			return nil, err
+		}
+		a.validator = v
+	}
+	return a, nil
+}
+
+// Handle registers h for pattern, in ServeMux syntax extended with AEP custom
+// methods: "POST /api/v1/things/{id}:rehydrate". The request passes
+// authentication, the body limit, spec validation and, for POST, the
+// idempotency check before h runs.
+func (a *API) Handle(pattern string, h HandlerFunc) {
+	a.mux.Handle(muxPattern(pattern), a.route(h, true))
+}
+
+// HandlePublic registers h like Handle but without authentication (health,
+// the OpenAPI document).
+func (a *API) HandlePublic(pattern string, h HandlerFunc) {
+	a.mux.Handle(muxPattern(pattern), a.route(h, false))
+}
+
+// HandleRaw registers a plain http.Handler (the Prometheus scrape endpoint)
+// with logging and metrics only.
+func (a *API) HandleRaw(pattern string, h http.Handler) {
+	a.mux.Handle(muxPattern(pattern), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).route = r.Pattern
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// ServeHTTP serves a request: request id, access log, metrics, span, panic
+// recovery, then routing. Unknown paths and methods answer problem+json.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info, r := a.begin(w, r)
+	rec := &statusRecorder{ResponseWriter: w}
+	defer a.end(rec, r, info)
+
+	routed := r
+	if p := verbPath(r.URL.Path); p != r.URL.Path {
+		routed = r.Clone(r.Context())
+		routed.URL.Path = p
+		routed.URL.RawPath = ""
+	}
+	if _, pattern := a.mux.Handler(routed); pattern == "" {
+		a.unrouted(rec, routed)
+		return
+	}
+	a.mux.ServeHTTP(rec, routed)
+}
+
+// WriteError answers err as problem+json. 5xx errors are logged with the
+// request id; 4xx are the client's and are not.
+func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	info := infoFrom(r.Context())
+	p, known := a.cfg.Problems.problemFor(err, info.id)
+	if p.Status >= 500 {
+		a.cfg.Logger.ErrorContext(r.Context(), "request failed", "error", err, "request_id", info.id, "known", known)
+	}
+	info.reason = p.Reason
+	writeProblem(w, p)
+}
+
+// route wraps a domain handler in the per-route conventions.
+func (a *API) route(h HandlerFunc, authenticate bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.route = r.Pattern
+		if authenticate {
+			ctx, err := a.authenticate(r)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
+				a.WriteError(w, r, err)
+				return
+			}
+			r = r.WithContext(ctx)
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+		}
+		if a.validator != nil {
+			if err := a.validator.validate(r); err != nil {
+				a.WriteError(w, r, err)
+				return
+			}
+		}
+		if r.Method == http.MethodPost && a.cfg.Idempotency != nil && r.Header.Get(IdempotencyKeyHeader) != "" {
+			a.cfg.Idempotency.serve(w, r, a, h)
+			return
+		}
+		if err := h(w, r); err != nil {
+			a.WriteError(w, r, err)
+		}
+	})
+}
+
+func (a *API) authenticate(r *http.Request) (context.Context, error) {
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	principal, project, err := a.cfg.Auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		return nil, err
+	}
+	ctx := auth.WithPrincipal(r.Context(), principal)
+	return auth.WithProject(ctx, project), nil
+}
+
+// unrouted answers a request no pattern matched: 404, or 405 with the Allow
+// header that ServeMux computed.
+func (a *API) unrouted(w http.ResponseWriter, r *http.Request) {
+	h, _ := a.mux.Handler(r)
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		a.WriteError(w, r, ErrMethodNotAllowed)
+		return
+	}
+	a.WriteError(w, r, ErrRouteNotFound)
+}
+
+// headerProbe records what ServeMux's own 404/405 handler would answer.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *headerProbe) WriteHeader(status int)      { p.status = status }
+
+// muxPattern rewrites a custom-method pattern for ServeMux, whose wildcards
+// must fill a whole segment: "/things/{id}:verb" → "/things/{id}/:verb".
+func muxPattern(pattern string) string { return verbPath(pattern) }
+
+// verbPath moves a custom method of the last segment into a segment of its
+// own: "/things/abc:verb" → "/things/abc/:verb", for patterns and paths alike.
+func verbPath(path string) string {
+	i := strings.LastIndex(path, "/")
+	if j := strings.Index(path[i+1:], ":"); i >= 0 && j > 0 {
+		return path[:i+1+j] + "/" + path[i+1+j:]
+	}
+	return path
+}

@@ -1,0 +1,163 @@
+// Package apitest runs the whole Steward server on 127.0.0.1 for HTTP-level
+// tests: a real store (SQLite or PostgreSQL, from storetest), the embedded
+// NATS server, River, and the real HTTP stack. Production code never imports it.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// Server is a started server and a client for it.
+type Server struct {
+	*server.Server
+	cfg server.Config
+}
+
+// Start runs a dev-mode server on a fresh database of engine; adjust, when
+// given, changes the config first. The server stops at cleanup.
+func Start(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *Server {
+	t.Helper()
+	sc := storetest.Config(t, engine)
+	cfg := server.Config{
+		Dev:         true,
+		Listen:      "127.0.0.1:0",
+		DataDir:     sc.DataDir,
+		DatabaseURL: sc.DatabaseURL,
+		Logger:      slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir() // the embedded NATS store
+	}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	return start(t, cfg)
+}
+
+func start(t testing.TB, cfg server.Config) *Server {
+	t.Helper()
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(context.Background()); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	})
+	return &Server{Server: s, cfg: cfg}
+}
+
+// Restart stops the server and starts a new one on the same data dir and
+// database, as a process restart would.
+func (s *Server) Restart(t testing.TB) *Server {
+	t.Helper()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatalf("stop server: %v", err)
+	}
+	return start(t, s.cfg)
+}
+
+// Response is an answer read in full.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends a request; body is JSON-encoded unless it is []byte or nil.
+// headers come in name, value pairs.
+func (s *Server) Do(t testing.TB, method, path string, body any, headers ...string) *Response {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode body: %v", err)
+		}
+		r = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequest(method, s.URL()+path, r)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s %s: %v", method, path, err)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// JSON decodes the body into v, failing the test if it cannot.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Want fails the test unless the status is want.
+func (r *Response) Want(t testing.TB, want int) *Response {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status = %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Problem is the body of an error answer.
+type Problem struct {
+	Type     string           `json:"type"`
+	Title    string           `json:"title"`
+	Status   int              `json:"status"`
+	Detail   string           `json:"detail"`
+	Instance string           `json:"instance"`
+	Reason   string           `json:"reason"`
+	Fields   []map[string]any `json:"fields"`
+}
+
+// WantProblem fails the test unless the answer is a problem+json with the
+// status and reason, and returns it.
+func (r *Response) WantProblem(t testing.TB, status int, reason string) Problem {
+	t.Helper()
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json; status %d, body %s", ct, r.Status, r.Body)
+	}
+	var p Problem
+	r.JSON(t, &p)
+	if r.Status != status || p.Status != status || p.Reason != reason {
+		t.Fatalf("got %d %s (body status %d), want %d %s; body: %s", r.Status, p.Reason, p.Status, status, reason, r.Body)
+	}
+	return p
+}

@@ -1,0 +1,269 @@
+package httpapi
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// IdempotencyKeyHeader is the request header of API.md's Conventions.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// replayedHeader marks an answer that was replayed from the record.
+const replayedHeader = "Idempotent-Replayed"
+
+// replayHeaders are the response headers a replay repeats.
+var replayHeaders = []string{"Content-Type", "Location", "ETag"}
+
+//go:embed sql
+var sqlFS embed.FS
+
+// IdempotencyConfig configures an [IdempotencyStore].
+type IdempotencyConfig struct {
+	DB     *store.DB
+	Logger *slog.Logger
+	// Retention is how long a key's answer is kept. Defaults to 24h, the
+	// minimum API.md promises.
+	Retention time.Duration
+	// LockTimeout is how long a first request may stay in flight before its
+	// key counts as abandoned (its process died) and a retry may run it
+	// again. It must exceed the longest request. Defaults to 2m.
+	LockTimeout time.Duration
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// IdempotencyStore records POST answers by (principal, Idempotency-Key):
+// a replay gets the first answer whatever its status, the same key with
+// another request gets 422 IDEMPOTENCY_KEY_REUSED, and a key whose first
+// request is still running gets 409 IDEMPOTENCY_KEY_IN_USE.
+//
+// The answer is recorded before the client sees it, so an acknowledged
+// request is always replayable. If the process dies after a handler committed
+// but before the answer was recorded, the key stays "in flight" until
+// LockTimeout, then a retry runs again: handlers that create take the client's
+// ?id= or check natural keys so that a second run finds the first one's work.
+type IdempotencyStore struct {
+	cfg IdempotencyConfig
+	q   store.Queries
+}
+
+// NewIdempotencyStore returns a store over cfg.DB.
+func NewIdempotencyStore(cfg IdempotencyConfig) *IdempotencyStore {
+	cfg.Retention = cmp.Or(cfg.Retention, 24*time.Hour)
+	cfg.LockTimeout = cmp.Or(cfg.LockTimeout, 2*time.Minute)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &IdempotencyStore{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
+}
+
+// Prune deletes the records past their retention. It runs as a periodic job.
+func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
+	now := s.cfg.Now()
+	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyPrune"), now, now)
+	if err != nil {
+		return 0, fmt.Errorf("prune idempotency keys: %w", err)
+	}
+	return n, nil
+}
+
+type recordedResponse struct {
+	status int
+	header map[string]string
+	body   []byte
+}
+
+// serve runs h at most once per key, or replays its answer.
+func (s *IdempotencyStore) serve(w http.ResponseWriter, r *http.Request, a *API, h HandlerFunc) {
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if len(key) > 255 {
+		a.WriteError(w, r, invalid.New(IdempotencyKeyHeader, "must be at most 255 characters"))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		a.WriteError(w, r, decodeError(err))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	principal := "anonymous"
+	if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		principal = p.String()
+	}
+	hash := requestHash(r, body)
+
+	claimed, prior, err := s.claim(r.Context(), principal, key, r, hash)
+	switch {
+	case err != nil:
+		a.WriteError(w, r, err)
+		return
+	case !claimed:
+		replay(w, prior)
+		return
+	}
+
+	buf := newBufferedResponse()
+	if err := s.run(buf, r, h); err != nil {
+		a.WriteError(buf, r, err)
+	}
+	// Record first, answer second: the client never holds an answer that a
+	// replay could not give again.
+	if err := s.complete(r.Context(), principal, key, buf); err != nil {
+		a.cfg.Logger.ErrorContext(r.Context(), "record idempotent answer", "error", err, "request_id", RequestID(r.Context()))
+		s.release(r.Context(), principal, key)
+	}
+	buf.copyTo(w)
+}
+
+// run calls h, releasing the key if h panics so that a retry is not blocked
+// until LockTimeout.
+func (s *IdempotencyStore) run(w http.ResponseWriter, r *http.Request, h HandlerFunc) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			principal := "anonymous"
+			if pr, ok := auth.PrincipalFrom(r.Context()); ok {
+				principal = pr.String()
+			}
+			s.release(r.Context(), principal, r.Header.Get(IdempotencyKeyHeader))
+			panic(p)
+		}
+	}()
+	return h(w, r)
+}
+
+// claim takes the key for this request, or returns the recorded answer.
+func (s *IdempotencyStore) claim(ctx context.Context, principal, key string, r *http.Request, hash string) (bool, *recordedResponse, error) {
+	now := s.cfg.Now()
+	lock, expires := now.Add(s.cfg.LockTimeout), now.Add(s.cfg.Retention)
+	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyInsert"), principal, key, r.Method, r.URL.Path, hash, now, lock, expires)
+	if err != nil {
+		return false, nil, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	if n == 1 {
+		return true, nil, nil
+	}
+	n, err = s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyTakeOver"), r.Method, r.URL.Path, hash, now, lock, expires,
+		principal, key, now, now, hash)
+	if err != nil {
+		return false, nil, fmt.Errorf("take over idempotency key: %w", err)
+	}
+	if n == 1 {
+		return true, nil, nil
+	}
+	var (
+		storedHash string
+		status     *int64
+		header     json.RawMessage
+		body       []byte
+	)
+	err = s.cfg.DB.QueryRow(ctx, s.q.Get("IdempotencyKeyGet"), principal, key).Scan(&storedHash, &status, &header, &body)
+	if errors.Is(err, store.ErrNotFound) {
+		// Pruned between our two statements: the first request is long gone.
+		return false, nil, ErrIdempotencyKeyInUse
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if storedHash != hash {
+		return false, nil, ErrIdempotencyKeyReused
+	}
+	if status == nil {
+		return false, nil, ErrIdempotencyKeyInUse
+	}
+	rec := &recordedResponse{status: int(*status), body: body}
+	if err := json.Unmarshal(header, &rec.header); err != nil {
+		return false, nil, fmt.Errorf("read idempotency key headers: %w", err)
+	}
+	return false, rec, nil
+}
+
+func (s *IdempotencyStore) complete(ctx context.Context, principal, key string, buf *bufferedResponse) error {
+	header := map[string]string{}
+	for _, h := range replayHeaders {
+		if v := buf.header.Get(h); v != "" {
+			header[h] = v
+		}
+	}
+	hb, _ := json.Marshal(header)
+	// The answer must be recorded even if the client went away meanwhile.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyComplete"), buf.status, json.RawMessage(hb), buf.body.Bytes(), principal, key)
+	return err
+}
+
+func (s *IdempotencyStore) release(ctx context.Context, principal, key string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyRelease"), principal, key); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "release idempotency key", "error", err)
+	}
+}
+
+func requestHash(r *http.Request, body []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func replay(w http.ResponseWriter, rec *recordedResponse) {
+	for k, v := range rec.header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set(replayedHeader, "true")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body)
+}
+
+// bufferedResponse holds a handler's answer until it has been recorded.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBufferedResponse() *bufferedResponse {
+	return &bufferedResponse{header: http.Header{}}
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(cmp.Or(b.status, http.StatusOK))
+	_, _ = w.Write(b.body.Bytes())
+}

@@ -1,0 +1,142 @@
+package httpapi_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// clock is a settable time source for retention and lock expiry.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func idempotentHarness(t *testing.T, engine store.Engine) (*harness, *httpapi.IdempotencyStore, *clock) {
+	t.Helper()
+	clk := &clock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	ids := httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
+		DB: storetest.Open(t, engine), Now: clk.Now, Retention: 24 * time.Hour, LockTimeout: time.Minute,
+	})
+	return newHarness(t, httpapi.Config{Idempotency: ids}), ids, clk
+}
+
+func TestIdempotency_ReplayReusedAndPrincipals(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		h, _, _ := idempotentHarness(t, engine)
+
+		first := h.do(t, "POST", "/api/v1/widgets", `{"name":"a"}`, "Idempotency-Key", "k1")
+		if first.status != 201 {
+			t.Fatalf("first: %d %s", first.status, first.body)
+		}
+		again := h.do(t, "POST", "/api/v1/widgets", `{"name":"a"}`, "Idempotency-Key", "k1")
+		if again.status != 201 || string(again.body) != string(first.body) ||
+			again.header.Get("Location") != "/api/v1/widgets/a" || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay = %d %s %v, want the first answer %s", again.status, again.body, again.header, first.body)
+		}
+		if n := h.calls.Load(); n != 1 {
+			t.Fatalf("handler ran %d times for one key, want 1", n)
+		}
+
+		reused := h.do(t, "POST", "/api/v1/widgets", `{"name":"b"}`, "Idempotency-Key", "k1")
+		if reused.status != 422 || reused.reason(t) != "IDEMPOTENCY_KEY_REUSED" {
+			t.Fatalf("same key, other body = %d %s", reused.status, reused.body)
+		}
+
+		// Keys are per principal: bob's k1 is not alice's.
+		bob := h.do(t, "POST", "/api/v1/widgets", `{"name":"b"}`, "Idempotency-Key", "k1", "Authorization", "Bearer bob")
+		if bob.status != 201 || h.calls.Load() != 2 {
+			t.Fatalf("another principal's key = %d %s, calls %d", bob.status, bob.body, h.calls.Load())
+		}
+
+		// An error answer is replayed too, whatever its status.
+		e1 := h.do(t, "POST", "/api/v1/widgets", `{"name":"missing"}`, "Idempotency-Key", "k2")
+		e2 := h.do(t, "POST", "/api/v1/widgets", `{"name":"missing"}`, "Idempotency-Key", "k2")
+		if e1.status != 404 || e2.status != 404 || string(e1.body) != string(e2.body) || h.calls.Load() != 3 {
+			t.Fatalf("error replay: %d %s / %d %s, calls %d", e1.status, e1.body, e2.status, e2.body, h.calls.Load())
+		}
+		if e2.header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("replayed problem has Content-Type %q", e2.header.Get("Content-Type"))
+		}
+	})
+}
+
+func TestIdempotency_InFlightKeyIsRefusedThenAbandonedKeyIsTakenOver(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		h, _, clk := idempotentHarness(t, engine)
+		block := make(chan struct{})
+		blockName := t.Name()
+		blockers[blockName] = block // written before any request reads it
+		done := make(chan answer, 1)
+		go func() {
+			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", blockName)
+		}()
+
+		// While the first request runs, the same key answers 409.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "never")
+			if a.status == 409 {
+				if a.reason(t) != "IDEMPOTENCY_KEY_IN_USE" {
+					t.Fatalf("in flight: %s", a.body)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("never saw 409 while in flight; last %d %s", a.status, a.body)
+			}
+		}
+		close(block)
+		if a := <-done; a.status != 201 {
+			t.Fatalf("first request: %d %s", a.status, a.body)
+		}
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "never"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("after completion: %d %s", a.status, a.body)
+		}
+
+		// A record past its retention no longer binds the key.
+		clk.Add(25 * time.Hour)
+		blockers[blockName+"-open"] = closedChan()
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", blockName+"-open"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("expired key: %d %v", a.status, a.header)
+		}
+	})
+}
+
+func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }
+
+func TestIdempotency_PruneDeletesExpiredRecords(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		h, ids, clk := idempotentHarness(t, engine)
+		for _, k := range []string{"a", "b", "c"} {
+			if a := h.do(t, "POST", "/api/v1/widgets", `{"name":"`+k+`"}`, "Idempotency-Key", k); a.status != 201 {
+				t.Fatalf("%s: %d", k, a.status)
+			}
+		}
+		if n, err := ids.Prune(context.Background()); err != nil || n != 0 {
+			t.Fatalf("prune before expiry = %d, %v; want 0", n, err)
+		}
+		clk.Add(24*time.Hour + time.Second)
+		if n, err := ids.Prune(context.Background()); err != nil || n != 3 {
+			t.Fatalf("prune after expiry = %d, %v; want 3", n, err)
+		}
+	})
+}

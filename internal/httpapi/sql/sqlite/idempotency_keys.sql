@@ -1,0 +1,31 @@
+-- name: IdempotencyKeyInsert :exec
+INSERT INTO idempotency_keys (principal, key, method, path, request_hash, created_at, locked_until, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (principal, key) DO NOTHING;
+
+-- name: IdempotencyKeyTakeOver :exec
+-- Claims a key whose record expired, or whose first request was abandoned
+-- (in flight past its lock, same request): the process serving it died.
+UPDATE idempotency_keys
+SET method = ?, path = ?, request_hash = ?, status_code = NULL, response_header = NULL, response_body = NULL,
+    created_at = ?, locked_until = ?, expires_at = ?
+WHERE principal = ? AND key = ?
+  AND (expires_at < ? OR (status_code IS NULL AND locked_until < ? AND request_hash = ?));
+
+-- name: IdempotencyKeyGet :one
+SELECT request_hash, status_code, response_header, response_body
+FROM idempotency_keys
+WHERE principal = ? AND key = ?;
+
+-- name: IdempotencyKeyComplete :exec
+UPDATE idempotency_keys
+SET status_code = ?, response_header = ?, response_body = ?
+WHERE principal = ? AND key = ? AND status_code IS NULL;
+
+-- name: IdempotencyKeyRelease :exec
+DELETE FROM idempotency_keys
+WHERE principal = ? AND key = ? AND status_code IS NULL;
+
+-- name: IdempotencyKeyPrune :exec
+DELETE FROM idempotency_keys
+WHERE expires_at < ? AND (status_code IS NOT NULL OR locked_until < ?);

@@ -1,0 +1,177 @@
+// Package jobs runs Steward's durable background work on River (DESIGN §5):
+// retries with backoff, periodic jobs, and one leader among replicas for
+// singleton work. It is the only package that builds a River client; domains
+// write River workers and enqueue only through [Client.InsertTx], inside the
+// transaction of the state change that causes the job (the outbox rule).
+//
+// River's SQLite driver works on *sql.Tx and its PostgreSQL driver on pgx.Tx;
+// Client hides which one runs, so domains see only store.Tx.
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Workers is the registry domains add their River workers to
+// (river.AddWorker(workers, w)) before the Client is built.
+type Workers = river.Workers
+
+// NewWorkers returns an empty registry.
+func NewWorkers() *Workers { return river.NewWorkers() }
+
+// Periodic is a function run on an interval, on the leader replica only.
+type Periodic struct {
+	// Name identifies the job; it must be unique.
+	Name string
+	// Interval between runs.
+	Interval time.Duration
+	// Run does the work; an error is retried by River with backoff.
+	Run func(ctx context.Context) error
+	// RunOnStart runs the job as soon as the leader starts.
+	RunOnStart bool
+}
+
+// Config configures a Client. DB is required.
+type Config struct {
+	DB     *store.DB
+	Logger *slog.Logger
+	// Workers holds the domains' workers. Defaults to an empty registry.
+	Workers *Workers
+	// Periodic lists the periodic jobs.
+	Periodic []Periodic
+	// MaxWorkers bounds concurrent jobs in this process. Defaults to 10.
+	MaxWorkers int
+	// PollInterval is how often a replica looks for new jobs when it was not
+	// notified of them. Defaults to 200ms on SQLite (which has no
+	// notifications) and 1s on PostgreSQL.
+	PollInterval time.Duration
+	// JobTimeout bounds one attempt of a job. Defaults to 1m.
+	JobTimeout time.Duration
+}
+
+// Client enqueues and runs jobs. It is safe for concurrent use.
+type Client struct {
+	lite *river.Client[*sql.Tx]
+	pg   *river.Client[pgx.Tx]
+}
+
+// New builds a Client; it runs nothing until Start.
+func New(cfg Config) (*Client, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("jobs: Config.DB is required")
+	}
+	workers := cfg.Workers
+	if workers == nil {
+		workers = NewWorkers()
+	}
+	periodic, err := registerPeriodic(workers, cfg.Periodic)
+	if err != nil {
+		return nil, err
+	}
+	rcfg := &river.Config{
+		Logger:       cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)}},
+		Workers:      workers,
+		PeriodicJobs: periodic,
+		JobTimeout:   cmp.Or(cfg.JobTimeout, time.Minute),
+	}
+	c := &Client{}
+	switch cfg.DB.Engine() {
+	case store.SQLite:
+		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
+		rcfg.FetchCooldown = fetchCooldown(rcfg.FetchPollInterval)
+		c.lite, err = river.NewClient(riversqlite.New(cfg.DB.SQLDB()), rcfg)
+	default:
+		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, time.Second)
+		rcfg.FetchCooldown = fetchCooldown(rcfg.FetchPollInterval)
+		c.pg, err = river.NewClient(riverpgxv5.New(cfg.DB.PgxPool()), rcfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	return c, nil
+}
+
+// fetchCooldown keeps River's minimum gap between fetches below the poll
+// interval, which River requires.
+func fetchCooldown(poll time.Duration) time.Duration {
+	return min(river.FetchCooldownDefault, poll)
+}
+
+// Migrator returns the store migrator that creates River's tables; pass it to
+// store.Config.Migrators so it runs under the store's migration lock.
+func Migrator() store.Migrator {
+	return func(ctx context.Context, db *store.DB) error {
+		var err error
+		switch db.Engine() {
+		case store.SQLite:
+			var m *rivermigrate.Migrator[*sql.Tx]
+			if m, err = rivermigrate.New(riversqlite.New(db.SQLDB()), nil); err == nil {
+				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+			}
+		default:
+			var m *rivermigrate.Migrator[pgx.Tx]
+			if m, err = rivermigrate.New(riverpgxv5.New(db.PgxPool()), nil); err == nil {
+				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("jobs: migrate river: %w", err)
+		}
+		return nil
+	}
+}
+
+// Start starts working jobs (and, on the leader, the periodic ones). The
+// client runs until Stop: River would stop when its start context ends, and
+// a start context is usually bounded.
+func (c *Client) Start(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
+	if c.lite != nil {
+		return c.lite.Start(ctx)
+	}
+	return c.pg.Start(ctx)
+}
+
+// Stop stops fetching jobs and waits for running ones until ctx ends.
+func (c *Client) Stop(ctx context.Context) error {
+	var err error
+	if c.lite != nil {
+		err = c.lite.Stop(ctx)
+	} else {
+		err = c.pg.Stop(ctx)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// InsertTx enqueues a job in the caller's transaction: it runs only if the
+// transaction commits.
+func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	var err error
+	if c.lite != nil {
+		_, err = c.lite.InsertTx(ctx, tx.SQLTx(), args, opts)
+	} else {
+		_, err = c.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package operations
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// Config configures the Service. DB is required.
+type Config struct {
+	DB *store.DB
+	// ErrorBody renders a failed operation's error as the problem object
+	// stored in `error`. internal/server passes the problem table's renderer.
+	// Defaults to {"detail": err.Error()}.
+	ErrorBody func(error) json.RawMessage
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Service manages operations. It is safe for concurrent use.
+type Service struct {
+	cfg Config
+	q   store.Queries
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.DB == nil {
+		panic("operations: Config.DB is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ErrorBody == nil {
+		cfg.ErrorBody = func(err error) json.RawMessage {
+			b, _ := json.Marshal(map[string]string{"detail": err.Error()})
+			return b
+		}
+	}
+	return &Service{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
+}
+
+// StartParams describes the work an operation follows.
+type StartParams struct {
+	Project string
+	Kind    string
+	Target  string
+	// Metadata is kind-specific; kind and target are added to it.
+	Metadata map[string]any
+}
+
+// StartTx records a running operation in the caller's transaction.
+func (s *Service) StartTx(ctx context.Context, tx *store.Tx, p StartParams) (Operation, error) {
+	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
+	op := Operation{
+		ID: uuid.NewString(), Project: p.Project, Kind: p.Kind, Target: p.Target,
+		Metadata: map[string]any{}, CreateTime: now, UpdateTime: now,
+	}
+	maps.Copy(op.Metadata, p.Metadata)
+	op.Metadata["kind"], op.Metadata["target"] = p.Kind, p.Target
+	meta, err := json.Marshal(op.Metadata)
+	if err != nil {
+		return Operation{}, fmt.Errorf("encode operation metadata: %w", err)
+	}
+	if _, err := tx.Exec(ctx, s.q.Get("OperationInsert"), op.ID, op.Project, op.Kind, op.Target,
+		json.RawMessage(meta), now, now); err != nil {
+		return Operation{}, fmt.Errorf("insert operation: %w", err)
+	}
+	return op, nil
+}
+
+// FinishParams is the outcome of an operation: Err for a failure, else Response.
+type FinishParams struct {
+	Response any
+	Err      error
+	// Metadata entries replace or add to the operation's metadata.
+	Metadata map[string]any
+}
+
+// FinishTx marks the operation done in the caller's transaction. It returns
+// ErrNotFound or ErrAlreadyDone; finishing is not repeated.
+func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p FinishParams) (Operation, error) {
+	op, err := s.get(ctx, tx, s.q.Get("OperationGetByID"), id)
+	if err != nil {
+		return Operation{}, err
+	}
+	if op.Done {
+		return Operation{}, ErrAlreadyDone
+	}
+	maps.Copy(op.Metadata, p.Metadata)
+	op.Done, op.UpdateTime = true, s.cfg.Now().UTC().Truncate(time.Microsecond)
+	if p.Err != nil {
+		op.Error = s.cfg.ErrorBody(p.Err)
+	} else if p.Response != nil {
+		if op.Response, err = json.Marshal(p.Response); err != nil {
+			return Operation{}, fmt.Errorf("encode operation response: %w", err)
+		}
+	}
+	meta, err := json.Marshal(op.Metadata)
+	if err != nil {
+		return Operation{}, fmt.Errorf("encode operation metadata: %w", err)
+	}
+	n, err := tx.Exec(ctx, s.q.Get("OperationFinish"), op.Response, op.Error, json.RawMessage(meta), op.UpdateTime, id)
+	if err != nil {
+		return Operation{}, fmt.Errorf("finish operation: %w", err)
+	}
+	if n == 0 {
+		return Operation{}, ErrAlreadyDone
+	}
+	return op, nil
+}
+
+// Get returns the operation id of project, or ErrNotFound.
+func (s *Service) Get(ctx context.Context, project, id string) (Operation, error) {
+	return s.get(ctx, s.cfg.DB, s.q.Get("OperationGet"), project, id)
+}
+
+// ListParams filters and pages a list of operations.
+type ListParams struct {
+	Project string
+	// Kind, when set, keeps only operations of that kind.
+	Kind string
+	// Done, when set, keeps only finished (true) or running (false) ones.
+	Done *bool
+	Page store.PageRequest
+}
+
+// List returns one page of the project's operations, oldest first.
+func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Operation], error) {
+	size := cmp.Or(p.Page.Size, store.DefaultPageSize)
+	afterTime, afterID := p.Page.Keyset()
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OperationList"), p.Project, p.Kind, p.Kind, p.Done, p.Done,
+		afterTime, afterID, size+1)
+	if err != nil {
+		return store.Page[Operation]{}, fmt.Errorf("list operations: %w", err)
+	}
+	defer rows.Close()
+	var ops []Operation
+	for rows.Next() {
+		op, err := scan(rows)
+		if err != nil {
+			return store.Page[Operation]{}, err
+		}
+		ops = append(ops, op)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Page[Operation]{}, fmt.Errorf("list operations: %w", err)
+	}
+	return store.NewPage(ops, size, func(o Operation) store.Cursor {
+		return store.Cursor{Time: o.CreateTime, ID: o.ID}
+	}), nil
+}
+
+func (s *Service) get(ctx context.Context, q store.Querier, query string, args ...any) (Operation, error) {
+	op, err := scan(q.QueryRow(ctx, query, args...))
+	if errors.Is(err, store.ErrNotFound) {
+		return Operation{}, ErrNotFound
+	}
+	return op, err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scan(row scanner) (Operation, error) {
+	var op Operation
+	var meta json.RawMessage
+	if err := row.Scan(&op.ID, &op.Project, &op.Kind, &op.Target, &op.Done, &meta, &op.Response, &op.Error,
+		&op.CreateTime, &op.UpdateTime); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Operation{}, err
+		}
+		return Operation{}, fmt.Errorf("read operation: %w", err)
+	}
+	if err := json.Unmarshal(meta, &op.Metadata); err != nil {
+		return Operation{}, fmt.Errorf("read operation metadata: %w", err)
+	}
+	return op, nil
+}

@@ -1,0 +1,31 @@
+-- name: OperationInsert :exec
+INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time)
+VALUES (?, ?, ?, ?, 0, ?, ?, ?);
+
+-- name: OperationGet :one
+SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
+FROM operations
+WHERE project = ? AND id = ?;
+
+-- name: OperationGetByID :one
+SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
+FROM operations
+WHERE id = ?;
+
+-- name: OperationList :many
+SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
+FROM operations
+WHERE project = ?
+  AND (? = '' OR kind = ?)
+  AND (? IS NULL OR done = ?)
+  AND (create_time, id) > (?, ?)
+ORDER BY create_time, id
+LIMIT ?;
+
+-- name: OperationUpdateMetadata :exec
+UPDATE operations SET metadata = ?, update_time = ?
+WHERE id = ? AND done = 0;
+
+-- name: OperationFinish :exec
+UPDATE operations SET done = 1, response = ?, error = ?, metadata = ?, update_time = ?
+WHERE id = ? AND done = 0;

@@ -1,0 +1,337 @@
+// Package server is Steward's composition root: it builds every service from
+// one Config, wires the domains' interfaces, starts them in dependency order
+// and stops them in reverse (STYLE §1, §8). Tests build exactly what
+// production runs through it (internal/httpapi/apitest).
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stewardhq/steward/api"
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Config is everything `steward server` can be told. The zero value with
+// Dev set and a DataDir is a working single-process server.
+type Config struct {
+	// Dev runs without authentication (every request is the "dev" user in
+	// the "default" project) and says so loudly at start.
+	Dev bool
+	// Listen is the HTTP address. Defaults to 127.0.0.1:8080; port 0 picks a free one.
+	Listen string
+	// DataDir holds the SQLite database and the embedded NATS store.
+	// Defaults to ./steward-data.
+	DataDir string
+	// DatabaseURL selects PostgreSQL instead of SQLite in DataDir.
+	DatabaseURL string
+	// NATSURL selects an external NATS server instead of the embedded one.
+	NATSURL string
+	// APIToken is the administrator's bearer token (required unless Dev).
+	APIToken string
+	// Logger receives every log line. Defaults to discarding them.
+	Logger *slog.Logger
+	// TraceExporter turns on OpenTelemetry tracing: "stdout" writes spans to
+	// standard error. Defaults to "" (off).
+	TraceExporter string
+	// IdempotencyRetention is how long Idempotency-Key answers are kept.
+	// Defaults to 24h.
+	IdempotencyRetention time.Duration
+	// PruneInterval is how often expired idempotency keys are deleted.
+	// Defaults to 10m.
+	PruneInterval time.Duration
+	// ShutdownTimeout bounds a graceful stop. Defaults to 20s.
+	ShutdownTimeout time.Duration
+}
+
+// Server is a running Steward control plane. Build it with [New], then
+// Start and Stop it once.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+
+	db          *store.DB
+	nats        *events.EmbeddedServer
+	bus         *events.Bus
+	relay       *events.Relay
+	jobs        *jobs.Client
+	tracing     *tracing
+	operations  *operations.Service
+	idempotency *httpapi.IdempotencyStore
+	api         *httpapi.API
+	registry    *prometheus.Registry
+	checks      []healthCheck
+
+	listener net.Listener
+	http     *http.Server
+	served   chan error
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// New checks cfg and returns a Server that is not started.
+func New(cfg Config) (*Server, error) {
+	cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:8080")
+	cfg.DataDir = cmp.Or(cfg.DataDir, "steward-data")
+	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, 20*time.Second)
+	cfg.PruneInterval = cmp.Or(cfg.PruneInterval, 10*time.Minute)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if !cfg.Dev && cfg.APIToken == "" {
+		return nil, errors.New("server: set an API token (--api-token or STEWARD_API_TOKEN), or run with --dev")
+	}
+	switch cfg.TraceExporter {
+	case "", "stdout":
+	default:
+		return nil, fmt.Errorf("server: unknown trace exporter %q (want \"stdout\" or none)", cfg.TraceExporter)
+	}
+	return &Server{cfg: cfg, logger: cfg.Logger}, nil
+}
+
+// Start opens the store (migrating it), starts the event bus, the job
+// runner and the HTTP listener, and returns once the API answers. On error
+// it stops whatever it had started.
+func (s *Server) Start(ctx context.Context) (err error) {
+	started := time.Now()
+	defer func() {
+		if err != nil {
+			_ = s.Stop(context.WithoutCancel(ctx))
+		}
+	}()
+	if s.cfg.Dev {
+		s.logger.Warn("DEVELOPMENT MODE: authentication is OFF; every request acts as user \"dev\" in project \"default\". Never expose this server.")
+	}
+	if err := s.startStore(ctx); err != nil {
+		return err
+	}
+	if err := s.startEvents(ctx); err != nil {
+		return err
+	}
+	if err := s.buildServices(ctx); err != nil {
+		return err
+	}
+	if err := s.jobs.Start(ctx); err != nil {
+		return fmt.Errorf("server: start jobs: %w", err)
+	}
+	if err := s.relay.Start(ctx); err != nil {
+		return fmt.Errorf("server: start event relay: %w", err)
+	}
+	if err := s.startHTTP(); err != nil {
+		return err
+	}
+	s.logger.Info("steward started", "url", s.URL(), "engine", s.db.Engine(), "dev", s.cfg.Dev,
+		"startup_ms", time.Since(started).Milliseconds())
+	return nil
+}
+
+func (s *Server) startStore(ctx context.Context) error {
+	db, err := store.Open(ctx, store.Config{
+		DatabaseURL: s.cfg.DatabaseURL,
+		DataDir:     s.cfg.DataDir,
+		Migrators:   []store.Migrator{jobs.Migrator()},
+		Logger:      s.logger.With("component", "store"),
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.db = db
+	s.checks = append(s.checks, healthCheck{"database", db.Ping})
+	return nil
+}
+
+func (s *Server) startEvents(ctx context.Context) error {
+	busCfg := events.Config{Logger: s.logger, URL: s.cfg.NATSURL}
+	if s.cfg.NATSURL == "" {
+		s.nats = events.NewEmbeddedServer(events.EmbeddedConfig{
+			StoreDir: filepath.Join(s.cfg.DataDir, "nats"),
+			Logger:   s.logger,
+		})
+		if err := s.nats.Start(ctx); err != nil {
+			return fmt.Errorf("server: start embedded NATS: %w", err)
+		}
+		busCfg.Embedded = s.nats
+	}
+	s.bus = events.New(busCfg)
+	if err := s.bus.Start(ctx); err != nil {
+		return fmt.Errorf("server: connect to NATS: %w", err)
+	}
+	s.checks = append(s.checks, healthCheck{"events", s.bus.Check})
+	s.relay = events.NewRelay(events.RelayConfig{DB: s.db, Bus: s.bus, Logger: s.logger})
+	return nil
+}
+
+// buildServices builds the domains and the HTTP API over the open store.
+func (s *Server) buildServices(ctx context.Context) error {
+	var err error
+	if s.tracing, err = newTracing(s.cfg.TraceExporter); err != nil {
+		return err
+	}
+	table := problems()
+	s.operations = operations.New(operations.Config{DB: s.db, ErrorBody: table.Render})
+	s.idempotency = httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
+		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention,
+	})
+	s.jobs, err = jobs.New(jobs.Config{
+		DB:     s.db,
+		Logger: s.logger.With("component", "jobs"),
+		Periodic: []jobs.Periodic{{
+			Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
+			Run: s.pruneIdempotencyKeys,
+		}},
+	})
+	if err != nil {
+		return err
+	}
+
+	spec, specJSON, err := httpapi.LoadSpec(ctx, api.OpenAPIYAML)
+	if err != nil {
+		return err
+	}
+	s.registry = prometheus.NewRegistry()
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.api, err = httpapi.New(httpapi.Config{
+		Logger:      s.logger.With("component", "http"),
+		Problems:    table,
+		Auth:        auth.New(auth.Config{Dev: s.cfg.Dev, AdminToken: s.cfg.APIToken}),
+		Spec:        spec,
+		Idempotency: s.idempotency,
+		Registerer:  s.registry,
+		Tracer:      s.tracing.tracer(),
+	})
+	if err != nil {
+		return err
+	}
+	s.api.HandlePublic("GET /api/v1/health", s.handleHealth)
+	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write(specJSON)
+		return err
+	})
+	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	s.operations.Routes(s.api)
+	return nil
+}
+
+func (s *Server) pruneIdempotencyKeys(ctx context.Context) error {
+	n, err := s.idempotency.Prune(ctx)
+	if err == nil && n > 0 {
+		s.logger.InfoContext(ctx, "pruned expired idempotency keys", "count", n)
+	}
+	return err
+}
+
+func (s *Server) startHTTP() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.listener = ln
+	s.http = &http.Server{
+		Handler:           s.api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	s.served = make(chan error, 1)
+	go func() { s.served <- s.http.Serve(ln) }()
+	return nil
+}
+
+// URL is the base URL the API answers on (http://127.0.0.1:port).
+func (s *Server) URL() string {
+	if s.listener == nil {
+		return ""
+	}
+	return "http://" + s.listener.Addr().String()
+}
+
+// Handler returns the HTTP handler (for in-process benchmarks).
+func (s *Server) Handler() http.Handler { return s.api }
+
+// Operations returns the operations service, for tests and for the domains
+// that start operations.
+func (s *Server) Operations() *operations.Service { return s.operations }
+
+// DB returns the open store, for tests.
+func (s *Server) DB() *store.DB { return s.db }
+
+// Bus returns the event bus, for tests.
+func (s *Server) Bus() *events.Bus { return s.bus }
+
+// Stop shuts down in reverse order of start: HTTP (letting requests in
+// flight finish), the relay, jobs (waiting for running ones), the bus, NATS
+// and the store. It is idempotent and safe after a failed Start.
+func (s *Server) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+		defer cancel()
+		var errs []error
+		if s.http != nil {
+			errs = append(errs, s.http.Shutdown(ctx))
+			if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if s.relay != nil {
+			errs = append(errs, s.relay.Stop(ctx))
+		}
+		if s.jobs != nil {
+			errs = append(errs, s.jobs.Stop(ctx))
+		}
+		if s.bus != nil {
+			errs = append(errs, s.bus.Stop(ctx))
+		}
+		if s.nats != nil {
+			errs = append(errs, s.nats.Stop(ctx))
+		}
+		if s.tracing != nil {
+			errs = append(errs, s.tracing.shutdown(ctx))
+		}
+		if s.db != nil {
+			errs = append(errs, s.db.Close())
+		}
+		s.stopErr = errors.Join(errs...)
+		s.logger.Info("steward stopped", "error", s.stopErr)
+	})
+	return s.stopErr
+}
+
+// Run starts the server, serves until ctx ends (SIGTERM/SIGINT in `steward
+// server`), then stops it gracefully.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-s.served:
+		s.served <- err // Stop reads it
+		s.logger.Error("HTTP server failed", "error", err)
+	}
+	return s.Stop(context.WithoutCancel(ctx))
+}
