@@ -58,6 +58,10 @@ type harness struct {
 	api   *httpapi.API
 	srv   *httptest.Server
 	calls atomic.Int32
+	// entered receives when a slow-widgets request with X-Block: 1 is in
+	// its handler; it then waits until gate is closed.
+	entered chan struct{}
+	gate    chan struct{}
 }
 
 func newHarness(t *testing.T, cfg httpapi.Config) *harness {
@@ -79,7 +83,7 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{api: api}
+	h := &harness{api: api, entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	api.Handle("POST /api/v1/widgets", func(w http.ResponseWriter, r *http.Request) error {
 		var in struct {
 			Name string `json:"name"`
@@ -105,7 +109,10 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 		return errWidgetGone
 	})
 	api.Handle("POST /api/v1/slow-widgets", func(w http.ResponseWriter, r *http.Request) error {
-		<-blockers[r.Header.Get("X-Block")]
+		if r.Header.Get("X-Block") == "1" {
+			h.entered <- struct{}{}
+			<-h.gate
+		}
 		h.calls.Add(1)
 		return httpapi.WriteJSON(w, http.StatusCreated, map[string]string{"ok": "yes"})
 	})
@@ -113,8 +120,6 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 	t.Cleanup(h.srv.Close)
 	return h
 }
-
-var blockers = map[string]chan struct{}{}
 
 type answer struct {
 	status int

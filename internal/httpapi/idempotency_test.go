@@ -75,51 +75,46 @@ func TestIdempotency_ReplayReusedAndPrincipals(t *testing.T) {
 	})
 }
 
-func TestIdempotency_InFlightKeyIsRefusedThenAbandonedKeyIsTakenOver(t *testing.T) {
+func TestIdempotency_InFlightKeyIsRefusedAndExpiredKeyIsFree(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		h, _, clk := idempotentHarness(t, engine)
-		block := make(chan struct{})
-		blockName := t.Name()
-		blockers[blockName] = block // written before any request reads it
 		done := make(chan answer, 1)
 		go func() {
-			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", blockName)
+			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "1")
 		}()
+		select {
+		case <-h.entered:
+		case <-time.After(20 * time.Second):
+			t.Fatal("first request never reached its handler")
+		}
 
 		// While the first request runs, the same key answers 409.
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "never")
-			if a.status == 409 {
-				if a.reason(t) != "IDEMPOTENCY_KEY_IN_USE" {
-					t.Fatalf("in flight: %s", a.body)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("never saw 409 while in flight; last %d %s", a.status, a.body)
-			}
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow"); a.status != 409 || a.reason(t) != "IDEMPOTENCY_KEY_IN_USE" {
+			t.Fatalf("in flight: %d %s", a.status, a.body)
 		}
-		close(block)
+		close(h.gate)
 		if a := <-done; a.status != 201 {
 			t.Fatalf("first request: %d %s", a.status, a.body)
 		}
-		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "never"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "true" {
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "true" {
 			t.Fatalf("after completion: %d %s", a.status, a.body)
+		}
+		if n := h.calls.Load(); n != 1 {
+			t.Fatalf("handler ran %d times, want 1", n)
 		}
 
 		// A record past its retention no longer binds the key.
 		clk.Add(25 * time.Hour)
-		blockers[blockName+"-open"] = closedChan()
-		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", blockName+"-open"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "" {
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("expired key: %d %v", a.status, a.header)
+		}
+		if n := h.calls.Load(); n != 2 {
+			t.Fatalf("handler ran %d times, want 2 after expiry", n)
 		}
 	})
 }
-
-func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }
 
 func TestIdempotency_PruneDeletesExpiredRecords(t *testing.T) {
 	t.Parallel()
@@ -137,6 +132,38 @@ func TestIdempotency_PruneDeletesExpiredRecords(t *testing.T) {
 		clk.Add(24*time.Hour + time.Second)
 		if n, err := ids.Prune(context.Background()); err != nil || n != 3 {
 			t.Fatalf("prune after expiry = %d, %v; want 3", n, err)
+		}
+	})
+}
+
+func TestIdempotency_AbandonedKeyIsTakenOverAfterLockTimeout(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		h, _, clk := idempotentHarness(t, engine)
+		done := make(chan answer, 1)
+		go func() {
+			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "stuck", "X-Block", "1")
+		}()
+		select {
+		case <-h.entered:
+		case <-time.After(20 * time.Second):
+			t.Fatal("first request never reached its handler")
+		}
+		// Past the lock timeout the first request counts as abandoned (its
+		// process died); a retry with the same request runs again...
+		clk.Add(2 * time.Minute)
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "stuck"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("retry of an abandoned key: %d %s", a.status, a.body)
+		}
+		// ...but another request under the same key is still refused.
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{"other":1}`, "Idempotency-Key", "stuck"); a.status != 422 {
+			t.Fatalf("other body after takeover: %d %s", a.status, a.body)
+		}
+		close(h.gate)
+		<-done
+		if n := h.calls.Load(); n != 2 {
+			t.Fatalf("handler ran %d times, want 2", n)
 		}
 	})
 }
