@@ -80,15 +80,7 @@ func TestIdempotency_InFlightKeyIsRefusedAndExpiredKeyIsFree(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		h, _, clk := idempotentHarness(t, engine)
-		done := make(chan answer, 1)
-		go func() {
-			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow", "X-Block", "1")
-		}()
-		select {
-		case <-h.entered:
-		case <-time.After(20 * time.Second):
-			t.Fatal("first request never reached its handler")
-		}
+		done := h.startBlocked(t, "slow")
 
 		// While the first request runs, the same key answers 409.
 		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "slow"); a.status != 409 || a.reason(t) != "IDEMPOTENCY_KEY_IN_USE" {
@@ -141,15 +133,7 @@ func TestIdempotency_AbandonedKeyIsTakenOverAfterLockTimeout(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		h, _, clk := idempotentHarness(t, engine)
-		done := make(chan answer, 1)
-		go func() {
-			done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "stuck", "X-Block", "1")
-		}()
-		select {
-		case <-h.entered:
-		case <-time.After(20 * time.Second):
-			t.Fatal("first request never reached its handler")
-		}
+		done := h.startBlocked(t, "stuck")
 		// Past the lock timeout the first request counts as abandoned (its
 		// process died); a retry with the same request runs again...
 		clk.Add(2 * time.Minute)
@@ -166,4 +150,20 @@ func TestIdempotency_AbandonedKeyIsTakenOverAfterLockTimeout(t *testing.T) {
 			t.Fatalf("handler ran %d times, want 2", n)
 		}
 	})
+}
+
+// startBlocked sends a slow-widgets request under key that holds in its
+// handler until h.gate closes; it returns once the handler was entered.
+func (h *harness) startBlocked(t *testing.T, key string) <-chan answer {
+	t.Helper()
+	done := make(chan answer, 1)
+	go func() {
+		done <- h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", key, "X-Block", "1")
+	}()
+	select {
+	case <-h.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("first request never reached its handler")
+	}
+	return done
 }
