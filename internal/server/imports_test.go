@@ -1,0 +1,74 @@
+package server
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/stewardhq/steward/"
+
+// allowedImports is the dependency graph between Steward's own packages
+// (STYLE §1). Adding an edge is a reviewed change: a domain that needs
+// another goes through an interface it declares, wired here in server.
+// internal/server and cmd/ may import anything.
+var allowedImports = map[string][]string{
+	"api":                      nil,
+	"internal/auth":            nil,
+	"internal/bench":           nil,
+	"internal/invalid":         nil,
+	"internal/store":           nil,
+	"internal/store/storetest": {"internal/store"},
+	"internal/jobs":            {"internal/store"},
+	"internal/events":          {"internal/store"},
+	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
+	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
+	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
+	"internal/cli":             {"internal/bench", "internal/server"},
+}
+
+// testOnly packages may never be imported by production code.
+var testOnly = []string{"internal/store/storetest", "internal/httpapi/apitest"}
+
+func TestImports_FollowTheAllowedGraph(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if pkg == "internal/server" || strings.HasPrefix(pkg, "cmd/") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		allowed, known := allowedImports[pkg]
+		if !known {
+			t.Errorf("%s: package not in allowedImports; add it with its edges", pkg)
+			return nil
+		}
+		for _, imp := range f.Imports {
+			target, ok := strings.CutPrefix(strings.Trim(imp.Path.Value, `"`), module)
+			if !ok {
+				continue
+			}
+			if !slices.Contains(allowed, target) {
+				t.Errorf("%s imports %s, which allowedImports does not allow", path, target)
+			}
+			if slices.Contains(testOnly, target) && !strings.HasSuffix(pkg, "test") {
+				t.Errorf("%s: production code imports the test package %s", path, target)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
