@@ -1,0 +1,129 @@
+// Package provider is the service provider SDK and the provider wire
+// contract of Steward (DESIGN §6, API.md "Provider-side contract").
+//
+// A service provider realises Steward's resources (VMs, containers,
+// databases, clusters) on some infrastructure. To write one, implement
+// [Provider] and serve it with [NewServer]; register it with Steward with a
+// [Registrar], and report status changes with a [StatusReporter]. Steward
+// itself talks to providers through [Client].
+//
+// This package is public and follows semantic versioning.
+package provider
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Status is the state of a service instance as its provider sees it.
+type Status string
+
+// The statuses of API.md (service-type-instances).
+const (
+	StatusPending      Status = "PENDING"
+	StatusProvisioning Status = "PROVISIONING"
+	StatusRunning      Status = "RUNNING"
+	StatusFailed       Status = "FAILED"
+	StatusDeleting     Status = "DELETING"
+	StatusDeleted      Status = "DELETED"
+	StatusUnknown      Status = "UNKNOWN"
+)
+
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusProvisioning, StatusRunning, StatusFailed, StatusDeleting, StatusDeleted, StatusUnknown:
+		return true
+	}
+	return false
+}
+
+// CreateRequest is what Steward asks a provider to realise:
+// POST {endpoint}/api/v1/services.
+type CreateRequest struct {
+	// InstanceID is Steward's id for the instance. Creating the same
+	// InstanceID twice must not create two things (it is also sent as the
+	// Idempotency-Key header).
+	InstanceID  string         `json:"instance_id"`
+	ServiceType string         `json:"service_type"`
+	Spec        map[string]any `json:"spec"`
+	Metadata    CreateMetadata `json:"metadata"`
+}
+
+// CreateMetadata says whose order an instance realises.
+type CreateMetadata struct {
+	OrderID string            `json:"order_id,omitempty"`
+	Project string            `json:"project,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+}
+
+// Instance is a provider's view of one instance: the answer to create and get.
+type Instance struct {
+	InstanceID string `json:"instance_id"`
+	Status     Status `json:"status"`
+	Message    string `json:"message,omitempty"`
+}
+
+// Health is the answer to GET {endpoint}/api/v1/health.
+type Health struct {
+	// Status is "healthy" or "unhealthy" (reachable, but its backend is down).
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// StatusReport is a status change a provider reports to Steward, by
+// PUT /api/v1/service-type-instances/{instance_id}/status or as the data of
+// a CloudEvent on the NATS subject steward.status.<service_type>.
+type StatusReport struct {
+	// InstanceID is required on NATS; on HTTP it is in the path.
+	InstanceID string `json:"instance_id,omitempty"`
+	Status     Status `json:"status"`
+	Message    string `json:"message,omitempty"`
+	// ObservedTime is when the provider saw the status. Steward ignores a
+	// report older than the last one it applied.
+	ObservedTime time.Time `json:"observed_time"`
+}
+
+// StatusSubject is the NATS subject for status reports of a service type.
+func StatusSubject(serviceType string) string { return "steward.status." + serviceType }
+
+// StatusEventType is the CloudEvents type of a status report.
+const StatusEventType = "dev.steward.provider.status"
+
+// ErrNotFound is returned by a Provider for an instance it does not hold;
+// the server answers 404, which Steward reads as "already gone".
+var ErrNotFound = errors.New("provider: instance not found")
+
+// Provider realises instances. Implementations must be safe for concurrent
+// use, and every method must be idempotent:
+//   - Create with an InstanceID it already holds returns that instance as it
+//     is now, and creates nothing.
+//   - Delete of an instance it does not hold returns ErrNotFound (Steward
+//     counts that as done); Delete may return before the instance is gone,
+//     with its status DELETING, and report DELETED later.
+//   - Get of an unknown instance returns ErrNotFound.
+//
+// Create should return quickly (status PROVISIONING) and report RUNNING or
+// FAILED later through a StatusReporter. An error that implements
+// interface{ HTTPStatus() int } sets the HTTP status the server answers
+// (4xx for a refusal of the request); other errors answer 500.
+type Provider interface {
+	Create(ctx context.Context, req CreateRequest) (Instance, error)
+	Get(ctx context.Context, instanceID string) (Instance, error)
+	Delete(ctx context.Context, instanceID string) (Instance, error)
+	// Health returns nil when the provider can serve, else why not.
+	Health(ctx context.Context) error
+}
+
+// Registration is what a provider tells Steward about itself:
+// POST /api/v1/providers, idempotent by Name.
+type Registration struct {
+	Name         string            `json:"name"`
+	Endpoint     string            `json:"endpoint"`
+	ServiceTypes []string          `json:"service_types"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	Capacity     map[string]int64  `json:"capacity,omitempty"`
+	// Operations lists what it supports beyond create/get/delete ("update").
+	Operations []string `json:"operations,omitempty"`
+}
