@@ -79,6 +79,14 @@ func (ps Problems) problemFor(err error, requestID string) (Problem, bool) {
 	}
 	if ok {
 		p.Detail = err.Error()
+		// An error may carry its own status (a provider's refusal is
+		// forwarded with the provider's status); the reason stays the table's.
+		var hs interface{ HTTPStatus() int }
+		if errors.As(err, &hs) {
+			if code := hs.HTTPStatus(); code >= 400 && code <= 599 {
+				p.Status = code
+			}
+		}
 		var f ProblemFielder
 		if errors.As(err, &f) {
 			p.Extra = f.ProblemFields()

@@ -50,6 +50,11 @@ func (v *validator) validate(r *http.Request) error {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if len(bytes.TrimSpace(body)) > 0 {
+			// A JSON body without a Content-Type is JSON: say so for the
+			// spec validator, which would otherwise refuse it.
+			if r.Header.Get("Content-Type") == "" {
+				r.Header.Set("Content-Type", "application/json")
+			}
 			if !isJSON(r) {
 				return ErrUnsupportedMediaType
 			}

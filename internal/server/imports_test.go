@@ -29,10 +29,16 @@ var allowedImports = map[string][]string{
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
 	"internal/cli":             {"internal/bench", "internal/server"},
+	"internal/catalog":         {"internal/invalid"},
+	"internal/sprm": {"internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
+		"pkg/provider"},
+	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
+	"pkg/provider":              nil,
+	"pkg/provider/providertest": {"pkg/provider"},
 }
 
 // testOnly packages may never be imported by production code.
-var testOnly = []string{"internal/store/storetest", "internal/httpapi/apitest"}
+var testOnly = []string{"internal/store/storetest", "internal/httpapi/apitest", "pkg/provider/providertest"}
 
 func TestImports_FollowTheAllowedGraph(t *testing.T) {
 	root := filepath.Join("..", "..")

@@ -8,6 +8,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -21,7 +22,25 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: auth.ErrUnauthenticated, Status: http.StatusUnauthorized, Reason: "UNAUTHENTICATED", Title: "Unauthenticated"},
 		httpapi.Mapping{Err: operations.ErrNotFound, Status: http.StatusNotFound, Reason: "OPERATION_NOT_FOUND", Title: "Operation not found"},
 		httpapi.Mapping{Err: operations.ErrAlreadyDone, Status: http.StatusConflict, Reason: "OPERATION_DONE", Title: "Operation already done"},
+
+		httpapi.Mapping{Err: sprm.ErrProviderNotFound, Status: http.StatusNotFound, Reason: "PROVIDER_NOT_FOUND", Title: "Provider not found"},
+		httpapi.Mapping{Err: sprm.ErrProviderIDConflict, Status: http.StatusConflict, Reason: "PROVIDER_ID_CONFLICT", Title: "Provider id conflict"},
+		httpapi.Mapping{Err: sprm.ErrProviderInUse, Status: http.StatusConflict, Reason: "PROVIDER_IN_USE", Title: "Provider in use"},
+		httpapi.Mapping{Err: sprm.ErrProviderUnavailable, Status: http.StatusServiceUnavailable, Reason: "PROVIDER_UNAVAILABLE", Title: "Provider unavailable"},
+		httpapi.Mapping{Match: isProviderError, Status: http.StatusBadGateway, Reason: "PROVIDER_ERROR", Title: "Provider refused the request"},
+		httpapi.Mapping{Err: sprm.ErrProviderTimeout, Status: http.StatusGatewayTimeout, Reason: "PROVIDER_TIMEOUT", Title: "Provider timed out"},
+		httpapi.Mapping{Err: sprm.ErrProviderUnreachable, Status: http.StatusBadGateway, Reason: "PROVIDER_UNREACHABLE", Title: "Provider unreachable"},
+		httpapi.Mapping{Err: sprm.ErrRecordFailed, Status: http.StatusInternalServerError, Reason: "INSTANCE_RECORD_FAILED", Title: "Instance created but not recorded"},
+		httpapi.Mapping{Err: sprm.ErrInstanceNotFound, Status: http.StatusNotFound, Reason: "INSTANCE_NOT_FOUND", Title: "Instance not found"},
+		httpapi.Mapping{Err: sprm.ErrInstanceExists, Status: http.StatusConflict, Reason: "ALREADY_EXISTS", Title: "Already exists"},
+		httpapi.Mapping{Err: sprm.ErrCleanupTaskNotFound, Status: http.StatusNotFound, Reason: "CLEANUP_TASK_NOT_FOUND", Title: "Cleanup task not found"},
+		httpapi.Mapping{Err: sprm.ErrCleanupTaskNotFailed, Status: http.StatusConflict, Reason: "CLEANUP_TASK_NOT_FAILED", Title: "Cleanup task not failed"},
 	)
+}
+
+func isProviderError(err error) bool {
+	var e *sprm.ProviderError
+	return errors.As(err, &e)
 }
 
 func isInvalid(err error) bool {

@@ -22,11 +22,14 @@ import (
 
 	"github.com/stewardhq/steward/api"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // Config is everything `steward server` can be told. The zero value with
@@ -59,6 +62,21 @@ type Config struct {
 	PruneInterval time.Duration
 	// ShutdownTimeout bounds a graceful stop. Defaults to 20s.
 	ShutdownTimeout time.Duration
+
+	// HealthInterval is the time between health checks of a provider.
+	// Defaults to 10s.
+	HealthInterval time.Duration
+	// ProviderFailureThreshold is how many failed checks in a row make a
+	// provider unavailable. Defaults to 3.
+	ProviderFailureThreshold int
+	// ProviderTimeout bounds every call to a provider. Defaults to 10s.
+	ProviderTimeout time.Duration
+	// CleanupInterval is the time between passes of the cleanup worker.
+	// Defaults to 10s.
+	CleanupInterval time.Duration
+	// CleanupMaxRetries is how many failed attempts turn a cleanup task
+	// FAILED. Defaults to 10.
+	CleanupMaxRetries int
 }
 
 // Server is a running Steward control plane. Build it with [New], then
@@ -74,6 +92,8 @@ type Server struct {
 	jobs        *jobs.Client
 	tracing     *tracing
 	operations  *operations.Service
+	sprm        *sprm.Service
+	stopStatus  func()
 	idempotency *httpapi.IdempotencyStore
 	api         *httpapi.API
 	registry    *prometheus.Registry
@@ -93,6 +113,9 @@ func New(cfg Config) (*Server, error) {
 	cfg.DataDir = cmp.Or(cfg.DataDir, "steward-data")
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, 20*time.Second)
 	cfg.PruneInterval = cmp.Or(cfg.PruneInterval, 10*time.Minute)
+	cfg.HealthInterval = cmp.Or(cfg.HealthInterval, 10*time.Second)
+	cfg.CleanupInterval = cmp.Or(cfg.CleanupInterval, 10*time.Second)
+	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -128,6 +151,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if err := s.buildServices(ctx); err != nil {
 		return err
+	}
+	if s.stopStatus, err = s.sprm.ConsumeStatus(ctx, s.bus); err != nil {
+		return fmt.Errorf("server: consume provider status events: %w", err)
 	}
 	if err := s.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("server: start jobs: %w", err)
@@ -190,13 +216,33 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.idempotency = httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
 		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention,
 	})
+	s.registry = prometheus.NewRegistry()
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	serviceTypes, err := catalog.NewServiceTypes()
+	if err != nil {
+		return err
+	}
+	s.sprm = sprm.New(sprm.Config{
+		DB:                s.db,
+		Providers:         provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout}),
+		Specs:             serviceTypes,
+		Logger:            s.logger,
+		Registerer:        s.registry,
+		HealthInterval:    s.cfg.HealthInterval,
+		FailureThreshold:  s.cfg.ProviderFailureThreshold,
+		CleanupMaxRetries: s.cfg.CleanupMaxRetries,
+	})
 	s.jobs, err = jobs.New(jobs.Config{
 		DB:     s.db,
 		Logger: s.logger.With("component", "jobs"),
-		Periodic: []jobs.Periodic{{
-			Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
-			Run: s.pruneIdempotencyKeys,
-		}},
+		Periodic: []jobs.Periodic{
+			{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: s.pruneIdempotencyKeys},
+			// Each pass checks the providers whose next check is due, so
+			// running it more often than the interval only tightens timing.
+			{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
+				Run: s.sprm.CheckHealth},
+			{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup},
+		},
 	})
 	if err != nil {
 		return err
@@ -206,8 +252,6 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.registry = prometheus.NewRegistry()
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.api, err = httpapi.New(httpapi.Config{
 		Logger:      s.logger.With("component", "http"),
 		Problems:    table,
@@ -228,7 +272,17 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	s.operations.Routes(s.api)
+	s.sprm.Routes(s.api)
 	return nil
+}
+
+func (s *Server) runCleanup(ctx context.Context) error {
+	res, err := s.sprm.RunCleanup(ctx)
+	if res != (sprm.CleanupResult{}) {
+		s.logger.InfoContext(ctx, "cleanup pass", "done", res.Done, "retried", res.Retried, "failed", res.Failed,
+			"skipped", res.Skipped, "swept", res.Swept)
+	}
+	return err
 }
 
 func (s *Server) pruneIdempotencyKeys(ctx context.Context) error {
@@ -276,6 +330,9 @@ func (s *Server) Operations() *operations.Service { return s.operations }
 // DB returns the open store, for tests.
 func (s *Server) DB() *store.DB { return s.db }
 
+// SPRM returns the SP Resource Manager, for tests.
+func (s *Server) SPRM() *sprm.Service { return s.sprm }
+
 // Bus returns the event bus, for tests.
 func (s *Server) Bus() *events.Bus { return s.bus }
 
@@ -295,6 +352,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if s.relay != nil {
 			errs = append(errs, s.relay.Stop(ctx))
+		}
+		if s.stopStatus != nil {
+			s.stopStatus()
 		}
 		if s.jobs != nil {
 			errs = append(errs, s.jobs.Stop(ctx))

@@ -1,13 +1,3 @@
-// Package provider is the service provider SDK and the provider wire
-// contract of Steward (DESIGN §6, API.md "Provider-side contract").
-//
-// A service provider realises Steward's resources (VMs, containers,
-// databases, clusters) on some infrastructure. To write one, implement
-// [Provider] and serve it with [NewServer]; register it with Steward with a
-// [Registrar], and report status changes with a [StatusReporter]. Steward
-// itself talks to providers through [Client].
-//
-// This package is public and follows semantic versioning.
 package provider
 
 import (
@@ -71,6 +61,13 @@ type Health struct {
 	Status  string `json:"status"`
 	Message string `json:"message,omitempty"`
 }
+
+// The values of [Health.Status]. A provider that cannot answer at all is the
+// third state, unreachable, which only the caller can see.
+const (
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+)
 
 // StatusReport is a status change a provider reports to Steward, by
 // PUT /api/v1/service-type-instances/{instance_id}/status or as the data of

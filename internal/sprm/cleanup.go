@@ -1,0 +1,225 @@
+package sprm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// CleanupResult counts what one cleanup pass did.
+type CleanupResult struct {
+	Done, Retried, Failed, Skipped, Swept int
+}
+
+// RunCleanup is the cleanup worker's pass (rehydration seed, "Cleanup
+// Mechanism"). It first sweeps intents whose request died into the queue,
+// then claims pending tasks in batches until none are left: provider
+// unknown or unavailable → skip until the next pass; DELETE on the provider
+// succeeded or answered 404 → the task is removed and the instance DELETED;
+// failed → retry_count+1, and FAILED past CleanupMaxRetries, which needs
+// RetryCleanupTask. Claims make it safe with several workers. A task
+// skipped in a pass is not claimed again in the same pass.
+func (s *Service) RunCleanup(ctx context.Context) (CleanupResult, error) {
+	var res CleanupResult
+	swept, err := s.sweepStalePending(ctx)
+	res.Swept = swept
+	if err != nil {
+		return res, err
+	}
+	var skipped []CleanupTask
+	defer func() { s.releaseAll(ctx, skipped) }()
+	for ctx.Err() == nil {
+		tasks, err := s.claim(ctx)
+		if err != nil {
+			return res, err
+		}
+		skipped = append(skipped, s.runTasks(ctx, tasks, &res)...)
+		if len(tasks) < s.cfg.CleanupBatch {
+			break
+		}
+	}
+	return res, ctx.Err()
+}
+
+// claim takes up to CleanupBatch tasks. It runs in a transaction: the
+// UPDATE … RETURNING writes, so on SQLite it needs the write connection.
+func (s *Service) claim(ctx context.Context) ([]CleanupTask, error) {
+	var tasks []CleanupTask
+	t := s.now()
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, s.q.Get("CleanupTaskClaim"), t.Add(s.cfg.ClaimTimeout), t, t, s.cfg.CleanupBatch)
+		if err != nil {
+			return err
+		}
+		tasks, err = scanAll(rows, scanTask)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim cleanup tasks: %w", err)
+	}
+	return tasks, nil
+}
+
+// runTasks attempts the claimed tasks, CleanupConcurrency at a time, and
+// returns the ones skipped (kept claimed until the pass ends).
+func (s *Service) runTasks(ctx context.Context, tasks []CleanupTask, res *CleanupResult) []CleanupTask {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		skipped []CleanupTask
+	)
+	providers := map[string]*Provider{}
+	sem := make(chan struct{}, s.cfg.CleanupConcurrency)
+	for _, task := range tasks {
+		prov, ok := providers[task.ProviderName]
+		if !ok {
+			p, err := s.Provider(ctx, task.ProviderName)
+			if err == nil {
+				prov = &p
+			} else if !errors.Is(err, ErrProviderNotFound) {
+				s.log.WarnContext(ctx, "look up provider for cleanup", "provider", task.ProviderName, "error", err)
+			}
+			providers[task.ProviderName] = prov
+		}
+		if prov == nil || prov.Status == HealthUnavailable {
+			s.metrics.cleanups.WithLabelValues("skipped").Inc()
+			res.Skipped++
+			skipped = append(skipped, task)
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			outcome := s.runTask(ctx, *prov, task)
+			mu.Lock()
+			defer mu.Unlock()
+			switch outcome {
+			case "done":
+				res.Done++
+			case "failed":
+				res.Failed++
+			default:
+				res.Retried++
+			}
+		}()
+	}
+	wg.Wait()
+	return skipped
+}
+
+// runTask deletes one instance on its provider and records the outcome.
+func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) string {
+	_, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, task.InstanceID)
+	t := s.now()
+	if err == nil || errors.Is(err, provider.ErrNotFound) {
+		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskDelete"), task.ID); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID)
+			return err
+		})
+		if err != nil {
+			s.log.ErrorContext(ctx, "record finished cleanup; it will run again", "task_id", task.ID, "error", err)
+			return "retry"
+		}
+		s.metrics.cleanups.WithLabelValues("done").Inc()
+		s.log.InfoContext(ctx, "cleanup done", "task_id", task.ID, "instance_id", task.InstanceID, "provider", prov.Name,
+			"attempts", task.RetryCount+1)
+		return "done"
+	}
+	retries, status := task.RetryCount+1, TaskPending
+	if retries >= s.cfg.CleanupMaxRetries {
+		status = TaskFailed
+	}
+	if _, rerr := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRecordFailure"), retries, status, t, err.Error(), t, task.ID); rerr != nil {
+		s.log.ErrorContext(ctx, "record cleanup failure", "task_id", task.ID, "error", rerr)
+	}
+	if status == TaskFailed {
+		s.metrics.cleanups.WithLabelValues("failed").Inc()
+		s.log.ErrorContext(ctx, "cleanup FAILED after max retries; needs manual intervention (POST /api/v1/cleanup-tasks/{id}:retry)",
+			"task_id", task.ID, "instance_id", task.InstanceID, "provider", prov.Name, "retries", retries, "error", err)
+		return "failed"
+	}
+	s.metrics.cleanups.WithLabelValues("retry").Inc()
+	s.log.WarnContext(ctx, "cleanup attempt failed; will retry", "task_id", task.ID, "instance_id", task.InstanceID,
+		"provider", prov.Name, "retries", retries, "error", err)
+	return "retry"
+}
+
+// releaseAll hands skipped tasks back untried, for the next pass.
+func (s *Service) releaseAll(ctx context.Context, tasks []CleanupTask) {
+	ctx = context.WithoutCancel(ctx)
+	for _, task := range tasks {
+		if _, err := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRelease"), s.now(), task.ID); err != nil {
+			s.log.WarnContext(ctx, "release skipped cleanup task; its claim will expire", "task_id", task.ID, "error", err)
+		}
+	}
+}
+
+// sweepStalePending queues for cleanup the intents whose create request died
+// before recording its outcome (the process crashed, or the outcome and the
+// fallback both failed to write): "reconcile leftovers on start".
+func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("InstanceListStalePending"), s.now().Add(-s.cfg.PendingGrace), s.cfg.CleanupBatch)
+	if err != nil {
+		return 0, fmt.Errorf("list stale intents: %w", err)
+	}
+	type stale struct{ id, provider, serviceType string }
+	list, err := scanAll(rows, func(r scanner) (stale, error) {
+		var st stale
+		return st, r.Scan(&st.id, &st.provider, &st.serviceType)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, st := range list {
+		s.queueUnknown(ctx, st.id, st.provider, st.serviceType, errors.New("create request ended without an outcome"))
+	}
+	return len(list), nil
+}
+
+// CleanupTask returns one task.
+func (s *Service) CleanupTask(ctx context.Context, id string) (CleanupTask, error) {
+	return scanTask(s.cfg.DB.QueryRow(ctx, s.q.Get("CleanupTaskGet"), id))
+}
+
+// ListCleanupTasksParams filters and pages cleanup tasks.
+type ListCleanupTasksParams struct {
+	Status       string
+	ProviderName string
+	Page         store.PageRequest
+}
+
+// CleanupTasks lists the queue, oldest first.
+func (s *Service) CleanupTasks(ctx context.Context, p ListCleanupTasksParams) (store.Page[CleanupTask], error) {
+	page, err := listPage(ctx, s.cfg.DB, s.q.Get("CleanupTaskList"), p.Page, scanTask,
+		func(t CleanupTask) store.Cursor { return store.Cursor{Time: t.CreateTime, ID: t.ID} },
+		p.Status, p.Status, p.ProviderName, p.ProviderName)
+	if err != nil {
+		return page, fmt.Errorf("list cleanup tasks: %w", err)
+	}
+	return page, nil
+}
+
+// RetryCleanupTask puts a FAILED task back to PENDING with its retry count
+// reset, for the next pass.
+func (s *Service) RetryCleanupTask(ctx context.Context, id string) (CleanupTask, error) {
+	n, err := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRetry"), s.now(), id)
+	if err != nil {
+		return CleanupTask{}, fmt.Errorf("retry cleanup task: %w", err)
+	}
+	task, err := s.CleanupTask(ctx, id)
+	if err == nil && n == 0 {
+		return task, ErrCleanupTaskNotFailed
+	}
+	if err == nil {
+		s.log.InfoContext(ctx, "cleanup task put back to PENDING", "task_id", id, "instance_id", task.InstanceID)
+	}
+	return task, err
+}

@@ -1,0 +1,117 @@
+package sprm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// Instance returns the instance id of project ("" for any project). A
+// deleted instance is ErrInstanceNotFound unless showDeleted.
+func (s *Service) Instance(ctx context.Context, project, id string, showDeleted bool) (Instance, error) {
+	in, err := s.instance(ctx, project, id)
+	if err == nil && in.DeletedAt != nil && !showDeleted {
+		return Instance{}, ErrInstanceNotFound
+	}
+	return in, err
+}
+
+// ListInstancesParams filters and pages instances.
+type ListInstancesParams struct {
+	Project      string
+	ProviderName string
+	ServiceType  string
+	Status       string
+	ShowDeleted  bool
+	Page         store.PageRequest
+}
+
+// Instances lists a project's instances, oldest first.
+func (s *Service) Instances(ctx context.Context, p ListInstancesParams) (store.Page[Instance], error) {
+	page, err := listPage(ctx, s.cfg.DB, s.q.Get("InstanceList"), p.Page, scanInstance,
+		func(i Instance) store.Cursor { return store.Cursor{Time: i.CreateTime, ID: i.ID} },
+		p.Project, p.ProviderName, p.ProviderName, p.ServiceType, p.ServiceType, p.Status, p.Status, p.ShowDeleted)
+	if err != nil {
+		return page, fmt.Errorf("list instances: %w", err)
+	}
+	return page, nil
+}
+
+// Delete deletes an instance. Deferred (rehydration's delete of the old
+// resource) records a cleanup task and never contacts the provider.
+// Otherwise the provider is called now: its answer sets the status
+// (DELETING until it reports DELETED; a 404 is DELETED at once), and a
+// provider that is unhealthy or fails the call gets the deletion queued
+// instead. Deleting an instance whose deletion is already queued returns
+// it unchanged.
+func (s *Service) Delete(ctx context.Context, project, id string, deferred bool) (Instance, error) {
+	in, err := s.Instance(ctx, project, id, false)
+	if err != nil || in.Deletion != nil {
+		return in, err
+	}
+	if deferred {
+		return s.queueDeletion(ctx, in, "deferred")
+	}
+	prov, err := s.Provider(ctx, in.ProviderName)
+	if errors.Is(err, ErrProviderNotFound) || (err == nil && prov.Status == HealthUnavailable) {
+		return s.queueDeletion(ctx, in, "provider unavailable")
+	}
+	if err != nil {
+		return Instance{}, err
+	}
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(), id); err != nil {
+		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
+	}
+	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	switch {
+	case errors.Is(err, provider.ErrNotFound) || (err == nil && got.Status == provider.StatusDeleted):
+		if _, err := s.cfg.DB.Exec(wctx, s.q.Get("InstanceMarkDeleted"), s.now(), s.now(), id); err != nil {
+			return Instance{}, fmt.Errorf("mark instance deleted: %w", err)
+		}
+	case err != nil:
+		s.log.WarnContext(ctx, "provider delete failed; queued for cleanup", "instance_id", id, "provider", prov.Name, "error", err)
+		return s.queueDeletion(wctx, in, "provider delete failed")
+	}
+	return s.instance(wctx, project, id)
+}
+
+// queueDeletion records a cleanup task for the instance.
+func (s *Service) queueDeletion(ctx context.Context, in Instance, why string) (Instance, error) {
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		_, err := s.enqueueCleanupTx(ctx, tx, in.ID, in.ProviderName, in.ServiceType)
+		return err
+	})
+	if err != nil {
+		return Instance{}, err
+	}
+	s.log.InfoContext(ctx, "deletion queued for cleanup", "instance_id", in.ID, "provider", in.ProviderName, "why", why)
+	return s.instance(ctx, in.Project, in.ID)
+}
+
+// CleanupEnqueueTx queues the deletion of an instance on its provider in the
+// caller's transaction (placement's rehydration uses it). It is idempotent:
+// an instance has at most one task.
+func (s *Service) CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID string) error {
+	in, err := scanInstance(tx.QueryRow(ctx, s.q.Get("InstanceGet"), instanceID, "", ""))
+	if err != nil {
+		return err
+	}
+	_, err = s.enqueueCleanupTx(ctx, tx, in.ID, in.ProviderName, in.ServiceType)
+	return err
+}
+
+func (s *Service) enqueueCleanupTx(ctx context.Context, tx *store.Tx, instanceID, providerName, serviceType string) (string, error) {
+	t := s.now()
+	id := uuid.NewString()
+	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskInsert"), id, instanceID, providerName, serviceType, t, t, t); err != nil {
+		return "", fmt.Errorf("queue cleanup of %s: %w", instanceID, err)
+	}
+	return id, nil
+}

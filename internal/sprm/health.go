@@ -1,0 +1,112 @@
+package sprm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// healthBatch bounds the providers checked in one pass.
+const healthBatch = 200
+
+// checkResult is what one health check saw.
+type checkResult struct {
+	// answered is true when the provider answered 200 with a health body.
+	answered bool
+	// healthy is the body's verdict; latency the time the answer took.
+	healthy bool
+	latency time.Duration
+	message string
+}
+
+// healthState is a provider's health after a check.
+type healthState struct {
+	status   string
+	failures int
+	message  string
+	next     time.Time
+}
+
+// nextHealth is the health state machine (seed: SP health check, DCM's
+// three-state model): an answer of "healthy" in time → healthy; an answer of
+// "unhealthy", or a slow one → degraded (reachable, so no failure is
+// counted); no answer (error, timeout, non-200) → one more consecutive
+// failure: degraded below the threshold, unavailable at it. While
+// unavailable, checks back off exponentially up to a cap, so a dead
+// provider is not hammered; one good answer makes it healthy again.
+func (s *Service) nextHealth(r checkResult, failures int, at time.Time) healthState {
+	switch {
+	case r.answered && r.healthy && r.latency <= s.cfg.SlowThreshold:
+		return healthState{HealthHealthy, 0, "", at.Add(s.cfg.HealthInterval)}
+	case r.answered && r.healthy:
+		return healthState{HealthDegraded, 0, fmt.Sprintf("slow health answer (%s)", r.latency.Round(time.Millisecond)), at.Add(s.cfg.HealthInterval)}
+	case r.answered:
+		return healthState{HealthDegraded, 0, "provider reports unhealthy: " + r.message, at.Add(s.cfg.HealthInterval)}
+	}
+	failures++
+	if failures < s.cfg.FailureThreshold {
+		return healthState{HealthDegraded, failures, r.message, at.Add(s.cfg.HealthInterval)}
+	}
+	backoff := s.cfg.HealthInterval
+	for i := s.cfg.FailureThreshold; i < failures && backoff < s.cfg.MaxHealthBackoff; i++ {
+		backoff *= 2
+	}
+	return healthState{HealthUnavailable, failures, r.message, at.Add(min(backoff, s.cfg.MaxHealthBackoff))}
+}
+
+// CheckHealth checks every provider whose next check is due, concurrently,
+// and records the outcome. It runs as a periodic job on the leader.
+func (s *Service) CheckHealth(ctx context.Context) error {
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("ProviderListDue"), s.now(), healthBatch)
+	if err != nil {
+		return fmt.Errorf("list providers due for a health check: %w", err)
+	}
+	due, err := scanAll(rows, scanProvider)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(due))
+	sem := make(chan struct{}, s.cfg.CleanupConcurrency)
+	for i, p := range due {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = s.checkOne(ctx, p)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Service) checkOne(ctx context.Context, p Provider) error {
+	start := time.Now()
+	h, err := s.cfg.Providers.Health(ctx, p.Endpoint)
+	r := checkResult{latency: time.Since(start)}
+	if err == nil {
+		r.answered, r.healthy, r.message = true, h.Status == "healthy", h.Message
+	} else {
+		r.message = err.Error()
+	}
+	at := s.now()
+	st := s.nextHealth(r, p.Health.ConsecutiveFailures, at)
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("ProviderUpdateHealth"), st.status, st.failures, st.message, at, st.next, at, p.ID); err != nil {
+		return fmt.Errorf("record health of %s: %w", p.Name, err)
+	}
+	if st.status != p.Status {
+		s.metrics.healthTransitions.WithLabelValues(p.Name, p.Status, st.status).Inc()
+		log := s.log.WarnContext
+		if st.status == HealthHealthy {
+			log = s.log.InfoContext
+		}
+		log(ctx, "provider health changed", "provider", p.Name, "from", p.Status, "to", st.status,
+			"consecutive_failures", st.failures, "message", st.message, "next_check_time", st.next)
+	}
+	return nil
+}
+
+// usable reports whether creates may go to the provider.
+func usable(p Provider) bool { return p.Status == HealthHealthy }

@@ -1,0 +1,266 @@
+package sprm
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// Routes registers the service registry, SP Resource Manager and cleanup
+// queue resources on api.
+func (s *Service) Routes(api *httpapi.API) {
+	api.Handle("POST /api/v1/providers", s.handleRegister)
+	api.Handle("GET /api/v1/providers", s.handleListProviders)
+	api.Handle("GET /api/v1/providers/{provider_id}", s.handleGetProvider)
+	api.Handle("PATCH /api/v1/providers/{provider_id}", s.handleUpdateProvider)
+	api.Handle("DELETE /api/v1/providers/{provider_id}", s.handleDeregister)
+
+	api.Handle("POST /api/v1/service-type-instances", s.handleCreate)
+	api.Handle("GET /api/v1/service-type-instances", s.handleListInstances)
+	api.Handle("GET /api/v1/service-type-instances/{instance_id}", s.handleGetInstance)
+	api.Handle("DELETE /api/v1/service-type-instances/{instance_id}", s.handleDelete)
+	api.Handle("PUT /api/v1/service-type-instances/{instance_id}/status", s.handleStatus)
+
+	api.Handle("GET /api/v1/cleanup-tasks", s.handleListTasks)
+	api.Handle("GET /api/v1/cleanup-tasks/{cleanup_task_id}", s.handleGetTask)
+	api.Handle("POST /api/v1/cleanup-tasks/{cleanup_task_id}:retry", s.handleRetryTask)
+}
+
+type providerView struct {
+	Provider
+	Path string `json:"path"`
+	ETag string `json:"etag"`
+}
+
+func writeProvider(w http.ResponseWriter, status int, p Provider) error {
+	etag := httpapi.ETag(p.Version)
+	w.Header().Set("ETag", etag)
+	return httpapi.WriteJSON(w, status, providerView{p, "providers/" + p.ID, etag})
+}
+
+type instanceView struct {
+	Instance
+	Path       string `json:"path"`
+	InstanceID string `json:"instance_id"`
+	ETag       string `json:"etag"`
+}
+
+func viewInstance(in Instance) instanceView {
+	return instanceView{in, "service-type-instances/" + in.ID, in.ID, httpapi.ETag(in.Version)}
+}
+
+type taskView struct {
+	CleanupTask
+	Path string `json:"path"`
+}
+
+func viewTask(t CleanupTask) taskView { return taskView{t, "cleanup-tasks/" + t.ID} }
+
+func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
+	var reg provider.Registration
+	if err := httpapi.DecodeJSON(r, &reg); err != nil {
+		return err
+	}
+	p, created, err := s.Register(r.Context(), r.URL.Query().Get("id"), reg)
+	if err != nil {
+		return err
+	}
+	if created {
+		w.Header().Set("Location", "/api/v1/providers/"+p.ID)
+		return writeProvider(w, http.StatusCreated, p)
+	}
+	return writeProvider(w, http.StatusOK, p)
+}
+
+func (s *Service) handleListProviders(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	ps, err := s.Providers(r.Context(), ListProvidersParams{ServiceType: q.Get("service_type"), Status: q.Get("status"), Page: page})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, mapPage(ps, func(p Provider) providerView {
+		return providerView{p, "providers/" + p.ID, httpapi.ETag(p.Version)}
+	}))
+}
+
+func (s *Service) handleGetProvider(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.Provider(r.Context(), r.PathValue("provider_id"))
+	if err != nil {
+		return err
+	}
+	return writeProvider(w, http.StatusOK, p)
+}
+
+func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) error {
+	version, ok, err := httpapi.IfMatchVersion(r)
+	if err != nil {
+		return err
+	}
+	var patch ProviderPatch
+	if err := httpapi.DecodeJSON(r, &patch); err != nil {
+		return err
+	}
+	p, err := s.UpdateProvider(r.Context(), r.PathValue("provider_id"), patch, optional(version, ok))
+	if err != nil {
+		return err
+	}
+	return writeProvider(w, http.StatusOK, p)
+}
+
+func (s *Service) handleDeregister(w http.ResponseWriter, r *http.Request) error {
+	version, ok, err := httpapi.IfMatchVersion(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Deregister(r.Context(), r.PathValue("provider_id"), optional(version, ok)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		ProviderName string         `json:"provider_name"`
+		Spec         map[string]any `json:"spec"`
+	}
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	project := auth.ProjectFrom(r.Context())
+	in, err := s.Create(r.Context(), CreateParams{
+		ID: r.URL.Query().Get("id"), Project: project, ProviderName: body.ProviderName, Spec: body.Spec,
+		Metadata: provider.CreateMetadata{Project: project},
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/service-type-instances/"+in.ID)
+	w.Header().Set("ETag", httpapi.ETag(in.Version))
+	return httpapi.WriteJSON(w, http.StatusAccepted, viewInstance(in))
+}
+
+func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	ins, err := s.Instances(r.Context(), ListInstancesParams{
+		Project: auth.ProjectFrom(r.Context()), ProviderName: q.Get("provider_name"), ServiceType: q.Get("service_type"),
+		Status: q.Get("status"), ShowDeleted: showDeleted != nil && *showDeleted, Page: page,
+	})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, mapPage(ins, viewInstance))
+}
+
+func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) error {
+	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	in, err := s.Instance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted != nil && *showDeleted)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", httpapi.ETag(in.Version))
+	return httpapi.WriteJSON(w, http.StatusOK, viewInstance(in))
+}
+
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
+	deferred, err := httpapi.QueryBool(r, "deferred")
+	if err != nil {
+		return err
+	}
+	isDeferred := deferred != nil && *deferred
+	in, err := s.Delete(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), isDeferred)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if isDeferred {
+		status = http.StatusOK
+	}
+	return httpapi.WriteJSON(w, status, viewInstance(in))
+}
+
+func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Status       provider.Status `json:"status"`
+		Message      string          `json:"message"`
+		ObservedTime time.Time       `json:"observed_time"`
+	}
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	in, err := s.ApplyStatus(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
+		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime,
+	})
+	if errors.Is(err, ErrStaleReport) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewInstance(in))
+}
+
+func (s *Service) handleListTasks(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	tasks, err := s.CleanupTasks(r.Context(), ListCleanupTasksParams{Status: q.Get("status"), ProviderName: q.Get("provider_name"), Page: page})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, mapPage(tasks, viewTask))
+}
+
+func (s *Service) handleGetTask(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.CleanupTask(r.Context(), r.PathValue("cleanup_task_id"))
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewTask(t))
+}
+
+func (s *Service) handleRetryTask(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.RetryCleanupTask(r.Context(), r.PathValue("cleanup_task_id"))
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewTask(t))
+}
+
+func optional(v int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func mapPage[T, V any](p store.Page[T], f func(T) V) store.Page[V] {
+	out := store.Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken}
+	for i, v := range p.Results {
+		out.Results[i] = f(v)
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+package sprm
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// idPattern is API.md's client id rule, also used for provider names.
+var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// Register records a provider, idempotent by name (seed: registration
+// flow): a new name is created (created=true); the same name again updates
+// the registration in place and schedules a health check at once. id, when
+// given, must match: a name held under another id, or an id held by another
+// name, is ErrProviderIDConflict. The id defaults to the name.
+func (s *Service) Register(ctx context.Context, id string, reg provider.Registration) (p Provider, created bool, err error) {
+	if err := validateRegistration(id, reg); err != nil {
+		return Provider{}, false, err
+	}
+	id = cmp.Or(id, reg.Name)
+	t := s.now()
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		existing, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), reg.Name))
+		switch {
+		case errors.Is(err, ErrProviderNotFound):
+			_, err = tx.Exec(ctx, s.q.Get("ProviderInsert"), id, reg.Name, reg.Endpoint, jsonArg(nonNil(reg.ServiceTypes)),
+				jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)), t, t, t)
+			if errors.Is(err, store.ErrAlreadyExists) {
+				return fmt.Errorf("%w: id %q belongs to another provider", ErrProviderIDConflict, id)
+			}
+			created = true
+			return err
+		case err != nil:
+			return err
+		case existing.ID != id:
+			return fmt.Errorf("%w: %q is registered with id %q", ErrProviderIDConflict, reg.Name, existing.ID)
+		}
+		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, jsonArg(nonNil(reg.ServiceTypes)),
+			jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)), t, t,
+			existing.ID, existing.Version)
+		return err
+	})
+	if err != nil {
+		return Provider{}, false, err
+	}
+	p, err = s.Provider(ctx, id)
+	if err == nil && created {
+		s.log.InfoContext(ctx, "provider registered", "provider", p.Name, "endpoint", p.Endpoint, "service_types", p.ServiceTypes)
+	}
+	return p, created, err
+}
+
+// Provider returns the provider with the id or name, or ErrProviderNotFound.
+func (s *Service) Provider(ctx context.Context, idOrName string) (Provider, error) {
+	return scanProvider(s.cfg.DB.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+}
+
+// ListProvidersParams filters and pages providers.
+type ListProvidersParams struct {
+	ServiceType string
+	Status      string
+	Page        store.PageRequest
+}
+
+// Providers lists registered providers, oldest first.
+func (s *Service) Providers(ctx context.Context, p ListProvidersParams) (store.Page[Provider], error) {
+	page, err := listPage(ctx, s.cfg.DB, s.q.Get("ProviderList"), p.Page, scanProvider,
+		func(p Provider) store.Cursor { return store.Cursor{Time: p.CreateTime, ID: p.ID} },
+		p.ServiceType, p.ServiceType, p.Status, p.Status)
+	if err != nil {
+		return page, fmt.Errorf("list providers: %w", err)
+	}
+	return page, nil
+}
+
+// ProviderPatch is a merge patch of a registration; nil fields stay.
+type ProviderPatch struct {
+	Endpoint     *string           `json:"endpoint"`
+	ServiceTypes []string          `json:"service_types"`
+	Metadata     map[string]string `json:"metadata"`
+	Capacity     map[string]int64  `json:"capacity"`
+	Operations   []string          `json:"operations"`
+}
+
+// UpdateProvider applies patch. ifMatch, when not nil, is the version the
+// caller read: another writer's change in between gives store.ErrStale.
+func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch ProviderPatch, ifMatch *int64) (Provider, error) {
+	var id string
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+		if err != nil {
+			return err
+		}
+		if ifMatch != nil && *ifMatch != p.Version {
+			return store.ErrStale
+		}
+		reg := provider.Registration{Name: p.Name, Endpoint: p.Endpoint, ServiceTypes: p.ServiceTypes,
+			Metadata: p.Metadata, Capacity: p.Capacity, Operations: p.Operations}
+		if patch.Endpoint != nil {
+			reg.Endpoint = *patch.Endpoint
+		}
+		reg.ServiceTypes = cmpSlice(patch.ServiceTypes, reg.ServiceTypes)
+		reg.Operations = cmpSlice(patch.Operations, reg.Operations)
+		if patch.Metadata != nil {
+			reg.Metadata = patch.Metadata
+		}
+		if patch.Capacity != nil {
+			reg.Capacity = patch.Capacity
+		}
+		if err := validateRegistration(p.ID, reg); err != nil {
+			return err
+		}
+		id = p.ID
+		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, jsonArg(reg.ServiceTypes),
+			jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)),
+			p.nextCheckTime, s.now(), p.ID, p.Version)
+		if err == nil && n == 0 {
+			return store.ErrStale
+		}
+		return err
+	})
+	if err != nil {
+		return Provider{}, err
+	}
+	return s.Provider(ctx, id)
+}
+
+// Deregister removes a provider. It refuses (ErrProviderInUse) while the
+// provider owns live instances, queued deletions included: they still need it.
+func (s *Service) Deregister(ctx context.Context, idOrName string, ifMatch *int64) error {
+	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+		if err != nil {
+			return err
+		}
+		if _, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), p.Name)); err != nil {
+			return err
+		}
+		if ifMatch != nil && *ifMatch != p.Version {
+			return store.ErrStale
+		}
+		var live int64
+		if err := tx.QueryRow(ctx, s.q.Get("InstanceCountLiveByProvider"), p.Name).Scan(&live); err != nil {
+			return fmt.Errorf("count instances of %s: %w", p.Name, err)
+		}
+		if live > 0 {
+			return &InUseError{Provider: p.Name, LiveInstances: live}
+		}
+		if _, err := tx.Exec(ctx, s.q.Get("ProviderDelete"), p.ID, p.Version); err != nil {
+			return err
+		}
+		s.log.InfoContext(ctx, "provider deregistered", "provider", p.Name)
+		return nil
+	})
+}
+
+// InUseError is ErrProviderInUse with the number of live instances.
+type InUseError struct {
+	Provider      string
+	LiveInstances int64
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("provider %q still owns %d live instance(s)", e.Provider, e.LiveInstances)
+}
+
+// Unwrap makes errors.Is(err, ErrProviderInUse) true.
+func (e *InUseError) Unwrap() error { return ErrProviderInUse }
+
+// ProblemFields names the count.
+func (e *InUseError) ProblemFields() map[string]any {
+	return map[string]any{"provider_name": e.Provider, "live_instances": e.LiveInstances}
+}
+
+func validateRegistration(id string, reg provider.Registration) error {
+	var errs invalid.Errors
+	if id != "" && !idPattern.MatchString(id) {
+		errs.Add("id", "must match %s", idPattern)
+	}
+	if !idPattern.MatchString(reg.Name) {
+		errs.Add("name", "must be a lowercase DNS label (%s)", idPattern)
+	}
+	if u, err := url.Parse(reg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.Add("endpoint", "must be an http or https URL")
+	}
+	if len(reg.ServiceTypes) == 0 {
+		errs.Add("service_types", "must name at least one service type")
+	}
+	for i, t := range reg.ServiceTypes {
+		if !idPattern.MatchString(t) {
+			errs.Add(fmt.Sprintf("service_types[%d]", i), "must be a service type id")
+		}
+	}
+	for k, v := range reg.Capacity {
+		if v < 0 {
+			errs.Add("capacity."+k, "must not be negative")
+		}
+	}
+	return errs.Err()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+func cmpSlice[T any](a, b []T) []T {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,113 @@
+package sprm_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+	"github.com/stewardhq/steward/pkg/provider/providertest"
+)
+
+func TestRegister_IdempotentByName(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, fast)
+		p := providertest.New(t)
+		reg := p.Registration("kubevirt-sp", "vm")
+		reg.Metadata = map[string]string{"region": "us-east-1"}
+		reg.Capacity = map[string]int64{"vcpu": 64}
+
+		var first, again providerView
+		s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated).JSON(t, &first)
+		if first.ID != "kubevirt-sp" || first.Status != "healthy" {
+			t.Fatalf("registered %+v, want id = name and healthy", first)
+		}
+		reg.Capacity["vcpu"] = 128
+		s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusOK).JSON(t, &again)
+		if again.ID != first.ID || again.ETag == first.ETag {
+			t.Fatalf("re-registration %+v, want the same id and a new etag (was %s)", again, first.ETag)
+		}
+		var got struct {
+			Capacity map[string]int64  `json:"capacity"`
+			Metadata map[string]string `json:"metadata"`
+		}
+		s.Do(t, "GET", "/api/v1/providers/kubevirt-sp", nil).Want(t, http.StatusOK).JSON(t, &got)
+		if got.Capacity["vcpu"] != 128 || got.Metadata["region"] != "us-east-1" {
+			t.Fatalf("stored %+v", got)
+		}
+
+		s.Do(t, "POST", "/api/v1/providers?id=other-id", reg).WantProblem(t, http.StatusConflict, "PROVIDER_ID_CONFLICT")
+		taken := p.Registration("another-sp", "vm")
+		s.Do(t, "POST", "/api/v1/providers?id=kubevirt-sp", taken).WantProblem(t, http.StatusConflict, "PROVIDER_ID_CONFLICT")
+
+		bad := p.Registration("Not A Name", "vm")
+		bad.Endpoint = "ftp://x"
+		pr := s.Do(t, "POST", "/api/v1/providers", bad).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+		if len(pr.Fields) == 0 {
+			t.Errorf("invalid registration problem names no field: %+v", pr)
+		}
+		s.Do(t, "GET", "/api/v1/providers/nope", nil).WantProblem(t, http.StatusNotFound, "PROVIDER_NOT_FOUND")
+	})
+}
+
+func TestProvider_PatchHonoursIfMatch(t *testing.T) {
+	t.Parallel()
+	e := setup(t, store.SQLite)
+	var p providerView
+	e.s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusOK).JSON(t, &p)
+	patch := map[string]any{"metadata": map[string]string{"zone": "b"}}
+	e.s.Do(t, "PATCH", "/api/v1/providers/vm-sp", patch, "If-Match", p.ETag).Want(t, http.StatusOK)
+	// The etag read before the first patch is stale now.
+	e.s.Do(t, "PATCH", "/api/v1/providers/vm-sp", patch, "If-Match", p.ETag).WantProblem(t, http.StatusPreconditionFailed, "PRECONDITION_FAILED")
+	e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil, "If-Match", p.ETag).WantProblem(t, http.StatusPreconditionFailed, "PRECONDITION_FAILED")
+}
+
+func TestDeregister_RefusedWhileProviderOwnsInstances(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		e.create(t, "vm-1")
+		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
+
+		// A deletion that is only queued still needs the provider.
+		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/vm-1?deferred=true", nil).Want(t, http.StatusOK)
+		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
+
+		eventually(t, "the cleanup worker deleted vm-1", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
+		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusNoContent)
+		e.s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusNotFound, "PROVIDER_NOT_FOUND")
+	})
+}
+
+func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		e.p.SetHealth(false)
+		eventually(t, "an unhealthy answer makes the provider degraded", func() bool { return e.providerStatus(t) == "degraded" })
+		e.s.Do(t, "POST", "/api/v1/service-type-instances", map[string]any{"provider_name": "vm-sp", "spec": vmSpec("a")}).
+			WantProblem(t, http.StatusServiceUnavailable, "PROVIDER_UNAVAILABLE")
+
+		e.p.SetHealth(true)
+		e.p.GoDown()
+		eventually(t, "failed checks make the provider unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
+		e.s.Do(t, "POST", "/api/v1/service-type-instances", map[string]any{"provider_name": "vm-sp", "spec": vmSpec("b")}).
+			WantProblem(t, http.StatusServiceUnavailable, "PROVIDER_UNAVAILABLE")
+
+		e.p.ComeBack()
+		eventually(t, "one good answer makes it healthy again", func() bool { return e.providerStatus(t) == "healthy" })
+		e.create(t, "after-recovery")
+
+		metrics := string(e.s.Do(t, "GET", "/metrics", nil).Body)
+		for _, want := range []string{`from="healthy",provider="vm-sp",to="degraded"`, `to="unavailable"`, `from="unavailable",provider="vm-sp",to="healthy"`} {
+			if !contains(metrics, want) {
+				t.Errorf("metrics lack a transition %s", want)
+			}
+		}
+	})
+}

@@ -1,0 +1,105 @@
+package sprm
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// providerClient is how the SPRM calls providers (pkg/provider.Client).
+type providerClient interface {
+	Create(ctx context.Context, endpoint string, req provider.CreateRequest) (provider.Instance, error)
+	Delete(ctx context.Context, endpoint, instanceID string) (provider.Instance, error)
+	Health(ctx context.Context, endpoint string) (provider.Health, error)
+}
+
+// specValidator checks a spec against its service type's schema (catalog).
+type specValidator interface {
+	ValidateSpec(serviceType string, spec map[string]any) error
+}
+
+// Config configures the Service. DB, Providers and Specs are required.
+type Config struct {
+	DB        *store.DB
+	Providers providerClient
+	Specs     specValidator
+	Logger    *slog.Logger
+	// Registerer receives the SPRM's metrics. Defaults to none.
+	Registerer prometheus.Registerer
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+
+	// HealthInterval is the time between two checks of a provider that
+	// answers. Defaults to 10s.
+	HealthInterval time.Duration
+	// SlowThreshold: a health answer slower than this counts as degraded.
+	// Defaults to 1s.
+	SlowThreshold time.Duration
+	// FailureThreshold is how many checks in a row must fail before a
+	// provider is unavailable. Defaults to 3.
+	FailureThreshold int
+	// MaxHealthBackoff caps the growing interval between checks of an
+	// unavailable provider. Defaults to 5m.
+	MaxHealthBackoff time.Duration
+
+	// CleanupMaxRetries is how many failed attempts turn a cleanup task
+	// FAILED. Defaults to 10.
+	CleanupMaxRetries int
+	// CleanupBatch is how many tasks one worker claims at a time. Defaults to 100.
+	CleanupBatch int
+	// CleanupConcurrency is how many provider deletes run at once. Defaults to 8.
+	CleanupConcurrency int
+	// ClaimTimeout is how long a claimed task is a worker's before another
+	// may take it (the first died). Defaults to 2m.
+	ClaimTimeout time.Duration
+	// PendingGrace is how old an intent (status PENDING) must be before the
+	// sweep decides its request died and queues it for cleanup. It must
+	// exceed the provider call timeout. Defaults to 2m.
+	PendingGrace time.Duration
+	// UnknownReportTTL is how long a NATS status report for an unknown
+	// instance is retried before it is dropped. Defaults to 10m.
+	UnknownReportTTL time.Duration
+}
+
+// Service is the SP Resource Manager. It is safe for concurrent use.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	q       store.Queries
+	metrics *metrics
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.DB == nil || cfg.Providers == nil || cfg.Specs == nil {
+		panic("sprm: Config.DB, Config.Providers and Config.Specs are required")
+	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.HealthInterval = cmp.Or(cfg.HealthInterval, 10*time.Second)
+	cfg.SlowThreshold = cmp.Or(cfg.SlowThreshold, time.Second)
+	cfg.FailureThreshold = cmp.Or(cfg.FailureThreshold, 3)
+	cfg.MaxHealthBackoff = cmp.Or(cfg.MaxHealthBackoff, 5*time.Minute)
+	cfg.CleanupMaxRetries = cmp.Or(cfg.CleanupMaxRetries, 10)
+	cfg.CleanupBatch = cmp.Or(cfg.CleanupBatch, 100)
+	cfg.CleanupConcurrency = cmp.Or(cfg.CleanupConcurrency, 8)
+	cfg.ClaimTimeout = cmp.Or(cfg.ClaimTimeout, 2*time.Minute)
+	cfg.PendingGrace = cmp.Or(cfg.PendingGrace, 2*time.Minute)
+	cfg.UnknownReportTTL = cmp.Or(cfg.UnknownReportTTL, 10*time.Minute)
+	return &Service{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "sprm"),
+		q:       store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		metrics: newMetrics(cfg.Registerer),
+	}
+}
+
+func (s *Service) now() time.Time { return now(s.cfg.Now) }

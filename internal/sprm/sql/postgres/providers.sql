@@ -1,0 +1,62 @@
+-- name: ProviderInsert :exec
+INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
+                       consecutive_failures, health_message, next_check_time, version, create_time, update_time)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'healthy', 0, '', $8, 1, $9, $10);
+
+-- name: ProviderGet :one
+-- By id or by name: a provider's id defaults to its name.
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE id = $1 OR name = $2
+ORDER BY (id = $3::text) DESC
+LIMIT 1;
+
+-- name: ProviderGetByName :one
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE name = $1;
+
+-- name: ProviderList :many
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE ($1::text = '' OR service_types @> jsonb_build_array($2::text))
+  AND ($3::text = '' OR status = $4)
+  AND (create_time, id) > ($5, $6)
+ORDER BY create_time, id
+LIMIT $7;
+
+-- name: ProviderListDue :many
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE next_check_time <= $1
+ORDER BY next_check_time, id
+LIMIT $2;
+
+-- name: ProviderUpdateRegistration :exec
+UPDATE providers
+SET endpoint = $1, service_types = $2, metadata = $3, capacity = $4, operations = $5,
+    next_check_time = $6, version = version + 1, update_time = $7
+WHERE id = $8 AND version = $9;
+
+-- name: ProviderUpdateHealth :exec
+-- Health is the monitor's, not the registrant's: it does not bump version,
+-- so a PATCH with If-Match never fails because a health check ran.
+UPDATE providers
+SET status = $1, consecutive_failures = $2, health_message = $3, last_check_time = $4, next_check_time = $5, update_time = $6
+WHERE id = $7;
+
+-- name: ProviderDelete :exec
+DELETE FROM providers WHERE id = $1 AND version = $2;
+
+-- name: ProviderLockByName :one
+-- Locks the provider row for the transaction, so a create's intent and a
+-- deregistration's check of live instances cannot interleave.
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE name = $1
+FOR UPDATE;

@@ -1,0 +1,59 @@
+-- name: InstanceInsert :exec
+INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time)
+VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 1, $7, $8);
+
+-- name: InstanceGet :one
+SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
+WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
+
+-- name: InstanceList :many
+SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
+WHERE i.project = $1
+  AND ($2::text = '' OR i.provider_name = $3)
+  AND ($4::text = '' OR i.service_type = $5)
+  AND ($6::text = '' OR i.status = $7)
+  AND ($8::boolean OR i.deleted_at IS NULL)
+  AND (i.create_time, i.id) > ($9, $10)
+ORDER BY i.create_time, i.id
+LIMIT $11;
+
+-- name: InstanceRecordCreated :exec
+-- Records the provider's answer, unless a status report got there first.
+UPDATE service_type_instances
+SET status = $1, status_message = $2, version = version + 1, update_time = $3
+WHERE id = $4 AND status = 'PENDING';
+
+-- name: InstanceDeleteIntent :exec
+DELETE FROM service_type_instances WHERE id = $1 AND status = 'PENDING';
+
+-- name: InstanceApplyStatus :exec
+UPDATE service_type_instances
+SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
+    deleted_at = CASE WHEN $5::text = 'DELETED' THEN COALESCE(deleted_at, $6) ELSE deleted_at END
+WHERE id = $7 AND (status_observed_time IS NULL OR status_observed_time <= $8);
+
+-- name: InstanceSetStatus :exec
+UPDATE service_type_instances
+SET status = $1, status_message = $2, version = version + 1, update_time = $3
+WHERE id = $4;
+
+-- name: InstanceMarkDeleted :exec
+UPDATE service_type_instances
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), version = version + 1, update_time = $2
+WHERE id = $3;
+
+-- name: InstanceListStalePending :many
+-- Intents whose request died with its process: nobody will record their outcome.
+SELECT i.id, i.provider_name, i.service_type
+FROM service_type_instances i
+WHERE i.status = 'PENDING' AND i.create_time < $1
+  AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
+ORDER BY i.create_time
+LIMIT $2;
+
+-- name: InstanceCountLiveByProvider :one
+SELECT count(*) FROM service_type_instances WHERE provider_name = $1 AND deleted_at IS NULL;

@@ -1,0 +1,58 @@
+-- name: CleanupTaskInsert :exec
+-- One task per instance: a second deferred delete of it is harmless.
+INSERT INTO cleanup_tasks (id, instance_id, provider_name, service_type, requested_at, retry_count, status,
+                           last_error, create_time, update_time)
+VALUES (?, ?, ?, ?, ?, 0, 'PENDING', '', ?, ?)
+ON CONFLICT (instance_id) DO NOTHING;
+
+-- name: CleanupTaskGet :one
+SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+       create_time, update_time
+FROM cleanup_tasks
+WHERE id = ?;
+
+-- name: CleanupTaskGetByInstance :one
+SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+       create_time, update_time
+FROM cleanup_tasks
+WHERE instance_id = ?;
+
+-- name: CleanupTaskList :many
+SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+       create_time, update_time
+FROM cleanup_tasks
+WHERE (? = '' OR status = ?)
+  AND (? = '' OR provider_name = ?)
+  AND (create_time, id) > (?, ?)
+ORDER BY create_time, id
+LIMIT ?;
+
+-- name: CleanupTaskClaim :many
+-- Takes a batch of pending tasks (or ones whose claim expired: the worker
+-- died) so that no two workers run one task at once.
+UPDATE cleanup_tasks
+SET status = 'IN_PROGRESS', claimed_until = ?, update_time = ?
+WHERE id IN (
+    SELECT id FROM cleanup_tasks
+    WHERE status = 'PENDING' OR (status = 'IN_PROGRESS' AND claimed_until < ?)
+    ORDER BY requested_at, id
+    LIMIT ?)
+RETURNING id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
+          last_error, create_time, update_time;
+
+-- name: CleanupTaskRelease :exec
+-- Gives a claimed task back untried (its provider is unknown or unavailable).
+UPDATE cleanup_tasks SET status = 'PENDING', claimed_until = NULL, update_time = ?
+WHERE id = ? AND status = 'IN_PROGRESS';
+
+-- name: CleanupTaskRecordFailure :exec
+UPDATE cleanup_tasks
+SET retry_count = ?, status = ?, last_attempt = ?, last_error = ?, claimed_until = NULL, update_time = ?
+WHERE id = ?;
+
+-- name: CleanupTaskDelete :exec
+DELETE FROM cleanup_tasks WHERE id = ?;
+
+-- name: CleanupTaskRetry :exec
+UPDATE cleanup_tasks SET status = 'PENDING', retry_count = 0, update_time = ?
+WHERE id = ? AND status = 'FAILED';

@@ -1,0 +1,61 @@
+-- name: ProviderInsert :exec
+INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
+                       consecutive_failures, health_message, next_check_time, version, create_time, update_time)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'healthy', 0, '', ?, 1, ?, ?);
+
+-- name: ProviderGet :one
+-- By id or by name: a provider's id defaults to its name.
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE id = ? OR name = ?
+ORDER BY (id = ?) DESC
+LIMIT 1;
+
+-- name: ProviderGetByName :one
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE name = ?;
+
+-- name: ProviderList :many
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE (? = '' OR EXISTS (SELECT 1 FROM json_each(providers.service_types) WHERE json_each.value = ?))
+  AND (? = '' OR status = ?)
+  AND (create_time, id) > (?, ?)
+ORDER BY create_time, id
+LIMIT ?;
+
+-- name: ProviderListDue :many
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE next_check_time <= ?
+ORDER BY next_check_time, id
+LIMIT ?;
+
+-- name: ProviderUpdateRegistration :exec
+UPDATE providers
+SET endpoint = ?, service_types = ?, metadata = ?, capacity = ?, operations = ?,
+    next_check_time = ?, version = version + 1, update_time = ?
+WHERE id = ? AND version = ?;
+
+-- name: ProviderUpdateHealth :exec
+-- Health is the monitor's, not the registrant's: it does not bump version,
+-- so a PATCH with If-Match never fails because a health check ran.
+UPDATE providers
+SET status = ?, consecutive_failures = ?, health_message = ?, last_check_time = ?, next_check_time = ?, update_time = ?
+WHERE id = ?;
+
+-- name: ProviderDelete :exec
+DELETE FROM providers WHERE id = ? AND version = ?;
+
+-- name: ProviderLockByName :one
+-- Reads a provider inside a write transaction; SQLite's immediate
+-- transactions already hold the write lock.
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time
+FROM providers
+WHERE name = ?;

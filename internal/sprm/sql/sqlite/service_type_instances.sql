@@ -1,0 +1,59 @@
+-- name: InstanceInsert :exec
+INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time)
+VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 1, ?, ?);
+
+-- name: InstanceGet :one
+SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
+WHERE i.id = ? AND (? = '' OR i.project = ?);
+
+-- name: InstanceList :many
+SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
+WHERE i.project = ?
+  AND (? = '' OR i.provider_name = ?)
+  AND (? = '' OR i.service_type = ?)
+  AND (? = '' OR i.status = ?)
+  AND (? OR i.deleted_at IS NULL)
+  AND (i.create_time, i.id) > (?, ?)
+ORDER BY i.create_time, i.id
+LIMIT ?;
+
+-- name: InstanceRecordCreated :exec
+-- Records the provider's answer, unless a status report got there first.
+UPDATE service_type_instances
+SET status = ?, status_message = ?, version = version + 1, update_time = ?
+WHERE id = ? AND status = 'PENDING';
+
+-- name: InstanceDeleteIntent :exec
+DELETE FROM service_type_instances WHERE id = ? AND status = 'PENDING';
+
+-- name: InstanceApplyStatus :exec
+UPDATE service_type_instances
+SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
+    deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END
+WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?);
+
+-- name: InstanceSetStatus :exec
+UPDATE service_type_instances
+SET status = ?, status_message = ?, version = version + 1, update_time = ?
+WHERE id = ?;
+
+-- name: InstanceMarkDeleted :exec
+UPDATE service_type_instances
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), version = version + 1, update_time = ?
+WHERE id = ?;
+
+-- name: InstanceListStalePending :many
+-- Intents whose request died with its process: nobody will record their outcome.
+SELECT i.id, i.provider_name, i.service_type
+FROM service_type_instances i
+WHERE i.status = 'PENDING' AND i.create_time < ?
+  AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
+ORDER BY i.create_time
+LIMIT ?;
+
+-- name: InstanceCountLiveByProvider :one
+SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_at IS NULL;

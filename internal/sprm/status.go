@@ -1,0 +1,92 @@
+package sprm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// ApplyStatus applies a provider's status report to an instance: the one
+// intake behind both the HTTP PUT and the NATS subscription. A report older
+// than the last applied one returns ErrStaleReport and changes nothing; a
+// report of DELETED also sets deleted_at.
+func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusReport) (Instance, error) {
+	var errs invalid.Errors
+	if !r.Status.Valid() {
+		errs.Add("status", "must be one of PENDING PROVISIONING RUNNING FAILED DELETING DELETED UNKNOWN")
+	}
+	if r.ObservedTime.IsZero() {
+		errs.Add("observed_time", "is required")
+	}
+	if err := errs.Err(); err != nil {
+		return Instance{}, err
+	}
+	observed := r.ObservedTime.UTC()
+	for attempt := 0; ; attempt++ {
+		t := s.now()
+		n, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t,
+			string(r.Status), t, id, observed)
+		if err != nil {
+			return Instance{}, fmt.Errorf("apply status to %s: %w", id, err)
+		}
+		in, err := s.instance(ctx, "", id)
+		if err != nil || n == 1 {
+			if err == nil {
+				s.log.DebugContext(ctx, "status applied", "instance_id", id, "status", r.Status)
+			}
+			return in, err
+		}
+		// Nothing was updated: stale only if a newer report was applied. The
+		// row may also have been inserted just after the update missed it;
+		// then the update is tried again rather than the report dropped.
+		if in.statusObservedTime != nil && in.statusObservedTime.After(observed) || attempt > 0 {
+			return in, ErrStaleReport
+		}
+	}
+}
+
+// subscriber is what the status consumer needs from the event bus.
+type subscriber interface {
+	Subscribe(ctx context.Context, p events.SubscribeParams) (stop func(), err error)
+}
+
+// StatusSubjects is the NATS filter for every service type's status reports.
+const StatusSubjects = "steward.status.>"
+
+// ConsumeStatus subscribes to provider status CloudEvents on NATS. Every
+// replica subscribes to the same durable consumer, so each event is handled
+// once. Call the returned stop at shutdown.
+func (s *Service) ConsumeStatus(ctx context.Context, bus subscriber) (stop func(), err error) {
+	return bus.Subscribe(ctx, events.SubscribeParams{
+		Subject: StatusSubjects, Durable: "sprm-status", Handler: s.handleStatusEvent,
+	})
+}
+
+// handleStatusEvent applies one status event. A report for an instance
+// Steward does not know (yet) is retried until UnknownReportTTL rather than
+// dropped (DCM's control-plane#44 lost such reports for good).
+func (s *Service) handleStatusEvent(ctx context.Context, ev events.Event) error {
+	var r provider.StatusReport
+	if err := ev.DataAs(&r); err != nil || r.InstanceID == "" {
+		s.log.WarnContext(ctx, "dropping a status event without a readable report", "event_id", ev.ID(), "error", err)
+		return nil
+	}
+	_, err := s.ApplyStatus(ctx, r.InstanceID, r)
+	var bad *invalid.Error
+	switch {
+	case err == nil, errors.Is(err, ErrStaleReport):
+		return nil
+	case errors.As(err, &bad):
+		s.log.WarnContext(ctx, "dropping an invalid status report", "event_id", ev.ID(), "instance_id", r.InstanceID, "error", err)
+		return nil
+	case errors.Is(err, ErrInstanceNotFound) && s.now().Sub(ev.Time()) > s.cfg.UnknownReportTTL:
+		s.log.WarnContext(ctx, "dropping a status report for an instance that never appeared", "event_id", ev.ID(),
+			"instance_id", r.InstanceID, "age", s.now().Sub(ev.Time()))
+		return nil
+	}
+	return err // retried: unknown instance (for now) or a store failure
+}

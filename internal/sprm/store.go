@@ -1,0 +1,127 @@
+package sprm
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanProvider(row scanner) (Provider, error) {
+	var p Provider
+	var types, meta, capacity, ops json.RawMessage
+	err := row.Scan(&p.ID, &p.Name, &p.Endpoint, &types, &meta, &capacity, &ops, &p.Status,
+		&p.Health.ConsecutiveFailures, &p.Health.Message, &p.Health.LastCheckTime, &p.nextCheckTime,
+		&p.Version, &p.CreateTime, &p.UpdateTime)
+	if errors.Is(err, store.ErrNotFound) {
+		return Provider{}, ErrProviderNotFound
+	}
+	if err != nil {
+		return Provider{}, fmt.Errorf("read provider: %w", err)
+	}
+	if err := unmarshalAll(map[*json.RawMessage]any{&types: &p.ServiceTypes, &meta: &p.Metadata,
+		&capacity: &p.Capacity, &ops: &p.Operations}); err != nil {
+		return Provider{}, fmt.Errorf("read provider %s: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+func scanInstance(row scanner) (Instance, error) {
+	var in Instance
+	var spec json.RawMessage
+	var status string
+	var taskID, taskStatus *string
+	err := row.Scan(&in.ID, &in.Project, &in.Name, &in.ProviderName, &in.ServiceType, &spec, &status,
+		&in.StatusMessage, &in.statusObservedTime, &in.Version, &in.CreateTime, &in.UpdateTime, &in.DeletedAt,
+		&taskID, &taskStatus)
+	if errors.Is(err, store.ErrNotFound) {
+		return Instance{}, ErrInstanceNotFound
+	}
+	if err != nil {
+		return Instance{}, fmt.Errorf("read instance: %w", err)
+	}
+	in.Status = provider.Status(status)
+	if taskID != nil && taskStatus != nil {
+		in.Deletion = &Deletion{Status: *taskStatus, CleanupTaskID: *taskID}
+	}
+	if err := json.Unmarshal(spec, &in.Spec); err != nil {
+		return Instance{}, fmt.Errorf("read instance %s spec: %w", in.ID, err)
+	}
+	return in, nil
+}
+
+func scanTask(row scanner) (CleanupTask, error) {
+	var t CleanupTask
+	err := row.Scan(&t.ID, &t.InstanceID, &t.ProviderName, &t.ServiceType, &t.RequestedAt, &t.RetryCount,
+		&t.Status, &t.LastAttempt, &t.LastError, &t.CreateTime, &t.UpdateTime)
+	if errors.Is(err, store.ErrNotFound) {
+		return CleanupTask{}, ErrCleanupTaskNotFound
+	}
+	if err != nil {
+		return CleanupTask{}, fmt.Errorf("read cleanup task: %w", err)
+	}
+	return t, nil
+}
+
+// listPage runs a keyset list query whose last three parameters are the
+// cursor (time, id) and the limit, and returns one page.
+func listPage[T any](ctx context.Context, db *store.DB, query string, page store.PageRequest,
+	scan func(scanner) (T, error), cursor func(T) store.Cursor, filters ...any) (store.Page[T], error) {
+	size := cmp.Or(page.Size, store.DefaultPageSize)
+	at, after := page.Keyset()
+	rows, err := db.Query(ctx, query, append(filters, at, after, size+1)...)
+	if err != nil {
+		return store.Page[T]{}, err
+	}
+	items, err := scanAll(rows, scan)
+	if err != nil {
+		return store.Page[T]{}, err
+	}
+	return store.NewPage(items, size, cursor), nil
+}
+
+// scanAll reads every row with scan.
+func scanAll[T any](rows *store.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func unmarshalAll(m map[*json.RawMessage]any) error {
+	for raw, dst := range m {
+		if err := json.Unmarshal(*raw, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonArg encodes v for a JSON column; nil maps and slices become {} and [].
+func jsonArg(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("sprm: encode %T: %v", v, err)) // only plain maps and slices reach here
+	}
+	return b
+}
+
+// now truncates to the stores' common precision, so what is written reads back equal.
+func now(clock func() time.Time) time.Time { return clock().UTC().Truncate(time.Microsecond) }

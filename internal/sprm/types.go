@@ -1,0 +1,102 @@
+package sprm
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// jsonUnmarshal is json.Unmarshal (a var only to keep errors.go import-light).
+var jsonUnmarshal = json.Unmarshal
+
+// Provider health states (API.md, providers).
+const (
+	HealthHealthy     = "healthy"
+	HealthDegraded    = "degraded"
+	HealthUnavailable = "unavailable"
+)
+
+// Provider is a registered service provider.
+type Provider struct {
+	ID           string            `json:"id"`
+	Name         string            `json:"name"`
+	Endpoint     string            `json:"endpoint"`
+	ServiceTypes []string          `json:"service_types"`
+	Metadata     map[string]string `json:"metadata"`
+	Capacity     map[string]int64  `json:"capacity"`
+	Operations   []string          `json:"operations"`
+	// Status is healthy, degraded or unavailable.
+	Status     string       `json:"status"`
+	Health     HealthRecord `json:"health"`
+	Version    int64        `json:"-"`
+	CreateTime time.Time    `json:"create_time"`
+	UpdateTime time.Time    `json:"update_time"`
+
+	nextCheckTime time.Time
+}
+
+// HealthRecord is the outcome of the health checks so far.
+type HealthRecord struct {
+	LastCheckTime       *time.Time `json:"last_check_time"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	Message             string     `json:"message"`
+}
+
+// Serves reports whether the provider offers serviceType.
+func (p Provider) Serves(serviceType string) bool {
+	for _, t := range p.ServiceTypes {
+		if t == serviceType {
+			return true
+		}
+	}
+	return false
+}
+
+// Instance is a service-type instance (API.md, service-type-instances).
+type Instance struct {
+	ID            string          `json:"id"`
+	Project       string          `json:"-"`
+	Name          string          `json:"name"`
+	ProviderName  string          `json:"provider_name"`
+	ServiceType   string          `json:"service_type"`
+	Status        provider.Status `json:"status"`
+	StatusMessage string          `json:"status_message"`
+	Spec          map[string]any  `json:"spec"`
+	// Deletion is set once a deletion was queued for the cleanup worker.
+	Deletion   *Deletion  `json:"deletion"`
+	Version    int64      `json:"-"`
+	CreateTime time.Time  `json:"create_time"`
+	UpdateTime time.Time  `json:"update_time"`
+	DeletedAt  *time.Time `json:"deleted_at"`
+
+	statusObservedTime *time.Time
+}
+
+// Deletion is a queued deletion of an instance.
+type Deletion struct {
+	Status        string `json:"status"`
+	CleanupTaskID string `json:"cleanup_task_id"`
+}
+
+// Cleanup task states (rehydration seed; a task that succeeds is removed).
+const (
+	TaskPending    = "PENDING"
+	TaskInProgress = "IN_PROGRESS"
+	TaskFailed     = "FAILED"
+)
+
+// CleanupTask is a deletion the cleanup worker performs on a provider.
+type CleanupTask struct {
+	ID           string     `json:"id"`
+	InstanceID   string     `json:"instance_id"`
+	ProviderName string     `json:"provider_name"`
+	ServiceType  string     `json:"service_type"`
+	RequestedAt  time.Time  `json:"requested_at"`
+	RetryCount   int        `json:"retry_count"`
+	Status       string     `json:"status"`
+	LastAttempt  *time.Time `json:"last_attempt"`
+	LastError    string     `json:"last_error"`
+	CreateTime   time.Time  `json:"create_time"`
+	UpdateTime   time.Time  `json:"update_time"`
+}

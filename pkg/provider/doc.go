@@ -1,0 +1,32 @@
+// Package provider is the service provider SDK and the provider wire
+// contract of Steward (DESIGN §6, API.md "Provider-side contract").
+//
+// A service provider realises Steward's resources (VMs, containers,
+// databases, clusters) on some infrastructure. To write one:
+//
+//   - implement [Provider] (create, get, delete and health, each idempotent);
+//   - serve it with [NewServer], which speaks the wire contract: routes,
+//     JSON, the 1 MiB body limit, bearer authentication and errors as
+//     application/problem+json;
+//   - register it with Steward with a [Registrar], which retries with
+//     backoff until Steward accepts it;
+//   - report status changes (RUNNING, FAILED, DELETED) with a
+//     [StatusReporter]: [HTTPReporter] PUTs them to Steward, [NATSReporter]
+//     publishes them as CloudEvents on steward.status.<service_type>.
+//
+// Steward itself calls providers through [Client], whose errors tell a
+// refusal ([*ResponseError]) from a call whose outcome is unknown
+// ([ErrTimeout], [ErrUnreachable]).
+//
+// # Failure model
+//
+// Steward may call Create or Delete again for the same instance whenever it
+// did not see an answer: the network may drop the answer after the provider
+// acted. That is why every [Provider] method must be idempotent by instance
+// id, and why Create answers quickly and reports the final status later.
+//
+// Package providertest runs a real in-process provider for tests.
+//
+// This package is public and follows semantic versioning. It depends only on
+// the standard library and github.com/google/uuid.
+package provider

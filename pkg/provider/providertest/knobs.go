@@ -1,0 +1,151 @@
+package providertest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// FailCreate makes every create from now on answer status with body
+// verbatim (as application/json when it is JSON; a problem when it is
+// empty), creating nothing, until [Server.SucceedCreates]. The calls are
+// still recorded.
+func (s *Server) FailCreate(status int, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failCreate = &failure{status: status, body: body}
+}
+
+// SucceedCreates undoes [Server.FailCreate].
+func (s *Server) SucceedCreates() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failCreate = nil
+}
+
+// FailDeletes makes every delete from now on answer status (a problem with
+// reason INJECTED_FAILURE), deleting nothing, until [Server.SucceedDeletes].
+func (s *Server) FailDeletes(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failDeletes = status
+}
+
+// SucceedDeletes undoes [Server.FailDeletes].
+func (s *Server) SucceedDeletes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failDeletes = 0
+}
+
+// SetHealth sets whether the health check answers healthy or unhealthy
+// (reachable, backend down). A new Server is healthy.
+func (s *Server) SetHealth(healthy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unhealthy = !healthy
+}
+
+// GoDown makes every request from now on fail at the transport: the server
+// closes the connection without answering, so a [provider.Client] sees
+// [provider.ErrUnreachable]. Nothing is recorded while down. Requests
+// already in flight finish.
+func (s *Server) GoDown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = true
+}
+
+// ComeBack undoes [Server.GoDown]; the instances are still there.
+func (s *Server) ComeBack() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = false
+}
+
+// BlockCreates makes every create from now on wait, after it is recorded,
+// until [Server.UnblockCreates] or the test ends: a caller with a short
+// timeout sees [provider.ErrTimeout]. A blocked create still takes effect
+// when unblocked even if its caller gave up, as on a real provider whose
+// answer was lost.
+func (s *Server) BlockCreates() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unblock == nil {
+		s.unblock = make(chan struct{})
+	}
+}
+
+// UnblockCreates releases the creates held by [Server.BlockCreates] and
+// stops holding new ones.
+func (s *Server) UnblockCreates() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unblock != nil {
+		close(s.unblock)
+		s.unblock = nil
+	}
+}
+
+// memProvider is the in-memory Provider that New serves; its state lives
+// in the Server, under the Server's mutex.
+type memProvider struct{ s *Server }
+
+var errClosed = errors.New("providertest: server closed")
+
+func (m *memProvider) Create(_ context.Context, req provider.CreateRequest) (provider.Instance, error) {
+	s := m.s
+	s.mu.Lock()
+	unblock := s.unblock
+	s.mu.Unlock()
+	if unblock != nil {
+		// Not the request's ctx: see BlockCreates.
+		select {
+		case <-unblock:
+		case <-s.closed:
+			return provider.Instance{}, errClosed
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if inst, ok := s.instances[req.InstanceID]; ok {
+		return inst, nil
+	}
+	inst := provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning}
+	s.instances[req.InstanceID] = inst
+	return inst, nil
+}
+
+func (m *memProvider) Get(_ context.Context, id string) (provider.Instance, error) {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	inst, ok := m.s.instances[id]
+	if !ok {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	return inst, nil
+}
+
+func (m *memProvider) Delete(_ context.Context, id string) (provider.Instance, error) {
+	s := m.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failDeletes != 0 {
+		return provider.Instance{}, &provider.HTTPError{Code: s.failDeletes, Reason: "INJECTED_FAILURE", Message: "providertest: FailDeletes"}
+	}
+	if _, ok := s.instances[id]; !ok {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	delete(s.instances, id)
+	return provider.Instance{InstanceID: id, Status: provider.StatusDeleted}, nil
+}
+
+func (m *memProvider) Health(context.Context) error {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	if m.s.unhealthy {
+		return errors.New("providertest: backend down (SetHealth(false))")
+	}
+	return nil
+}

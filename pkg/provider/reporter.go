@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// StatusReporter sends a provider's status reports to Steward. Report
+// blocks until the report is handed over or fails, within ctx. Reporting the
+// same report twice is harmless: Steward ignores a report whose
+// ObservedTime is older than the last one it applied.
+type StatusReporter interface {
+	Report(ctx context.Context, r StatusReport) error
+}
+
+// ReportFunc adapts a function to a [StatusReporter].
+type ReportFunc func(ctx context.Context, r StatusReport) error
+
+// Report calls f.
+func (f ReportFunc) Report(ctx context.Context, r StatusReport) error { return f(ctx, r) }
+
+// HTTPReporter reports status to Steward over HTTP: PUT
+// {StewardURL}/api/v1/service-type-instances/{instance_id}/status with
+// {"status","message","observed_time"}. Set StewardURL; the other fields
+// are optional. It is safe for concurrent use, and its fields must not change
+// once it is in use.
+type HTTPReporter struct {
+	// StewardURL is Steward's base URL, such as "http://127.0.0.1:8080".
+	StewardURL string
+	// Token, when set, is sent as "Authorization: Bearer <token>".
+	Token string
+	// HTTPClient sends the calls. Defaults to a client on
+	// http.DefaultTransport; redirects are never followed.
+	HTTPClient *http.Client
+	// Timeout bounds each attempt. Defaults to 10s.
+	Timeout time.Duration
+	// Retry says how attempts are repeated. Defaults: 5 attempts, waits
+	// from 200ms to 5s.
+	Retry RetryPolicy
+}
+
+// Report sends r, retrying network errors, timeouts, 5xx and 429 as
+// [HTTPReporter.Retry] says. Any 2xx (204 included: Steward found it stale)
+// is success. A zero r.ObservedTime is set to now.
+//
+// It returns an error wrapping [ErrInvalidReport] when r has no instance id
+// or an unknown status, [ErrUnknownInstance] when Steward answers 404, a
+// [*ResponseError] for another non-2xx answer, and [ErrTimeout] or
+// [ErrUnreachable] when the last attempt failed so; when ctx ends during a
+// wait, the error wraps ctx's error as well.
+func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
+	r, err := checkReport(r)
+	if err != nil {
+		return err
+	}
+	u, err := joinURL(h.StewardURL, "/api/v1/service-type-instances/"+url.PathEscape(r.InstanceID)+"/status")
+	if err != nil {
+		return fmt.Errorf("report status of %q: %w", r.InstanceID, err)
+	}
+	body := r
+	body.InstanceID = "" // it is in the path (API.md)
+	attempt := func(ctx context.Context) error {
+		a, err := do(ctx, h.HTTPClient, h.Timeout, request{method: http.MethodPut, url: u, token: h.Token, body: body})
+		switch {
+		case err != nil:
+			return err
+		case a.status == http.StatusNotFound:
+			return fmt.Errorf("%w: %w", ErrUnknownInstance, a.responseError())
+		case !a.ok():
+			return a.responseError()
+		}
+		return nil
+	}
+	if err := h.Retry.withDefaults(5*time.Second, 5).run(ctx, attempt, nil); err != nil {
+		return fmt.Errorf("report status %s of %q: %w", r.Status, r.InstanceID, err)
+	}
+	return nil
+}
+
+// checkReport refuses a report Steward would refuse, and sets a zero
+// ObservedTime to now, in UTC as API.md wants times.
+func checkReport(r StatusReport) (StatusReport, error) {
+	if r.InstanceID == "" {
+		return r, fmt.Errorf("%w: instance_id is required", ErrInvalidReport)
+	}
+	if !r.Status.Valid() {
+		return r, fmt.Errorf("%w: status %q", ErrInvalidReport, r.Status)
+	}
+	if r.ObservedTime.IsZero() {
+		r.ObservedTime = time.Now()
+	}
+	r.ObservedTime = r.ObservedTime.UTC()
+	return r, nil
+}

@@ -1,0 +1,159 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultTimeout bounds each call when its config leaves the timeout zero.
+const defaultTimeout = 10 * time.Second
+
+// request is one HTTP call of the package's clients.
+type request struct {
+	method string
+	url    string
+	token  string
+	// idempotencyKey, when set, is sent as the Idempotency-Key header.
+	idempotencyKey string
+	// body, when not nil, is sent as JSON.
+	body any
+}
+
+// answer is the other side's answer to a request.
+type answer struct {
+	status int
+	header http.Header
+	// body is at most maxBody bytes; tooLarge says there was more.
+	body     []byte
+	tooLarge bool
+}
+
+func (a answer) ok() bool { return a.status >= 200 && a.status <= 299 }
+
+// responseError returns the ResponseError for a non-2xx answer.
+func (a answer) responseError() *ResponseError {
+	e := &ResponseError{StatusCode: a.status, Body: a.body}
+	if s, err := strconv.Atoi(strings.TrimSpace(a.header.Get("Retry-After"))); err == nil && s > 0 {
+		e.retryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// decode unmarshals a 2xx answer's body into dst, or says why it cannot.
+func (a answer) decode(dst any) error {
+	if a.tooLarge {
+		return fmt.Errorf("%w: the body is larger than 1 MiB", ErrInvalidResponse)
+	}
+	if err := json.Unmarshal(a.body, dst); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidResponse, err)
+	}
+	return nil
+}
+
+// do sends req with hc (nil for a default client), never following a
+// redirect, within its own timeout derived from ctx, and reads the answer. A transport failure comes back classified: wrapping [ErrTimeout],
+// [ErrUnreachable], or ctx's error when the caller cancelled.
+func do(ctx context.Context, hc *http.Client, timeout time.Duration, req request) (answer, error) {
+	var body io.Reader
+	if req.body != nil {
+		b, err := json.Marshal(req.body)
+		if err != nil {
+			return answer{}, fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, cmpDuration(timeout, defaultTimeout))
+	defer cancel()
+	hr, err := http.NewRequestWithContext(callCtx, req.method, req.url, body)
+	if err != nil {
+		return answer{}, fmt.Errorf("build request: %w", err)
+	}
+	hr.Header.Set("Accept", "application/json, application/problem+json")
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.token)
+	}
+	if req.idempotencyKey != "" {
+		hr.Header.Set("Idempotency-Key", req.idempotencyKey)
+	}
+	resp, err := noRedirects(hc).Do(hr)
+	if err != nil {
+		return answer{}, classify(ctx, callCtx, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return answer{}, classify(ctx, callCtx, err)
+	}
+	a := answer{status: resp.StatusCode, header: resp.Header, body: b}
+	if len(b) > maxBody {
+		a.body, a.tooLarge = b[:maxBody], true
+	}
+	return a, nil
+}
+
+// classify wraps a transport error with what the caller can branch on.
+// NOTE: a dial failure is checked before timeouts, so a host that never
+// answers the handshake reads as unreachable, not as a slow provider.
+func classify(ctx, callCtx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", context.Canceled, err)
+	}
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	if errors.As(err, &dnsErr) || (errors.As(err, &opErr) && opErr.Op == "dial") {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	var netErr net.Error
+	if callCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+}
+
+// noRedirects returns a copy of hc (or of a default client) that answers a
+// redirect as it is: following one would resend a create, and the bearer
+// token, to an address nobody configured.
+func noRedirects(hc *http.Client) *http.Client {
+	var c http.Client
+	if hc != nil {
+		c = *hc
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// joinURL appends path to base, an http or https URL that may carry a path
+// prefix and a trailing slash.
+func joinURL(base, path string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: must be an absolute http or https URL", base)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q: must have no query or fragment", base)
+	}
+	return strings.TrimRight(base, "/") + path, nil
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
