@@ -210,16 +210,25 @@ func (s *Service) CleanupTasks(ctx context.Context, p ListCleanupTasksParams) (s
 // RetryCleanupTask puts a FAILED task back to PENDING with its retry count
 // reset, for the next pass.
 func (s *Service) RetryCleanupTask(ctx context.Context, id string) (CleanupTask, error) {
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRetry"), s.now(), id)
+	var task CleanupTask
+	// Update and read in one transaction: the answer is the state :retry
+	// set, even if a worker claims the task right after the commit.
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.Exec(ctx, s.q.Get("CleanupTaskRetry"), s.now(), id)
+		if err != nil {
+			return fmt.Errorf("retry cleanup task: %w", err)
+		}
+		if task, err = scanTask(tx.QueryRow(ctx, s.q.Get("CleanupTaskGet"), id)); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrCleanupTaskNotFailed
+		}
+		return nil
+	})
 	if err != nil {
-		return CleanupTask{}, fmt.Errorf("retry cleanup task: %w", err)
+		return CleanupTask{}, err
 	}
-	task, err := s.CleanupTask(ctx, id)
-	if err == nil && n == 0 {
-		return task, ErrCleanupTaskNotFailed
-	}
-	if err == nil {
-		s.log.InfoContext(ctx, "cleanup task put back to PENDING", "task_id", id, "instance_id", task.InstanceID)
-	}
-	return task, err
+	s.log.InfoContext(ctx, "cleanup task put back to PENDING", "task_id", id, "instance_id", task.InstanceID)
+	return task, nil
 }
