@@ -41,7 +41,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServerCmd(stderr), newBenchCmd(stdout))
+	root.AddCommand(newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr))
 	return root
 }
 
@@ -61,6 +61,11 @@ func flagsFromEnv(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+func envSet(flag string) bool {
+	_, ok := os.LookupEnv(EnvName(flag))
+	return ok
 }
 
 // EnvName is the environment variable for a flag.

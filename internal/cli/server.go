@@ -30,6 +30,9 @@ SIGINT or SIGTERM stops the server gracefully.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
+				cfg.ProcessProvider = cfg.Dev
+			}
 			return server.Run(cmd.Context(), cfg)
 		},
 	}
@@ -43,5 +46,11 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&cfg.TraceExporter, "trace-exporter", "", `OpenTelemetry span exporter: "stdout", or empty for none`)
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take (default 20s)")
+	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev)")
+	f.BoolVar(&cfg.ProcessProviderNoOp, "process-provider-noop", false, "the in-process provider accepts orders without starting processes")
+	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")
+	f.DurationVar(&cfg.CleanupInterval, "cleanup-interval", 0, "time between passes of the cleanup worker (default 10s)")
+	f.IntVar(&cfg.CleanupMaxRetries, "cleanup-max-retries", 0, "failed attempts before a cleanup task is FAILED (default 10)")
+	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
 	return cmd
 }

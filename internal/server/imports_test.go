@@ -28,7 +28,7 @@ var allowedImports = map[string][]string{
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
-	"internal/cli":             {"internal/bench", "internal/server"},
+	"internal/cli":             {"internal/bench", "internal/processprovider", "internal/server"},
 	"internal/catalog":         {"internal/invalid"},
 	"internal/sprm": {"internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},

@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -77,6 +78,14 @@ type Config struct {
 	// CleanupMaxRetries is how many failed attempts turn a cleanup task
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int
+
+	// ProcessProvider runs the reference process provider in-process and
+	// registers it as "process-sp", so orders of `container` start real
+	// processes with nothing else installed (on by default with --dev).
+	ProcessProvider bool
+	// ProcessProviderNoOp makes that provider accept orders without
+	// starting processes (benchmarks).
+	ProcessProviderNoOp bool
 }
 
 // Server is a running Steward control plane. Build it with [New], then
@@ -98,6 +107,8 @@ type Server struct {
 	api         *httpapi.API
 	registry    *prometheus.Registry
 	checks      []healthCheck
+
+	processProvider *processprovider.Daemon
 
 	listener net.Listener
 	http     *http.Server
@@ -163,6 +174,16 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if err := s.startHTTP(); err != nil {
 		return err
+	}
+	if s.cfg.ProcessProvider {
+		// It registers through the real API, like any provider would.
+		s.processProvider = processprovider.NewDaemon(processprovider.DaemonConfig{
+			StewardURL: s.URL(), Token: s.cfg.APIToken, NoOp: s.cfg.ProcessProviderNoOp,
+			WorkDir: filepath.Join(s.cfg.DataDir, "process-provider"), Logger: s.logger,
+		})
+		if err := s.processProvider.Start(ctx); err != nil {
+			return fmt.Errorf("server: start the process provider: %w", err)
+		}
 	}
 	s.logger.Info("steward started", "url", s.URL(), "engine", s.db.Engine(), "dev", s.cfg.Dev,
 		"startup_ms", time.Since(started).Milliseconds())
@@ -333,6 +354,9 @@ func (s *Server) DB() *store.DB { return s.db }
 // SPRM returns the SP Resource Manager, for tests.
 func (s *Server) SPRM() *sprm.Service { return s.sprm }
 
+// ProcessProvider returns the in-process provider, nil unless configured.
+func (s *Server) ProcessProvider() *processprovider.Daemon { return s.processProvider }
+
 // Bus returns the event bus, for tests.
 func (s *Server) Bus() *events.Bus { return s.bus }
 
@@ -344,6 +368,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 		defer cancel()
 		var errs []error
+		if s.processProvider != nil {
+			errs = append(errs, s.processProvider.Stop(ctx))
+		}
 		if s.http != nil {
 			errs = append(errs, s.http.Shutdown(ctx))
 			if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/internal/processprovider"
+)
+
+func newProviderCmd(stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "provider",
+		Short: "Run one of Steward's reference service providers",
+	}
+	cmd.AddCommand(newProcessProviderCmd(stderr))
+	return cmd
+}
+
+func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
+	var cfg processprovider.DaemonConfig
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "process",
+		Short: "Realise container orders as supervised local processes",
+		Long: `Realise container orders as supervised local processes (like Nomad's raw_exec):
+spec.process.command, args and env name the process; restart_policy and
+max_restarts say what happens when it exits. The provider registers with
+Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED.
+The processes run as this user without isolation.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+			d := processprovider.NewDaemon(cfg)
+			if err := d.Start(cmd.Context()); err != nil {
+				return err
+			}
+			cfg.Logger.Info("process provider listening", "url", d.URL(), "steward_url", cfg.StewardURL)
+			<-cmd.Context().Done()
+			return d.Stop(context.WithoutCancel(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.StewardURL, "steward-url", "http://127.0.0.1:8080", "Steward's base URL")
+	f.StringVar(&cfg.Token, "token", "", "bearer token for Steward (empty for a --dev server)")
+	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
+	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
+	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}

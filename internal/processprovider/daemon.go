@@ -1,0 +1,151 @@
+package processprovider
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// DaemonConfig configures a [Daemon]. StewardURL is required, and WorkDir
+// unless NoOp.
+type DaemonConfig struct {
+	// Name is the provider's registered name. Defaults to "process-sp".
+	Name string
+	// Listen is the address the provider API listens on. Defaults to
+	// 127.0.0.1:0 (a free port); the registration carries the real one.
+	Listen string
+	// StewardURL is where to register and report status.
+	StewardURL string
+	// Token authenticates to Steward; empty for a --dev server.
+	Token string
+	// WorkDir holds the processes' directories.
+	WorkDir string
+	// NoOp accepts orders without starting processes (benchmarks).
+	NoOp bool
+	// Metadata and Capacity are registered as they are. Metadata defaults to
+	// {"region": "local"}.
+	Metadata map[string]string
+	Capacity map[string]int64
+	Logger   *slog.Logger
+}
+
+// Daemon runs the process provider as a service provider: the provider API
+// over HTTP, registration with Steward (retried until accepted), and status
+// reports to Steward over HTTP. `steward provider process` runs one;
+// `steward server --dev` runs one in-process.
+type Daemon struct {
+	cfg DaemonConfig
+	log *slog.Logger
+
+	mu         sync.Mutex
+	provider   *Provider
+	http       *http.Server
+	listener   net.Listener
+	served     chan error
+	cancelReg  context.CancelFunc
+	registered chan struct{}
+	regDone    chan struct{}
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// NewDaemon returns a Daemon that is not started.
+func NewDaemon(cfg DaemonConfig) *Daemon {
+	cfg.Name = cmp.Or(cfg.Name, "process-sp")
+	cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
+	if cfg.Metadata == nil {
+		cfg.Metadata = map[string]string{"region": "local"}
+	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "processprovider", "provider", cfg.Name)
+	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{}), regDone: make(chan struct{})}
+}
+
+// Start listens, serves the provider API and starts registering with
+// Steward in the background; it returns once the API listens.
+func (d *Daemon) Start(ctx context.Context) error {
+	if d.cfg.StewardURL == "" {
+		return errors.New("processprovider: a Steward URL is required")
+	}
+	ln, err := net.Listen("tcp", d.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("processprovider: listen on %s: %w", d.cfg.Listen, err)
+	}
+	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, Token: d.cfg.Token}
+	p := New(&Config{Reporter: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
+	registrar, err := provider.NewRegistrar(provider.RegistrarConfig{
+		StewardURL: d.cfg.StewardURL, Token: d.cfg.Token, Logger: d.log,
+		Registration: provider.Registration{
+			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: []string{"container"},
+			Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
+		},
+	})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("processprovider: %w", err)
+	}
+	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: d.log}), ReadHeaderTimeout: 10 * time.Second}
+	regCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+
+	d.mu.Lock()
+	d.provider, d.http, d.listener, d.cancelReg = p, srv, ln, cancel
+	d.served = make(chan error, 1)
+	d.mu.Unlock()
+
+	go func() { d.served <- srv.Serve(ln) }()
+	go func() {
+		defer close(d.regDone)
+		reg, err := registrar.Register(regCtx)
+		if err != nil {
+			if regCtx.Err() == nil {
+				d.log.Error("registration with Steward failed", "error", err)
+			}
+			return
+		}
+		d.log.Info("registered with Steward", "id", reg.ID, "endpoint", reg.Endpoint, "no_op", d.cfg.NoOp)
+		close(d.registered)
+	}()
+	return nil
+}
+
+// Registered is closed once Steward accepted the registration.
+func (d *Daemon) Registered() <-chan struct{} { return d.registered }
+
+// URL is the provider API's base URL ("" before Start).
+func (d *Daemon) URL() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.listener == nil {
+		return ""
+	}
+	return "http://" + d.listener.Addr().String()
+}
+
+// Stop stops registering, stops every process (reporting them FAILED while
+// Steward still listens), then the API. It is idempotent and safe before Start.
+func (d *Daemon) Stop(ctx context.Context) error {
+	d.mu.Lock()
+	p, srv, cancel := d.provider, d.http, d.cancelReg
+	d.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	d.stopOnce.Do(func() {
+		cancel()
+		<-d.regDone
+		errs := []error{p.Stop(ctx), srv.Shutdown(ctx)}
+		if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+		d.stopErr = errors.Join(errs...)
+	})
+	return d.stopErr
+}

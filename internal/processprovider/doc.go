@@ -1,0 +1,96 @@
+// Package processprovider is Steward's reference service provider: it
+// realises `container` orders as supervised local OS processes, like Nomad's
+// raw_exec driver, and implements [provider.Provider]. `steward provider
+// process` serves it over the provider SDK, and `steward server --dev` runs
+// it in-process, so an order provisions something real with nothing else
+// installed.
+//
+// # Spec
+//
+// It reads these fields of DCM's ContainerSpec (snake_case):
+//
+//	process.command   []string            required (unless no-op); the executable and leading arguments
+//	process.args      []string            appended to command
+//	process.env       [{name, value}]     added to the environment
+//	restart_policy    always | on_failure | never    default on_failure
+//	max_restarts      integer ≥ 0         default 5
+//
+// Other fields (image, resources, network) are accepted and ignored, and
+// their names are logged at debug level. A missing command or a malformed
+// field is refused with a [*RequestError] (HTTP 400) naming the field, such
+// as "spec.process.command".
+//
+// # Processes
+//
+// Each instance gets the directory WorkDir/<instance_id>: its process's
+// working directory and HOME, with stdout.log and stderr.log (appended
+// across restarts). The environment is PATH (the provider's), HOME,
+// STEWARD_INSTANCE_ID and the spec's env, not the provider's own environment,
+// which may hold credentials. A bare command name is looked up on the
+// provider's PATH. The process leads its own process group, so a stop signal
+// reaches everything it forked; when the leader exits, what is left of its
+// group is killed, as when a container ends. Stopping sends SIGTERM to the
+// group and SIGKILL after StopGrace.
+//
+// The processes run as the provider's user with no isolation: anyone who
+// may order a container may run any command there. Use it for development
+// and tests, or on a host dedicated to it.
+//
+// # Restart policy
+//
+// When a process ends on its own (not by Delete or Stop):
+//
+//	always      restart after any exit
+//	on_failure  restart after a non-zero exit or a signal; a clean exit (status 0) is final
+//	never       never restart
+//
+// At most max_restarts consecutive restarts are made; the exit after that
+// is final. Restarts wait RestartBackoff, doubled for each consecutive
+// restart, up to RestartBackoffMax. A process that ran for RestartResetAfter
+// or longer ends the streak: its exit counts as the first again, so a
+// long-lived service with policy always is not given up on for rare crashes.
+//
+// # Status
+//
+//	Create                     → PROVISIONING (answer)
+//	exec succeeded             → RUNNING (report; message names the pid)
+//	exec failed                → FAILED (report; message says why, e.g. command not found)
+//	exit, restarted            → stays RUNNING (no report; Get's message counts restarts)
+//	exit, not restarted        → FAILED (report; message gives the exit status or signal)
+//	Delete                     → DELETING (answer; not reported, Steward set it)
+//	process group gone         → DELETED (report; the instance is forgotten first)
+//	provider Stop              → FAILED (report; the process was stopped with it)
+//
+// A clean exit that the policy does not restart (status 0 under on_failure
+// or never) is reported FAILED, with a message that says the process
+// completed. Steward's statuses have no SUCCEEDED (DCM's container status
+// has one), and FAILED is the only one that tells the truth Steward acts on:
+// the provider still holds the instance, but the ordered service no longer
+// runs, so the order's lifecycle should leave "up" and a person should
+// delete or re-order it. RUNNING would hide that the service is gone,
+// UNKNOWN means the provider cannot tell (it can), and DELETED would claim a
+// deletion nobody asked for while the work directory is still held. A
+// process meant to run to completion and be left alone does not fit a
+// service order; one that should come back after exiting 0 wants policy
+// always.
+//
+// Only status changes are reported, each with ObservedTime from Config.Now.
+// Reports for an instance are sent in order by a goroutine of their own, so
+// neither callers nor supervision wait on Steward; a failed report is retried
+// ReportAttempts times with backoff, dropped early when a newer report for
+// the same instance is queued, and otherwise logged as dropped.
+//
+// # No-op mode
+//
+// With Config.NoOp (for benchmarks), Create validates the spec without
+// requiring a command, starts nothing and reports RUNNING at once; Delete
+// forgets the instance and reports DELETED at once; Stop reports nothing.
+// No work directory is used.
+//
+// # Limits
+//
+// The provider keeps no state across restarts. Stop kills every process and
+// reports its instance FAILED; a new provider knows none of the old
+// instances, and answers 404 for them, which Steward reads as gone. If the
+// provider process dies without Stop, its children live on unsupervised.
+package processprovider

@@ -1,0 +1,34 @@
+package processprovider
+
+import (
+	"errors"
+
+	"github.com/stewardhq/steward/internal/invalid"
+)
+
+// ErrStopped is returned by [Provider.Create], [Provider.Delete] and
+// [Provider.Health] once [Provider.Stop] has been called: the provider no
+// longer supervises anything.
+var ErrStopped = errors.New("processprovider: provider stopped")
+
+// RequestError is returned by [Provider.Create] when it refuses a request: an
+// instance id that cannot name a work directory, or a spec field that is
+// missing or malformed. It answers HTTP 400 through HTTPStatus, and unwraps to
+// the [invalid.Error] that names each bad field (for example
+// "spec.process.command"), so Steward's problem table maps it to
+// INVALID_ARGUMENT when the provider runs in-process.
+type RequestError struct {
+	Invalid *invalid.Error
+}
+
+// Error lists the refused fields.
+func (e *RequestError) Error() string { return "processprovider: " + e.Invalid.Error() }
+
+// HTTPStatus is 400 Bad Request: the request, not the provider, is at fault.
+func (e *RequestError) HTTPStatus() int { return 400 }
+
+// Unwrap returns the field list as an [invalid.Error].
+func (e *RequestError) Unwrap() error { return e.Invalid }
+
+// ProblemFields adds the refused fields to a problem+json body.
+func (e *RequestError) ProblemFields() map[string]any { return e.Invalid.ProblemFields() }

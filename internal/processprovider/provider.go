@@ -1,0 +1,337 @@
+package processprovider
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// Reporter sends one status report to Steward; [provider.StatusReporter]
+// (the SDK's HTTP and NATS reporters) satisfies it. Report must honour ctx;
+// an error makes the provider retry the report (see [Config.ReportAttempts]).
+type Reporter interface {
+	Report(ctx context.Context, r provider.StatusReport) error
+}
+
+// ReporterFunc adapts a function to [Reporter].
+type ReporterFunc func(ctx context.Context, r provider.StatusReport) error
+
+// Report calls f.
+func (f ReporterFunc) Report(ctx context.Context, r provider.StatusReport) error { return f(ctx, r) }
+
+// Config configures a [Provider]. A zero field takes the default it documents.
+type Config struct {
+	// Reporter receives every status change. Required.
+	Reporter Reporter
+	// Logger receives the provider's logs. Defaults to discarding them.
+	Logger *slog.Logger
+	// WorkDir holds one directory per instance, WorkDir/<instance_id>, which
+	// is the process's working directory and HOME and holds its stdout.log
+	// and stderr.log. It is created when needed. Required unless NoOp.
+	WorkDir string
+	// NoOp accepts creates and reports RUNNING without starting anything
+	// (benchmark mode); spec.process.command is then optional.
+	NoOp bool
+	// StopGrace is how long a stopping process group has between SIGTERM and
+	// SIGKILL. Defaults to 5s.
+	StopGrace time.Duration
+	// RestartBackoff is the delay before the first restart of a process; it
+	// doubles with each consecutive restart. Defaults to 1s.
+	RestartBackoff time.Duration
+	// RestartBackoffMax caps the restart delay. Defaults to 30s.
+	RestartBackoffMax time.Duration
+	// RestartResetAfter is how long a process must run for its exit not to
+	// count as consecutive with the previous one: the restart count that
+	// spec.max_restarts bounds, and the backoff, start again from zero.
+	// Defaults to 10m.
+	RestartResetAfter time.Duration
+	// ReportAttempts is how many times a status report is tried before it is
+	// dropped and logged. Defaults to 5.
+	ReportAttempts int
+	// ReportBackoff is the delay before the second attempt of a report; it
+	// doubles with each further attempt. Defaults to 500ms.
+	ReportBackoff time.Duration
+	// ReportTimeout bounds each attempt of a report. Defaults to 10s.
+	ReportTimeout time.Duration
+	// Now gives the ObservedTime of reports and times process runs.
+	// Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Provider realises `container` orders as supervised local processes. It
+// implements [provider.Provider] and is safe for concurrent use. Its zero
+// value is not usable: build it with [New], and end it with [Provider.Stop],
+// which stops every process it started.
+type Provider struct {
+	cfg    Config
+	logger *slog.Logger
+
+	// runCtx bounds status reports; Stop cancels it once every process is down.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	// hurry is closed when Stop's ctx ends: stopping processes get SIGKILL
+	// without waiting out StopGrace.
+	hurry     chan struct{}
+	hurryOnce sync.Once
+
+	// supervisors counts instance goroutines; senders counts report senders.
+	// Stop waits for the first, then cancels runCtx, then waits for the second.
+	supervisors sync.WaitGroup
+	senders     sync.WaitGroup
+
+	mu        sync.Mutex
+	instances map[string]*instance
+	stopped   bool
+}
+
+// New returns a Provider for cfg, with defaults filled in. It panics when cfg
+// has no Reporter, no WorkDir outside no-op mode, or a negative duration.
+func New(cfg *Config) *Provider {
+	c := *cfg
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.StopGrace = cmp.Or(c.StopGrace, 5*time.Second)
+	c.RestartBackoff = cmp.Or(c.RestartBackoff, time.Second)
+	c.RestartBackoffMax = cmp.Or(c.RestartBackoffMax, 30*time.Second)
+	c.RestartResetAfter = cmp.Or(c.RestartResetAfter, 10*time.Minute)
+	c.ReportAttempts = cmp.Or(c.ReportAttempts, 5)
+	c.ReportBackoff = cmp.Or(c.ReportBackoff, 500*time.Millisecond)
+	c.ReportTimeout = cmp.Or(c.ReportTimeout, 10*time.Second)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	switch {
+	case c.Reporter == nil:
+		panic("processprovider: Config.Reporter is required")
+	case c.WorkDir == "" && !c.NoOp:
+		panic("processprovider: Config.WorkDir is required unless NoOp")
+	case c.StopGrace < 0 || c.RestartBackoff < 0 || c.RestartBackoffMax < 0 || c.RestartResetAfter < 0 ||
+		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0:
+		panic("processprovider: Config durations and counts must not be negative")
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	return &Provider{
+		cfg:       c,
+		logger:    c.Logger.With("component", "processprovider"),
+		runCtx:    runCtx,
+		cancelRun: cancel,
+		hurry:     make(chan struct{}),
+		instances: make(map[string]*instance),
+	}
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Create starts supervising a process for req and returns at once with status
+// PROVISIONING; RUNNING (or FAILED, if the command cannot be started) follows
+// as a report. It is idempotent by InstanceID: an id it holds returns that
+// instance as it is now and starts nothing, whatever the spec. It returns a
+// [*RequestError] (HTTP 400) for an unusable instance id or spec, and
+// [ErrStopped] after Stop. It does not block on the process or on reports.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.Instance, error) {
+	p.mu.Lock()
+	stopped, held := p.stopped, p.instances[req.InstanceID]
+	p.mu.Unlock()
+	switch {
+	case stopped:
+		return provider.Instance{}, ErrStopped
+	case held != nil:
+		return held.snapshot(), nil
+	}
+	if err := checkInstanceID(req.InstanceID); err != nil {
+		return provider.Instance{}, err
+	}
+	s, ignored, err := parseSpec(req.Spec, !p.cfg.NoOp)
+	if err != nil {
+		return provider.Instance{}, err
+	}
+	if len(ignored) > 0 {
+		p.logger.DebugContext(ctx, "spec fields ignored", "instance_id", req.InstanceID, "fields", ignored)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return provider.Instance{}, ErrStopped
+	}
+	if in, ok := p.instances[req.InstanceID]; ok {
+		return in.snapshot(), nil // a concurrent Create won
+	}
+	var dir string
+	if !p.cfg.NoOp {
+		dir = filepath.Join(p.cfg.WorkDir, req.InstanceID)
+	}
+	in := newInstance(req.InstanceID, s, dir)
+	p.instances[in.id] = in
+	answer := in.snapshot()
+	if p.cfg.NoOp {
+		// Under p.mu, so Stop cannot be waiting on senders yet.
+		p.setStatus(in, provider.StatusRunning, "no-op: nothing started")
+	} else {
+		p.supervisors.Go(func() { p.supervise(in) })
+	}
+	p.logger.InfoContext(ctx, "instance created", "instance_id", in.id, "noop", p.cfg.NoOp)
+	return answer, nil
+}
+
+// Get returns the instance's current status and message, or
+// [provider.ErrNotFound] for an id it does not hold (never created, or
+// deleted). It does not block.
+func (p *Provider) Get(_ context.Context, instanceID string) (provider.Instance, error) {
+	p.mu.Lock()
+	in, ok := p.instances[instanceID]
+	p.mu.Unlock()
+	if !ok {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	return in.snapshot(), nil
+}
+
+// Delete starts stopping the instance's process group (SIGTERM, then SIGKILL
+// after StopGrace) and returns at once with status DELETING; DELETED follows
+// as a report once the process is gone, and the instance is forgotten before
+// that report is sent. Deleting an instance that is already DELETING returns
+// it unchanged. It returns [provider.ErrNotFound] for an id it does not hold,
+// including one already deleted, and [ErrStopped] after Stop.
+func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return provider.Instance{}, ErrStopped
+	}
+	in, ok := p.instances[instanceID]
+	if !ok {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	in.requestDelete()
+	answer := in.snapshot()
+	if p.cfg.NoOp {
+		// Nothing to stop: gone now. Under p.mu, as in Create.
+		delete(p.instances, in.id)
+		p.setStatus(in, provider.StatusDeleted, "deleted")
+	}
+	p.logger.InfoContext(ctx, "instance deleting", "instance_id", instanceID)
+	return answer, nil
+}
+
+// Health returns nil when the provider can start processes, and an error
+// when WorkDir cannot be created or written (or [ErrStopped] after Stop).
+// In no-op mode only Stop makes it fail.
+func (p *Provider) Health(context.Context) error {
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	if stopped {
+		return ErrStopped
+	}
+	if p.cfg.NoOp {
+		return nil
+	}
+	if err := os.MkdirAll(p.cfg.WorkDir, 0o750); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	f, err := os.CreateTemp(p.cfg.WorkDir, ".health-*")
+	if err != nil {
+		return fmt.Errorf("write to work dir: %w", err)
+	}
+	name := f.Name()
+	err = f.Close()
+	if rmErr := os.Remove(name); err == nil {
+		err = rmErr
+	}
+	if err != nil {
+		return fmt.Errorf("write to work dir: %w", err)
+	}
+	return nil
+}
+
+// PID returns the process id of the instance's running process, and false
+// when the instance is unknown or has no process right now (not yet started,
+// waiting to restart, failed, or in no-op mode). The process is the leader of
+// its own process group, whose id is the same number.
+func (p *Provider) PID(instanceID string) (int, bool) {
+	p.mu.Lock()
+	in, ok := p.instances[instanceID]
+	p.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.pid, in.pid != 0
+}
+
+// Stop stops every supervised process group (SIGTERM, then SIGKILL after
+// StopGrace), reports FAILED for each instance whose process it stopped
+// (the provider keeps no state, so those services are lost), and waits until
+// every process and goroutine of the provider has ended. If ctx ends first,
+// the remaining processes get SIGKILL at once and pending reports are
+// abandoned; Stop still waits for them and then returns ctx's error. Stop is
+// idempotent; after it, Create, Delete and Health return [ErrStopped], while
+// Get still answers. In no-op mode it reports nothing.
+func (p *Provider) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	p.stopped = true
+	instances := make([]*instance, 0, len(p.instances))
+	for _, in := range p.instances {
+		instances = append(instances, in)
+	}
+	p.mu.Unlock()
+	for _, in := range instances {
+		in.requestStop()
+	}
+	err := waitOrElse(ctx, &p.supervisors, func() { p.hurryOnce.Do(func() { close(p.hurry) }) })
+	// Supervisors have ended, so no sender can be added any more.
+	err = cmp.Or(err, waitOrElse(ctx, &p.senders, p.cancelRun))
+	p.cancelRun()
+	return err
+}
+
+// waitOrElse waits for wg. If ctx ends first it calls hurry, still waits,
+// and returns ctx's error.
+func waitOrElse(ctx context.Context, wg *sync.WaitGroup, hurry func()) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		hurry()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// forget drops the instance, so Get and Delete answer ErrNotFound and a new
+// Create with its id starts afresh.
+func (p *Provider) forget(in *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.instances[in.id] == in {
+		delete(p.instances, in.id)
+	}
+}
+
+// setStatus records the instance's status and message and, when the status
+// changed, queues a report observed now. DELETING is not reported: Steward
+// set it itself when it called Delete.
+func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
+	if !in.set(s, msg) || s == provider.StatusDeleting {
+		return
+	}
+	p.enqueue(in.out, provider.StatusReport{
+		InstanceID:   in.id,
+		Status:       s,
+		Message:      msg,
+		ObservedTime: p.cfg.Now(),
+	})
+}
