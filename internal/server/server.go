@@ -73,7 +73,8 @@ type Config struct {
 	// ProviderTimeout bounds every call to a provider. Defaults to 10s.
 	ProviderTimeout time.Duration
 	// CleanupInterval is the time between passes of the cleanup worker.
-	// Defaults to 10s.
+	// Defaults to 10s; negative turns the worker off (benchmarks that run
+	// passes themselves).
 	CleanupInterval time.Duration
 	// CleanupMaxRetries is how many failed attempts turn a cleanup task
 	// FAILED. Defaults to 10.
@@ -253,18 +254,17 @@ func (s *Server) buildServices(ctx context.Context) error {
 		FailureThreshold:  s.cfg.ProviderFailureThreshold,
 		CleanupMaxRetries: s.cfg.CleanupMaxRetries,
 	})
-	s.jobs, err = jobs.New(jobs.Config{
-		DB:     s.db,
-		Logger: s.logger.With("component", "jobs"),
-		Periodic: []jobs.Periodic{
-			{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: s.pruneIdempotencyKeys},
-			// Each pass checks the providers whose next check is due, so
-			// running it more often than the interval only tightens timing.
-			{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
-				Run: s.sprm.CheckHealth},
-			{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup},
-		},
-	})
+	periodic := []jobs.Periodic{
+		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: s.pruneIdempotencyKeys},
+		// Each pass checks the providers whose next check is due, so
+		// running it more often than the interval only tightens timing.
+		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
+			Run: s.sprm.CheckHealth},
+	}
+	if s.cfg.CleanupInterval > 0 {
+		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
+	}
+	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic})
 	if err != nil {
 		return err
 	}

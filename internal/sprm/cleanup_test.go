@@ -14,9 +14,9 @@ func TestDeferredDelete_NeverCallsTheProviderSynchronously(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		// The worker runs rarely here, so only the request itself could
+		// No cleanup worker runs here, so only the request itself could
 		// have called the provider.
-		e := setup(t, engine, func(c *server.Config) { c.CleanupInterval = 1<<62 - 1 })
+		e := setup(t, engine, func(c *server.Config) { c.CleanupInterval = -1 })
 		e.create(t, "old")
 		var in instance
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &in)
