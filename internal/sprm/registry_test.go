@@ -111,3 +111,26 @@ func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
 		}
 	})
 }
+
+func TestProviderLoads_CountLiveInstances(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		p2 := providertest.New(t)
+		e.s.Do(t, "POST", "/api/v1/providers", p2.Registration("idle-sp", "vm")).Want(t, http.StatusCreated)
+		e.create(t, "a")
+		e.create(t, "b")
+		loads, err := e.s.SPRM().ProviderLoads(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, l := range loads {
+			got[l.Name] = l.LiveInstances
+		}
+		if len(got) != 2 || got["vm-sp"] != 2 || got["idle-sp"] != 0 {
+			t.Fatalf("loads = %v, want vm-sp 2 and idle-sp 0", got)
+		}
+	})
+}

@@ -57,3 +57,6 @@ LIMIT ?;
 
 -- name: InstanceCountLiveByProvider :one
 SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_at IS NULL;
+
+-- name: InstanceCountLivePerProvider :many
+SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
