@@ -29,7 +29,11 @@ var printer = message.NewPrinter(language.English)
 // value, walked to tell array indices from property names; doc is the schema
 // document, or nil, where messages look up descriptions.
 func fieldErrors(verr *jsonschema.ValidationError, root string, inst, doc any) []invalid.Field {
-	f := flattener{root: root, inst: inst, doc: doc}
+	return flattener{root: root, inst: inst, doc: doc}.fields(verr)
+}
+
+// fields flattens verr as [fieldErrors] describes.
+func (f flattener) fields(verr *jsonschema.ValidationError) []invalid.Field {
 	entries := f.walk(verr)
 	fields := make([]invalid.Field, 0, len(entries))
 	for _, e := range entries {
@@ -55,6 +59,12 @@ type flattener struct {
 	root string
 	inst any
 	doc  any
+	// open drops the failures that only say something is missing (a
+	// required property, too few items or properties, no item matching
+	// "contains", an alternative that more properties would satisfy): a
+	// fragment, such as a catalog item's defaults, may leave them to the
+	// values a user adds later.
+	open bool
 }
 
 // walk returns the leaves under e. Wrappers (the root, $ref, allOf, a group
@@ -70,6 +80,12 @@ func (f flattener) walk(e *jsonschema.ValidationError) []entry {
 			out = append(out, f.walk(c)...)
 		}
 		return out
+	case *kind.Required, *kind.DependentRequired, *kind.Dependency, *kind.MinItems, *kind.MinProperties,
+		*kind.Contains, *kind.MinContains:
+		if f.open {
+			return nil
+		}
+		return f.closed(e)
 	case *kind.AnyOf:
 		return f.alternatives(e, "must include %s")
 	case *kind.OneOf:
@@ -77,6 +93,15 @@ func (f flattener) walk(e *jsonschema.ValidationError) []entry {
 			return f.leaf(loc, "must match exactly one of the allowed forms, but matches several")
 		}
 		return f.alternatives(e, "must include exactly one of %s")
+	default:
+		return f.closed(e)
+	}
+}
+
+// closed words a leaf failure (a missing property included).
+func (f flattener) closed(e *jsonschema.ValidationError) []entry {
+	loc := e.InstanceLocation
+	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		parent := f.path(loc)
 		var out []entry
@@ -131,6 +156,9 @@ func (f flattener) alternatives(e *jsonschema.ValidationError, format string) []
 	onlyMissing := len(e.Causes) > 0
 	for i, c := range e.Causes {
 		got := f.walk(c)
+		if f.open && len(got) == 0 {
+			return nil // this alternative only lacks something a user may add
+		}
 		if i == 0 || distance(got) < distance(best) {
 			best = got
 		}

@@ -87,6 +87,19 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 // validate checks the JSON value v and returns nil or an [*invalid.Error]
 // naming each failing location under field (for example "spec").
 func (s *compiledSchema) validate(field string, v any) error {
+	return s.check(flattener{root: field, doc: s.doc}, v)
+}
+
+// validateFragment is validate for a value that may still lack parts (a
+// catalog item's defaults): failures that only say something is missing
+// are not errors.
+func (s *compiledSchema) validateFragment(field string, v any) error {
+	return s.check(flattener{root: field, doc: s.doc, open: true}, v)
+}
+
+// check validates v and flattens the failures with f, whose inst it sets.
+func (s *compiledSchema) check(f flattener, v any) error {
+	field := f.root
 	v, err := jsonValue(v)
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", field, err)
@@ -99,7 +112,12 @@ func (s *compiledSchema) validate(field string, v any) error {
 	if !errors.As(err, &verr) {
 		return fmt.Errorf("validate %s: %w", field, err)
 	}
-	return &invalid.Error{Fields: fieldErrors(verr, field, v, s.doc)}
+	f.inst = v
+	fields := f.fields(verr)
+	if len(fields) == 0 {
+		return nil // only missing parts, in a fragment
+	}
+	return &invalid.Error{Fields: fields}
 }
 
 // compileError turns a compiler error into a 400 naming the schema. A

@@ -85,6 +85,18 @@ func (r *ServiceTypes) ValidateSpec(serviceType string, spec map[string]any) err
 	return e.schema.validate("spec", spec)
 }
 
+// validateFragment checks a spec that may still lack parts, such as a
+// catalog item's defaults, against serviceType's schema: like ValidateSpec,
+// but a missing property (or too few items) is not an error, and fields are
+// named under root ("defaults.vcpu.count").
+func (r *ServiceTypes) validateFragment(serviceType, root string, spec map[string]any) error {
+	e, err := r.entry(serviceType)
+	if err != nil {
+		return err
+	}
+	return e.schema.validateFragment(root, spec)
+}
+
 func (r *ServiceTypes) entry(id string) (*serviceTypeEntry, error) {
 	r.mu.RLock()
 	e, ok := r.types[id]

@@ -29,12 +29,13 @@ var allowedImports = map[string][]string{
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
 	"internal/cli":             {"internal/bench", "internal/processprovider", "internal/server"},
-	"internal/catalog":         {"internal/invalid"},
+	"internal/catalog":         {"internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/sprm": {"internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,
 	"pkg/provider/providertest": {"pkg/provider"},
+	"internal/policy":           {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 }
 
 // testOnly packages may never be imported by production code.

@@ -5,9 +5,11 @@ import (
 	"net/http"
 
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -35,6 +37,19 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: sprm.ErrInstanceExists, Status: http.StatusConflict, Reason: "ALREADY_EXISTS", Title: "Already exists"},
 		httpapi.Mapping{Err: sprm.ErrCleanupTaskNotFound, Status: http.StatusNotFound, Reason: "CLEANUP_TASK_NOT_FOUND", Title: "Cleanup task not found"},
 		httpapi.Mapping{Err: sprm.ErrCleanupTaskNotFailed, Status: http.StatusConflict, Reason: "CLEANUP_TASK_NOT_FAILED", Title: "Cleanup task not failed"},
+
+		httpapi.Mapping{Err: catalog.ErrServiceTypeNotFound, Status: http.StatusNotFound, Reason: "SERVICE_TYPE_NOT_FOUND", Title: "Service type not found"},
+		httpapi.Mapping{Err: catalog.ErrCatalogItemNotFound, Status: http.StatusNotFound, Reason: "CATALOG_ITEM_NOT_FOUND", Title: "Catalog item not found"},
+		httpapi.Mapping{Err: catalog.ErrCatalogItemExists, Status: http.StatusConflict, Reason: "CATALOG_ITEM_EXISTS", Title: "Catalog item exists"},
+		httpapi.Mapping{Err: catalog.ErrCatalogItemInUse, Status: http.StatusConflict, Reason: "CATALOG_ITEM_IN_USE", Title: "Catalog item in use"},
+
+		httpapi.Mapping{Err: policy.ErrPolicyNotFound, Status: http.StatusNotFound, Reason: "POLICY_NOT_FOUND", Title: "Policy not found"},
+		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},
+		httpapi.Mapping{Err: policy.ErrInvalidPolicy, Status: http.StatusBadRequest, Reason: "INVALID_POLICY", Title: "Invalid policy"},
+		httpapi.Mapping{Err: policy.ErrRejected, Status: http.StatusNotAcceptable, Reason: "POLICY_REJECTED", Title: "Rejected by policy"},
+		httpapi.Mapping{Err: policy.ErrConflict, Status: http.StatusConflict, Reason: "POLICY_CONFLICT", Title: "Policy conflict"},
+		httpapi.Mapping{Err: policy.ErrEvaluation, Status: http.StatusInternalServerError, Reason: "POLICY_EVALUATION_FAILED", Title: "Policy evaluation failed"},
+		httpapi.Mapping{Err: policy.ErrNoProvider, Status: http.StatusServiceUnavailable, Reason: "NO_PROVIDER_AVAILABLE", Title: "No provider available"},
 	)
 }
 

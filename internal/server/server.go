@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
@@ -80,6 +81,10 @@ type Config struct {
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int
 
+	// PolicyRefreshInterval is how often each replica checks for policy
+	// changes made on another. Defaults to 2s.
+	PolicyRefreshInterval time.Duration
+
 	// ProcessProvider runs the reference process provider in-process and
 	// registers it as "process-sp", so orders of `container` start real
 	// processes with nothing else installed (on by default with --dev).
@@ -103,6 +108,8 @@ type Server struct {
 	tracing     *tracing
 	operations  *operations.Service
 	sprm        *sprm.Service
+	catalog     *catalog.Service
+	policy      *policy.Service
 	stopStatus  func()
 	idempotency *httpapi.IdempotencyStore
 	api         *httpapi.API
@@ -172,6 +179,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if err := s.relay.Start(ctx); err != nil {
 		return fmt.Errorf("server: start event relay: %w", err)
+	}
+	// Every replica keeps its own compiled policy set fresh (not a leader job).
+	if err := s.policy.Start(ctx); err != nil {
+		return fmt.Errorf("server: load policies: %w", err)
 	}
 	if err := s.startHTTP(); err != nil {
 		return err
@@ -244,6 +255,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
 	s.sprm = sprm.New(sprm.Config{
 		DB:                s.db,
 		Providers:         provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout}),
@@ -264,6 +276,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
+	s.policy = policy.New(policy.Config{DB: s.db, Logger: s.logger, RefreshInterval: s.cfg.PolicyRefreshInterval,
+		Providers: policy.ProviderSourceFunc(s.availableProviders)})
 	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic})
 	if err != nil {
 		return err
@@ -294,7 +308,23 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	s.operations.Routes(s.api)
 	s.sprm.Routes(s.api)
+	s.catalog.Routes(s.api)
+	s.policy.Routes(s.api)
 	return nil
+}
+
+// availableProviders gives the policy chain the registry's providers and loads.
+func (s *Server) availableProviders(ctx context.Context) ([]policy.ProviderInfo, error) {
+	loads, err := s.sprm.ProviderLoads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]policy.ProviderInfo, len(loads))
+	for i, l := range loads {
+		out[i] = policy.ProviderInfo{Name: l.Name, ServiceTypes: l.ServiceTypes, Metadata: l.Metadata,
+			Status: l.Status, Capacity: l.Capacity, LiveInstances: l.LiveInstances}
+	}
+	return out, nil
 }
 
 func (s *Server) runCleanup(ctx context.Context) error {
@@ -376,6 +406,9 @@ func (s *Server) Stop(ctx context.Context) error {
 			if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
 				errs = append(errs, err)
 			}
+		}
+		if s.policy != nil {
+			errs = append(errs, s.policy.Stop(ctx))
 		}
 		if s.relay != nil {
 			errs = append(errs, s.relay.Stop(ctx))

@@ -1,0 +1,46 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// benchPolicies are typical policies: a constraint, a patch that reads the
+// input, a provider choice among the available providers.
+func benchPolicies(n int) []Policy {
+	bodies := []string{
+		`main := {"constraints": {"vcpu.count": {"maximum": 16}}}`,
+		`main := {"patch": {"labels": {"cost_center": object.get(input.labels, "team", "shared")}}}`,
+		`main := {"selected_provider": p.name} if {
+	some p in input.available_providers
+	p.metadata.region == "west"
+}`,
+	}
+	ps := make([]Policy, n)
+	for i := range ps {
+		ps[i] = pol(fmt.Sprintf("p%d", i), TypeGlobal, i+1, bodies[i%len(bodies)])
+	}
+	return ps
+}
+
+// BenchmarkEvaluate measures one run of the chain (without the database:
+// the set is compiled and in memory, as in production between changes).
+// ns/policy is the cost of each policy in the chain.
+func BenchmarkEvaluate(b *testing.B) {
+	for _, n := range []int{1, 3, 10} {
+		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
+			chain := chainOf(b, benchPolicies(n)...)
+			params := EvaluateParams{Spec: vm(), Labels: map[string]string{"team": "a"}, Project: "default",
+				AvailableProviders: testProviders}
+			ctx, schemas := context.Background(), newSchemaCache()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := evaluate(ctx, chain, schemas, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/policy")
+		})
+	}
+}

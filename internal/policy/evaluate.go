@@ -1,0 +1,350 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/stewardhq/steward/internal/invalid"
+)
+
+// Evaluation outcomes (API.md, evaluateRequest `status`).
+const (
+	StatusApproved = "APPROVED"
+	StatusModified = "MODIFIED"
+)
+
+// EvaluateParams is a request to run through the chain.
+type EvaluateParams struct {
+	// Spec is the requested spec; it is not modified.
+	Spec map[string]any
+	// ServiceType defaults to Spec["service_type"]; one of them is required.
+	ServiceType string
+	Labels      map[string]string
+	// Project is the tenant the request belongs to.
+	Project string
+	// AvailableProviders are offered to the policies, less ExcludeProviders.
+	AvailableProviders []ProviderInfo
+	ExcludeProviders   []string
+	// CurrentProvider is the provider that holds the resource today
+	// (rehydration), shown to policies as input.current_provider. It is not
+	// a selection: a policy must select it to keep it.
+	CurrentProvider string
+}
+
+// Result is the chain's decision.
+type Result struct {
+	// Spec is the evaluated spec: the request's with every patch applied.
+	Spec map[string]any
+	// SelectedProvider is the last provider a policy selected, "" if none did.
+	SelectedProvider string
+	// Status is StatusModified when a patch changed the spec, else StatusApproved.
+	Status string
+	// Constraints maps each constrained field (dotted path) to the JSON
+	// Schema in force for it ({"allOf": [...]} when several apply).
+	Constraints map[string]any
+	// ProviderConstraints is the intersection of every policy's.
+	ProviderConstraints ProviderConstraints
+	// Applied lists, in order, the ids of the policies whose selector
+	// matched and that were evaluated.
+	Applied []string
+}
+
+// Evaluate runs the enabled policies whose label selector matches the
+// request, in chain order, and returns their combined decision. It returns
+// an *invalid.Error without a spec or service type, a [*RejectedError], a
+// [*ConflictError] or an [*EvaluationError] as the chain decides, and
+// ErrNotLoaded before the first load. It is safe to call concurrently with
+// policy changes: a call runs wholly on the set in force when it started.
+func (s *Service) Evaluate(ctx context.Context, p EvaluateParams) (Result, error) {
+	snap := s.current.Load()
+	if snap == nil {
+		return Result{}, ErrNotLoaded
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.EvaluationTimeout, errChainTimeout)
+	defer cancel()
+	return evaluate(ctx, snap.chain, s.schemas, p)
+}
+
+var errChainTimeout = errors.New("the policy chain did not finish in time")
+
+// evaluation is the state one run of the chain accumulates.
+type evaluation struct {
+	serviceType string
+	orig, spec  map[string]any
+	available   []ProviderInfo
+	fields      *constraintSet
+	providers   ProviderConstraints
+	// providersBy is the last policy that added provider constraints.
+	providersBy *Ref
+	selected    string
+	selectedBy  *Ref
+	// static holds the input members no policy changes; dynamic caches
+	// the others until a policy changes them; in caches the whole input.
+	static  [][2]*ast.Term
+	dynamic map[string]*ast.Term
+	in      ast.Value
+}
+
+func evaluate(ctx context.Context, chain []entry, schemas *schemaCache, p EvaluateParams) (Result, error) {
+	ev, err := newEvaluation(p, schemas)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	for _, e := range chain {
+		if !e.policy.Matches(ev.serviceType, p.Project, p.Labels) {
+			continue
+		}
+		res.Applied = append(res.Applied, e.policy.ID)
+		out, ok, err := ev.run(ctx, e)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			if err := ev.apply(e.policy, out); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	res.Spec = plainJSON(ev.spec).(map[string]any)
+	res.Status = StatusApproved
+	if !equalJSON(ev.orig, ev.spec) {
+		res.Status = StatusModified
+	}
+	res.SelectedProvider, res.Constraints, res.ProviderConstraints = ev.selected, ev.fields.view, ev.providers
+	return res, nil
+}
+
+func newEvaluation(p EvaluateParams, schemas *schemaCache) (*evaluation, error) {
+	if p.Spec == nil {
+		return nil, invalid.New("spec", "is required")
+	}
+	st := p.ServiceType
+	if st == "" {
+		st, _ = p.Spec["service_type"].(string)
+	}
+	if st == "" {
+		return nil, invalid.New("spec.service_type", "is required")
+	}
+	orig, err := toJSONValue(p.Spec)
+	if err != nil {
+		return nil, invalid.New("spec", "must be a JSON object: %v", err)
+	}
+	spec, _ := copyJSON(orig)
+	ev := &evaluation{serviceType: st, orig: orig.(map[string]any), spec: spec.(map[string]any), fields: newConstraintSet(schemas),
+		dynamic: map[string]*ast.Term{}}
+	avail := []any{}
+	for _, pi := range p.AvailableProviders {
+		if slices.Contains(p.ExcludeProviders, pi.Name) {
+			continue
+		}
+		ev.available = append(ev.available, pi)
+		types, _ := copyJSON(nonNil(pi.ServiceTypes))
+		meta, _ := copyJSON(nonNilMap(pi.Metadata))
+		avail = append(avail, map[string]any{"name": pi.Name, "service_types": types, "metadata": meta, "status": pi.Status})
+	}
+	labels, _ := copyJSON(nonNilMap(p.Labels))
+	excluded, _ := copyJSON(nonNil(p.ExcludeProviders))
+	static := map[string]any{
+		"service_type":        st,
+		"labels":              labels,
+		"project":             p.Project,
+		"current_provider":    p.CurrentProvider,
+		"available_providers": avail,
+		"exclude_providers":   excluded,
+	}
+	// The parts of the input no policy changes become Rego values once.
+	for k, v := range static {
+		term, err := ast.InterfaceToValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("policy input %s: %w", k, err)
+		}
+		ev.static = append(ev.static, [2]*ast.Term{ast.StringTerm(k), ast.NewTerm(term)})
+	}
+	return ev, nil
+}
+
+// run evaluates one policy; ok is false when its main is undefined (the
+// policy has nothing to say about this request).
+func (ev *evaluation) run(ctx context.Context, e entry) (out output, ok bool, err error) {
+	input, err := ev.input()
+	if err != nil {
+		return output{}, false, err
+	}
+	rs, err := e.mod.query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errChainTimeout) {
+			return output{}, false, &EvaluationError{Policy: e.policy.Ref(), Err: errChainTimeout}
+		}
+		if ctx.Err() != nil {
+			return output{}, false, ctx.Err()
+		}
+		return output{}, false, &EvaluationError{Policy: e.policy.Ref(), Err: err}
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return output{}, false, nil
+	}
+	if out, err = parseOutput(rs[0].Expressions[0].Value); err != nil {
+		return output{}, false, &EvaluationError{Policy: e.policy.Ref(), Err: err}
+	}
+	return out, true, nil
+}
+
+// input is the Rego contract's input for the next policy. The object is
+// rebuilt only when a policy changed a part of it, and then only that part
+// is converted again.
+func (ev *evaluation) input() (ast.Value, error) {
+	if ev.in != nil {
+		return ev.in, nil
+	}
+	terms := slices.Clone(ev.static)
+	for _, k := range []string{"spec", "provider", "constraints", "provider_constraints"} {
+		t := ev.dynamic[k]
+		if t == nil {
+			var v any
+			switch k {
+			case "spec":
+				v = ev.spec
+			case "provider":
+				v = ev.selected
+			case "constraints":
+				v = ev.fields.view
+			case "provider_constraints":
+				allow, _ := copyJSON(nonNil(ev.providers.AllowList))
+				patterns, _ := copyJSON(nonNil(ev.providers.Patterns))
+				meta, _ := copyJSON(nonNilMap(ev.providers.Metadata))
+				v = map[string]any{"allow_list": allow, "patterns": patterns, "metadata": meta}
+			}
+			val, err := ast.InterfaceToValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("policy input %s: %w", k, err)
+			}
+			t = ast.NewTerm(val)
+			ev.dynamic[k] = t
+		}
+		terms = append(terms, [2]*ast.Term{ast.StringTerm(k), t})
+	}
+	ev.in = ast.NewObject(terms...)
+	return ev.in, nil
+}
+
+// changed marks input parts to convert again.
+func (ev *evaluation) changed(keys ...string) {
+	for _, k := range keys {
+		delete(ev.dynamic, k)
+	}
+	ev.in = nil
+}
+
+// apply folds one policy's answer into the evaluation: rejection first,
+// then its field constraints, its patch, its provider constraints and its
+// provider choice, each checked against everything decided before.
+func (ev *evaluation) apply(p Policy, out output) error {
+	if out.Rejected {
+		return &RejectedError{Policy: p.Ref(), Reason: cmp.Or(out.RejectionReason, "the policy gave no reason")}
+	}
+	recheck := false
+	for _, path := range slices.Sorted(maps.Keys(out.Constraints)) {
+		if err := ev.fields.add(p, path, out.Constraints[path]); err != nil {
+			return err
+		}
+		ev.changed("constraints")
+		recheck = true
+	}
+	if out.Patch != nil {
+		if st, ok := out.Patch["service_type"]; ok && st != ev.serviceType {
+			return &ConflictError{Policy: p.Ref(), Field: "service_type", Reason: "a policy may not change the service type"}
+		}
+		ev.spec = mergePatch(ev.spec, out.Patch).(map[string]any)
+		ev.changed("spec")
+		recheck = true
+	}
+	if recheck {
+		if err := ev.fields.check(ev.spec, ev.orig, p); err != nil {
+			return err
+		}
+	}
+	if out.ProviderConstraints != nil {
+		if err := ev.constrainProviders(p, *out.ProviderConstraints); err != nil {
+			return err
+		}
+	}
+	if out.SelectedProvider != "" {
+		return ev.selectProvider(p, out.SelectedProvider)
+	}
+	return nil
+}
+
+func (ev *evaluation) constrainProviders(p Policy, more ProviderConstraints) error {
+	for _, pat := range more.Patterns {
+		if _, err := pathMatch(pat); err != nil {
+			return &EvaluationError{Policy: p.Ref(), Err: fmt.Errorf("provider_constraints.patterns: %q: %w", pat, err)}
+		}
+	}
+	merged, conflict := ev.providers.merge(more)
+	if conflict != "" {
+		return &ConflictError{Policy: p.Ref(), Field: "provider", With: ev.providersBy, Reason: conflict}
+	}
+	ev.providers, ev.providersBy = merged, refOf(p)
+	ev.changed("provider_constraints")
+	if ev.selected != "" && !ev.providers.Allows(ev.provider(ev.selected)) {
+		return &ConflictError{Policy: p.Ref(), Field: "provider", With: ev.selectedBy,
+			Reason: fmt.Sprintf("its provider constraints exclude provider %q, selected earlier", ev.selected)}
+	}
+	return nil
+}
+
+func (ev *evaluation) selectProvider(p Policy, name string) error {
+	i := slices.IndexFunc(ev.available, func(pi ProviderInfo) bool { return pi.Name == name })
+	switch {
+	case i < 0:
+		return &ConflictError{Policy: p.Ref(), Field: "provider",
+			Reason: fmt.Sprintf("provider %q is not available (unknown or excluded)", name)}
+	case !ev.available[i].Serves(ev.serviceType):
+		return &ConflictError{Policy: p.Ref(), Field: "provider",
+			Reason: fmt.Sprintf("provider %q does not serve %q", name, ev.serviceType)}
+	case !ev.providers.Allows(ev.available[i]):
+		return &ConflictError{Policy: p.Ref(), Field: "provider", With: ev.providersBy,
+			Reason: fmt.Sprintf("provider %q is excluded by the provider constraints", name)}
+	}
+	ev.selected, ev.selectedBy = name, refOf(p)
+	ev.changed("provider")
+	return nil
+}
+
+// provider returns the available provider with the name (a bare name if
+// it is not available, which no allow list or metadata then matches).
+func (ev *evaluation) provider(name string) ProviderInfo {
+	for _, pi := range ev.available {
+		if pi.Name == name {
+			return pi
+		}
+	}
+	return ProviderInfo{Name: name}
+}
+
+func refOf(p Policy) *Ref {
+	r := p.Ref()
+	return &r
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}

@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Routes registers the policy resources and evaluateRequest on api.
+func (s *Service) Routes(api *httpapi.API) {
+	api.Handle("POST /api/v1/policies", s.handleCreate)
+	api.Handle("GET /api/v1/policies", s.handleList)
+	api.Handle("GET /api/v1/policies/{policy_id}", s.handleGet)
+	api.Handle("PATCH /api/v1/policies/{policy_id}", s.handleUpdate)
+	api.Handle("DELETE /api/v1/policies/{policy_id}", s.handleDelete)
+	api.Handle("POST /api/v1/policies:evaluateRequest", s.handleEvaluate)
+	// The rehydration seed's path, served as written (DESIGN §4).
+	api.Handle("POST /api/v1alpha1/policies:evaluateRequest", s.handleEvaluate)
+}
+
+type policyView struct {
+	Policy
+	Path string `json:"path"`
+	ETag string `json:"etag"`
+}
+
+func viewPolicy(p Policy) policyView {
+	if p.LabelSelector == nil {
+		p.LabelSelector = map[string]string{}
+	}
+	return policyView{p, "policies/" + p.ID, httpapi.ETag(p.Version)}
+}
+
+func writePolicy(w http.ResponseWriter, status int, p Policy) error {
+	w.Header().Set("ETag", httpapi.ETag(p.Version))
+	return httpapi.WriteJSON(w, status, viewPolicy(p))
+}
+
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		DisplayName   string            `json:"display_name"`
+		PolicyType    Type              `json:"policy_type"`
+		Priority      *int              `json:"priority"`
+		LabelSelector map[string]string `json:"label_selector"`
+		RegoCode      string            `json:"rego_code"`
+		Enabled       *bool             `json:"enabled"`
+	}
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	params := CreateParams{
+		ID: r.URL.Query().Get("id"), DisplayName: body.DisplayName, PolicyType: body.PolicyType, Priority: DefaultPriority,
+		LabelSelector: body.LabelSelector, RegoCode: body.RegoCode, Enabled: body.Enabled,
+	}
+	if body.Priority != nil {
+		if *body.Priority == 0 {
+			return invalid.New("priority", "must be between %d and %d", MinPriority, MaxPriority)
+		}
+		params.Priority = *body.Priority
+	}
+	p, err := s.Create(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/policies/"+p.ID)
+	return writePolicy(w, http.StatusCreated, p)
+}
+
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	enabled, err := httpapi.QueryBool(r, "enabled")
+	if err != nil {
+		return err
+	}
+	t := Type(r.URL.Query().Get("policy_type"))
+	if t != "" && !t.Valid() {
+		return invalid.New("policy_type", "must be GLOBAL, TENANT or USER")
+	}
+	ps, err := s.Policies(r.Context(), ListParams{PolicyType: t, Enabled: enabled, Page: page})
+	if err != nil {
+		return err
+	}
+	out := store.Page[policyView]{Results: make([]policyView, len(ps.Results)), NextPageToken: ps.NextPageToken}
+	for i, p := range ps.Results {
+		out.Results[i] = viewPolicy(p)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.Policy(r.Context(), r.PathValue("policy_id"))
+	if err != nil {
+		return err
+	}
+	return writePolicy(w, http.StatusOK, p)
+}
+
+func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
+	version, ok, err := httpapi.IfMatchVersion(r)
+	if err != nil {
+		return err
+	}
+	var patch Patch
+	if err := httpapi.DecodeJSON(r, &patch); err != nil {
+		return err
+	}
+	p, err := s.Update(r.Context(), r.PathValue("policy_id"), patch, optional(version, ok))
+	if err != nil {
+		return err
+	}
+	return writePolicy(w, http.StatusOK, p)
+}
+
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
+	version, ok, err := httpapi.IfMatchVersion(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Delete(r.Context(), r.PathValue("policy_id"), optional(version, ok)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type evaluateRequest struct {
+	ServiceInstance struct {
+		Spec   map[string]any    `json:"spec"`
+		Labels map[string]string `json:"labels"`
+	} `json:"service_instance"`
+	ExcludeProviders []string `json:"exclude_providers"`
+}
+
+type evaluateResponse struct {
+	EvaluatedServiceInstance struct {
+		Spec map[string]any `json:"spec"`
+	} `json:"evaluated_service_instance"`
+	SelectedProvider    string              `json:"selected_provider"`
+	Status              string              `json:"status"`
+	AppliedPolicies     []string            `json:"applied_policies"`
+	Constraints         map[string]any      `json:"constraints"`
+	ProviderConstraints ProviderConstraints `json:"provider_constraints"`
+}
+
+// handleEvaluate serves evaluateRequest (rehydration seed). It is advisory:
+// it stores nothing, and when no policy selects a provider it names the one
+// the default rule would pick now ("" if none fits).
+func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
+	var req evaluateRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	spec := req.ServiceInstance.Spec
+	if spec == nil {
+		return invalid.New("service_instance.spec", "is required")
+	}
+	serviceType, _ := spec["service_type"].(string)
+	if serviceType == "" {
+		return invalid.New("service_instance.spec.service_type", "is required")
+	}
+	providers, err := s.cfg.Providers.AvailableProviders(r.Context())
+	if err != nil {
+		return fmt.Errorf("list providers for policy evaluation: %w", err)
+	}
+	res, err := s.Evaluate(r.Context(), EvaluateParams{
+		Spec: spec, ServiceType: serviceType, Labels: req.ServiceInstance.Labels, Project: auth.ProjectFrom(r.Context()),
+		AvailableProviders: providers, ExcludeProviders: req.ExcludeProviders,
+	})
+	if err != nil {
+		return err
+	}
+	if res.SelectedProvider == "" {
+		if p, err := PickProvider(PickParams{Providers: providers, ServiceType: serviceType,
+			Constraints: res.ProviderConstraints, Exclude: req.ExcludeProviders}); err == nil {
+			res.SelectedProvider = p.Name
+		}
+	}
+	var out evaluateResponse
+	out.EvaluatedServiceInstance.Spec = res.Spec
+	out.SelectedProvider, out.Status, out.AppliedPolicies = res.SelectedProvider, res.Status, nonNil(res.Applied)
+	out.Constraints, out.ProviderConstraints = res.Constraints, res.ProviderConstraints
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func optional(v int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
