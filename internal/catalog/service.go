@@ -39,18 +39,23 @@ type Config struct {
 	// Orders, when set, is asked for an item's live orders before the item
 	// is deleted. Defaults to none: every delete is allowed.
 	Orders OrderCounter
+	// Placement places orders and realises them (placement). Required for
+	// orders; without it, creating one fails.
+	Placement placer
 	// Logger receives the catalog's logs. Defaults to discarding them.
 	Logger *slog.Logger
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
 }
 
-// Service serves the service types and owns the catalog items. It is safe
+// Service serves the service types and owns the catalog items and the
+// orders made from them (catalog item instances). It is safe
 // for concurrent use by multiple goroutines.
 type Service struct {
-	cfg Config
-	log *slog.Logger
-	q   store.Queries
+	cfg       Config
+	log       *slog.Logger
+	q         store.Queries
+	lifecycle lifecycle
 }
 
 // New returns a Service. It panics when a required Config field is missing.
@@ -66,6 +71,8 @@ func New(cfg Config) *Service {
 		cfg: cfg,
 		log: cfg.Logger.With("component", "catalog"),
 		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+
+		lifecycle: simpleLifecycle{},
 	}
 }
 

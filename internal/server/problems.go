@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
@@ -42,6 +43,10 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: catalog.ErrCatalogItemNotFound, Status: http.StatusNotFound, Reason: "CATALOG_ITEM_NOT_FOUND", Title: "Catalog item not found"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemExists, Status: http.StatusConflict, Reason: "CATALOG_ITEM_EXISTS", Title: "Catalog item exists"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemInUse, Status: http.StatusConflict, Reason: "CATALOG_ITEM_IN_USE", Title: "Catalog item in use"},
+		httpapi.Mapping{Err: catalog.ErrOrderNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found"},
+		httpapi.Mapping{Err: catalog.ErrOrderExists, Status: http.StatusConflict, Reason: "ORDER_EXISTS", Title: "Order exists"},
+
+		httpapi.Mapping{Err: placement.ErrResourceNotFound, Status: http.StatusNotFound, Reason: "RESOURCE_NOT_FOUND", Title: "Resource not found"},
 
 		httpapi.Mapping{Err: policy.ErrPolicyNotFound, Status: http.StatusNotFound, Reason: "POLICY_NOT_FOUND", Title: "Policy not found"},
 		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},

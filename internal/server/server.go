@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
 
 	"github.com/stewardhq/steward/api"
 	"github.com/stewardhq/steward/internal/auth"
@@ -27,6 +28,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/sprm"
@@ -109,6 +111,7 @@ type Server struct {
 	operations  *operations.Service
 	sprm        *sprm.Service
 	catalog     *catalog.Service
+	placement   *placement.Service
 	policy      *policy.Service
 	stopStatus  func()
 	idempotency *httpapi.IdempotencyStore
@@ -255,11 +258,14 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
 	s.sprm = sprm.New(sprm.Config{
-		DB:                s.db,
-		Providers:         provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout}),
-		Specs:             serviceTypes,
+		DB:        s.db,
+		Providers: provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout}),
+		Specs:     serviceTypes,
+		// Status flows SPRM → placement → orders, in the SPRM's transaction.
+		Observer: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
+			return s.placement.InstanceStatusChangedTx(ctx, tx, st)
+		}),
 		Logger:            s.logger,
 		Registerer:        s.registry,
 		HealthInterval:    s.cfg.HealthInterval,
@@ -278,7 +284,23 @@ func (s *Server) buildServices(ctx context.Context) error {
 	}
 	s.policy = policy.New(policy.Config{DB: s.db, Logger: s.logger, RefreshInterval: s.cfg.PolicyRefreshInterval,
 		Providers: policy.ProviderSourceFunc(s.availableProviders)})
-	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic})
+	s.placement = placement.New(placement.Config{
+		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
+		Jobs: lazyJobs{s}, Logger: s.logger,
+		Orders: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
+			return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
+		}),
+	})
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger,
+		Placement: s.placement,
+		Orders: catalog.OrderCounterFunc(func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
+			return s.catalog.LiveOrdersOfCatalogItemTx(ctx, tx, itemID)
+		}),
+	})
+	workers := jobs.NewWorkers()
+	s.placement.RegisterWorkers(workers)
+	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic,
+		Workers: workers})
 	if err != nil {
 		return err
 	}
@@ -310,7 +332,16 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.sprm.Routes(s.api)
 	s.catalog.Routes(s.api)
 	s.policy.Routes(s.api)
+	s.placement.Routes(s.api)
 	return nil
+}
+
+// lazyJobs lets placement enqueue through the jobs client, which is built
+// after placement has registered its workers.
+type lazyJobs struct{ s *Server }
+
+func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	return l.s.jobs.InsertTx(ctx, tx, args, opts)
 }
 
 // availableProviders gives the policy chain the registry's providers and loads.

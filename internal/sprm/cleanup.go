@@ -121,7 +121,8 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 			if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskDelete"), task.ID); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID)
+			_, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
+				s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID)
 			return err
 		})
 		if err != nil {

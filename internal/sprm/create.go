@@ -79,7 +79,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 	if !status.Valid() || status == provider.StatusPending {
 		status = provider.StatusProvisioning
 	}
-	if _, err := s.cfg.DB.Exec(wctx, s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID); err != nil {
+	if _, err := s.setStatus(wctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
+		s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID); err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		s.queueUnknown(wctx, p.ID, prov.Name, serviceType, err)
 		return Instance{}, &OutcomeUnknownError{InstanceID: p.ID, Kind: ErrRecordFailed, Err: err}

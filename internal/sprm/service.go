@@ -29,7 +29,10 @@ type Config struct {
 	DB        *store.DB
 	Providers providerClient
 	Specs     specValidator
-	Logger    *slog.Logger
+	// Observer, when set, is told of every status change of an instance,
+	// in the transaction that writes it. Defaults to none.
+	Observer StatusObserver
+	Logger   *slog.Logger
 	// Registerer receives the SPRM's metrics. Defaults to none.
 	Registerer prometheus.Registerer
 	// Now reads the clock. Defaults to time.Now.

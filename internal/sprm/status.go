@@ -28,8 +28,8 @@ func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusR
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t,
-			string(r.Status), t, id, observed)
+		n, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
+			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t, id, observed)
 		if err != nil {
 			return Instance{}, fmt.Errorf("apply status to %s: %w", id, err)
 		}

@@ -1,0 +1,29 @@
+// Package placement is the Placement Manager of the rehydration seed
+// (rehydration-flow.txt). It owns resources: one per instance id, holding
+// the original intent (the spec built from the catalog item and the user's
+// values, exactly as ordered), the validated request (that spec after the
+// policy chain: what the provider gets), the provider chosen and the status
+// the SPRM last saw.
+//
+// [Service.Place] runs the policy chain and picks a provider when no policy
+// selected one (policy.PickProvider: healthy, serving the service type,
+// allowed by the policies, with capacity left; fewest live instances, then
+// name). [Service.RecordTx] stores the resource in the order's transaction
+// and, in the same transaction, queues the River job that asks the SPRM to
+// create the instance, so an order that commits is always provisioned and
+// one that rolls back never is. The job uses the instance id as the SPRM id,
+// so a retry after a crash finds the instance (sprm.ErrInstanceExists) and
+// never provisions twice. Only transient failures (provider unavailable,
+// store errors) are retried, a bounded number of times; a refusal, or a
+// create whose outcome is unknown (the SPRM queued it for cleanup), marks
+// the resource and the order FAILED.
+//
+// [Service.DeleteTx] marks a resource deleted in the caller's transaction
+// and queues the job that deletes the instance through the SPRM.
+//
+// Status flows SPRM → placement → orders: placement observes the SPRM's
+// instance status changes ([Service.InstanceStatusChangedTx]) and passes
+// them on to Config.Orders, all in the SPRM's transaction.
+//
+// Not yet here: rehydration (POST /api/v1/resources/{instance_id}:rehydrate).
+package placement

@@ -1,0 +1,7 @@
+package placement
+
+import "errors"
+
+// ErrResourceNotFound is returned when no resource has the instance id (in
+// the caller's project).
+var ErrResourceNotFound = errors.New("resource not found")

@@ -1,0 +1,62 @@
+package placement
+
+import (
+	"net/http"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Routes registers the resources collection on api.
+func (s *Service) Routes(api *httpapi.API) {
+	api.Handle("GET /api/v1/resources", s.handleList)
+	api.Handle("GET /api/v1/resources/{instance_id}", s.handleGet)
+}
+
+type resourceView struct {
+	Resource
+	Path       string `json:"path"`
+	InstanceID string `json:"instance_id"`
+}
+
+func viewResource(r Resource) resourceView {
+	return resourceView{Resource: r, Path: "resources/" + r.ID, InstanceID: r.ID}
+}
+
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	rs, err := s.Resources(r.Context(), ListResourcesParams{
+		Project: auth.ProjectFrom(r.Context()), CatalogItemInstanceID: q.Get("catalog_item_instance_id"),
+		ProviderName: q.Get("provider_name"), ShowDeleted: showDeleted != nil && *showDeleted, Page: page,
+	})
+	if err != nil {
+		return err
+	}
+	out := store.Page[resourceView]{Results: make([]resourceView, len(rs.Results)), NextPageToken: rs.NextPageToken}
+	for i, res := range rs.Results {
+		out.Results[i] = viewResource(res)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
+	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	res, err := s.Resource(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"),
+		showDeleted != nil && *showDeleted)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewResource(res))
+}

@@ -1,0 +1,137 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// provisionArgs is the job that creates a resource's instance through the
+// SPRM. It carries the id only: the request is in the resources table.
+type provisionArgs struct {
+	InstanceID string `json:"instance_id"`
+}
+
+func (provisionArgs) Kind() string { return "placement.provision" }
+
+type provisionWorker struct {
+	river.WorkerDefaults[provisionArgs]
+	s *Service
+}
+
+func (w *provisionWorker) Work(ctx context.Context, job *river.Job[provisionArgs]) error {
+	return w.s.provision(ctx, job.Args.InstanceID, job.Attempt >= job.MaxAttempts)
+}
+
+func (w *provisionWorker) NextRetry(job *river.Job[provisionArgs]) time.Time {
+	return time.Now().Add(w.s.backoff(job.Attempt))
+}
+
+// provision asks the SPRM to create the resource's instance. The instance
+// id is the SPRM id, so a retried job finds what an earlier attempt made
+// (sprm.ErrInstanceExists) and creates nothing twice. Transient failures
+// are returned (River retries them) until the last attempt; anything else,
+// and the last attempt's failure, marks the resource and the order FAILED.
+func (s *Service) provision(ctx context.Context, instanceID string, last bool) error {
+	r, err := s.Resource(ctx, "", instanceID, true)
+	if errors.Is(err, ErrResourceNotFound) {
+		s.log.WarnContext(ctx, "provision job for an unknown resource; dropped", "instance_id", instanceID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.DeletedAt != nil || r.Status != provider.StatusPending {
+		return nil // deleted before it was provisioned, or already provisioned
+	}
+	_, err = s.cfg.SPRM.Create(ctx, sprm.CreateParams{
+		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest,
+		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
+	})
+	switch {
+	case err == nil || errors.Is(err, sprm.ErrInstanceExists):
+		return s.deleteIfOrderGone(ctx, instanceID)
+	case transient(err) && !last:
+		return fmt.Errorf("provision %s on %s: %w", instanceID, r.ProviderName, err)
+	}
+	s.log.WarnContext(ctx, "provisioning failed", "instance_id", instanceID, "provider", r.ProviderName, "error", err)
+	return s.fail(ctx, instanceID, "provisioning failed: "+err.Error())
+}
+
+// deleteIfOrderGone deletes an instance whose order was deleted while the
+// create was in flight (the delete job then found nothing to delete).
+func (s *Service) deleteIfOrderGone(ctx context.Context, instanceID string) error {
+	r, err := s.Resource(ctx, "", instanceID, true)
+	if err != nil || r.DeletedAt == nil {
+		return err
+	}
+	return s.deprovision(ctx, instanceID)
+}
+
+// transient reports whether a create failure may pass by itself: the
+// provider is not healthy now, or Steward's own store failed. A refusal, a
+// bad request and an unknown outcome (the SPRM queued the instance for
+// cleanup, so its id is spent) are final.
+func transient(err error) bool {
+	var refused *sprm.ProviderError
+	var unknown *sprm.OutcomeUnknownError
+	var bad *invalid.Error
+	switch {
+	case errors.As(err, &refused), errors.As(err, &unknown), errors.As(err, &bad),
+		errors.Is(err, sprm.ErrProviderNotFound):
+		return false
+	}
+	return true
+}
+
+// backoff is the wait after the attempt-th failed attempt.
+func (s *Service) backoff(attempt int) time.Duration {
+	d := s.cfg.RetryBackoff
+	for i := 1; i < attempt && d < time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, time.Minute)
+}
+
+// deprovisionArgs is the job that deletes a resource's instance through the
+// SPRM.
+type deprovisionArgs struct {
+	InstanceID string `json:"instance_id"`
+}
+
+func (deprovisionArgs) Kind() string { return "placement.deprovision" }
+
+type deprovisionWorker struct {
+	river.WorkerDefaults[deprovisionArgs]
+	s *Service
+}
+
+func (w *deprovisionWorker) Work(ctx context.Context, job *river.Job[deprovisionArgs]) error {
+	return w.s.deprovision(ctx, job.Args.InstanceID)
+}
+
+func (w *deprovisionWorker) NextRetry(job *river.Job[deprovisionArgs]) time.Time {
+	return time.Now().Add(w.s.backoff(job.Attempt))
+}
+
+// deprovision deletes the instance through the SPRM (not deferred). The
+// SPRM records the outcome and tells placement through its observer; an
+// instance the SPRM does not hold (never created, refused, or already
+// deleted) marks the resource DELETED here.
+func (s *Service) deprovision(ctx context.Context, instanceID string) error {
+	_, err := s.cfg.SPRM.Delete(ctx, "", instanceID, false)
+	if errors.Is(err, sprm.ErrInstanceNotFound) {
+		return s.deleted(ctx, instanceID)
+	}
+	if err != nil {
+		return fmt.Errorf("delete instance %s: %w", instanceID, err)
+	}
+	return nil
+}

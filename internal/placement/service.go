@@ -1,0 +1,92 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// evaluator runs the policy chain (*policy.Service).
+type evaluator interface {
+	Evaluate(ctx context.Context, p policy.EvaluateParams) (policy.Result, error)
+}
+
+// providerSource lists the registered providers with their loads (the
+// SPRM's, adapted in internal/server).
+type providerSource interface {
+	AvailableProviders(ctx context.Context) ([]policy.ProviderInfo, error)
+}
+
+// provisioner creates and deletes instances on providers (*sprm.Service).
+type provisioner interface {
+	Create(ctx context.Context, p sprm.CreateParams) (sprm.Instance, error)
+	Delete(ctx context.Context, project, id string, deferred bool) (sprm.Instance, error)
+}
+
+// jobInserter queues River jobs in a transaction (*jobs.Client).
+type jobInserter interface {
+	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Config configures the Service. Every field but Logger, Now, Orders,
+// MaxAttempts and RetryBackoff is required.
+type Config struct {
+	DB        *store.DB
+	Policy    evaluator
+	Providers providerSource
+	SPRM      provisioner
+	Jobs      jobInserter
+	// Orders is told of every status change of a resource, in the same
+	// transaction (the order flow). Defaults to none.
+	Orders sprm.StatusObserver
+	Logger *slog.Logger
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+	// MaxAttempts bounds the attempts of a provision or delete job.
+	// Defaults to 8.
+	MaxAttempts int
+	// RetryBackoff is the wait before a job's second attempt; it doubles at
+	// each attempt, up to a minute. Defaults to 1s.
+	RetryBackoff time.Duration
+}
+
+// Service is the Placement Manager. It is safe for concurrent use.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+	q   store.Queries
+}
+
+// New returns a Service. It panics when a required Config field is missing.
+func New(cfg Config) *Service {
+	if cfg.DB == nil || cfg.Policy == nil || cfg.Providers == nil || cfg.SPRM == nil || cfg.Jobs == nil {
+		panic("placement: Config.DB, Policy, Providers, SPRM and Jobs are required")
+	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 8)
+	cfg.RetryBackoff = cmp.Or(cfg.RetryBackoff, time.Second)
+	return &Service{
+		cfg: cfg,
+		log: cfg.Logger.With("component", "placement"),
+		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+	}
+}
+
+// RegisterWorkers adds placement's River workers (provision, deprovision)
+// to the registry the jobs client is built with.
+func (s *Service) RegisterWorkers(w *river.Workers) {
+	river.AddWorker(w, &provisionWorker{s: s})
+	river.AddWorker(w, &deprovisionWorker{s: s})
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,34 @@
+-- name: ResourceInsert :exec
+INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_type, labels, original_request,
+                       validated_request, provider_name, policy_status, status, create_time, update_time)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?);
+
+-- name: ResourceGet :one
+SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+FROM resources
+WHERE instance_id = ? AND (? = '' OR project = ?);
+
+-- name: ResourceList :many
+SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+FROM resources
+WHERE project = ?
+  AND (? = '' OR catalog_item_instance_id = ?)
+  AND (? = '' OR provider_name = ?)
+  AND (? OR deleted_at IS NULL)
+  AND (create_time, instance_id) > (?, ?)
+ORDER BY create_time, instance_id
+LIMIT ?;
+
+-- name: ResourceSetStatus :exec
+-- A status of DELETED also marks the resource deleted.
+UPDATE resources
+SET status = ?, status_message = ?, update_time = ?,
+    deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END
+WHERE instance_id = ?;
+
+-- name: ResourceMarkDeleting :exec
+UPDATE resources
+SET deleted_at = COALESCE(deleted_at, ?), update_time = ?
+WHERE instance_id = ?;

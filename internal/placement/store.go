@@ -1,0 +1,83 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanResource(row scanner) (Resource, error) {
+	var r Resource
+	var labels, original, validated json.RawMessage
+	var status string
+	err := row.Scan(&r.ID, &r.CatalogItemInstanceID, &r.Project, &r.ServiceType, &labels, &original, &validated,
+		&r.ProviderName, &r.PolicyStatus, &status, &r.StatusMessage, &r.CreateTime, &r.UpdateTime, &r.DeletedAt)
+	if errors.Is(err, store.ErrNotFound) {
+		return Resource{}, ErrResourceNotFound
+	}
+	if err != nil {
+		return Resource{}, fmt.Errorf("read resource: %w", err)
+	}
+	r.Status = provider.Status(status)
+	for _, f := range []struct {
+		raw json.RawMessage
+		dst any
+	}{{labels, &r.Labels}, {original, &r.OriginalRequest}, {validated, &r.ValidatedRequest}} {
+		if err := json.Unmarshal(f.raw, f.dst); err != nil {
+			return Resource{}, fmt.Errorf("read resource %s: %w", r.ID, err)
+		}
+	}
+	return r, nil
+}
+
+// listPage runs a keyset list query whose last three parameters are the
+// cursor (time, id) and the limit, and returns one page.
+func listPage[T any](ctx context.Context, db *store.DB, query string, page store.PageRequest,
+	scan func(scanner) (T, error), cursor func(T) store.Cursor, filters ...any) (store.Page[T], error) {
+	size := cmp.Or(page.Size, store.DefaultPageSize)
+	at, after := page.Keyset()
+	rows, err := db.Query(ctx, query, append(filters, at, after, size+1)...)
+	if err != nil {
+		return store.Page[T]{}, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return store.Page[T]{}, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Page[T]{}, err
+	}
+	return store.NewPage(out, size, cursor), nil
+}
+
+// jsonArg encodes v for a JSON column.
+func jsonArg(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("placement: encode %T: %v", v, err)) // only decoded JSON values reach here
+	}
+	return b
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}

@@ -1,0 +1,57 @@
+package sprm
+
+import (
+	"context"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// InstanceStatus is a change of an instance's status as a [StatusObserver]
+// sees it.
+type InstanceStatus struct {
+	InstanceID string
+	Status     provider.Status
+	Message    string
+}
+
+// StatusObserver is told of an instance's status changes: the status the
+// provider answered a create or delete with, a status report (HTTP or
+// NATS), and a deletion completed by the cleanup queue. It is called inside
+// the transaction that writes the new status, so the observer's own writes
+// commit or roll back with it; an error it returns rolls the change back
+// (a status report is then retried by its sender). It must not call back
+// into the SPRM. Placement and the order flow observe through it (wired in
+// internal/server), so the SPRM imports neither.
+type StatusObserver interface {
+	InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st InstanceStatus) error
+}
+
+// StatusObserverFunc adapts a function to [StatusObserver].
+type StatusObserverFunc func(ctx context.Context, tx *store.Tx, st InstanceStatus) error
+
+// InstanceStatusChangedTx calls f.
+func (f StatusObserverFunc) InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st InstanceStatus) error {
+	return f(ctx, tx, st)
+}
+
+// setStatusTx runs a status update in tx and, when it changed a row, tells
+// the observer in the same transaction.
+func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStatus, query string, args ...any) (int64, error) {
+	n, err := tx.Exec(ctx, query, args...)
+	if err != nil || n == 0 || s.cfg.Observer == nil {
+		return n, err
+	}
+	return n, s.cfg.Observer.InstanceStatusChangedTx(ctx, tx, st)
+}
+
+// setStatus is setStatusTx in a transaction of its own.
+func (s *Service) setStatus(ctx context.Context, st InstanceStatus, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = s.setStatusTx(ctx, tx, st, query, args...)
+		return err
+	})
+	return n, err
+}
