@@ -61,7 +61,7 @@ func (s *Service) handleListServiceTypes(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(s.ServiceTypes(page), func(st ServiceType) serviceTypeView {
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(s.ServiceTypes(page), func(st ServiceType) serviceTypeView {
 		return serviceTypeView{st}
 	}))
 }
@@ -97,7 +97,7 @@ func (s *Service) handleListItems(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(items, viewItem))
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(items, viewItem))
 }
 
 func (s *Service) handleGetItem(w http.ResponseWriter, r *http.Request) error {
@@ -109,7 +109,7 @@ func (s *Service) handleGetItem(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleUpdateItem(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Service) handleUpdateItem(w http.ResponseWriter, r *http.Request) error
 	if err := httpapi.DecodeJSON(r, &patch); err != nil {
 		return err
 	}
-	it, err := s.UpdateItem(r.Context(), r.PathValue("catalog_item_id"), patch, optional(version, ok))
+	it, err := s.UpdateItem(r.Context(), r.PathValue("catalog_item_id"), patch, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -125,28 +125,13 @@ func (s *Service) handleUpdateItem(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Service) handleDeleteItem(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
-	if err := s.DeleteItem(r.Context(), r.PathValue("catalog_item_id"), optional(version, ok)); err != nil {
+	if err := s.DeleteItem(r.Context(), r.PathValue("catalog_item_id"), ifMatch); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-func optional(v int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	return &v
-}
-
-func mapPage[T, V any](p store.Page[T], f func(T) V) store.Page[V] {
-	out := store.Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken}
-	for i, v := range p.Results {
-		out.Results[i] = f(v)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // orderRoutes registers the catalog-item-instances collection on api.
@@ -65,7 +66,7 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(orders, viewOrder))
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(orders, viewOrder))
 }
 
 func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
@@ -82,12 +83,12 @@ func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleDeleteOrder(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
 	o, err := s.DeleteOrder(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"),
-		optional(version, ok))
+		ifMatch)
 	if err != nil {
 		return err
 	}

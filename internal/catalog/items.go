@@ -76,7 +76,7 @@ type ListItemsParams struct {
 
 // Items lists catalog items, oldest first.
 func (s *Service) Items(ctx context.Context, p ListItemsParams) (store.Page[Item], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("CatalogItemList"), p.Page, scanItem,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("CatalogItemList"), p.Page, scanItem,
 		func(it Item) store.Cursor { return store.Cursor{Time: it.CreateTime, ID: it.ID} },
 		p.ServiceType, p.ServiceType)
 	if err != nil {

@@ -122,7 +122,7 @@ type ListOrdersParams struct {
 
 // Orders lists a project's orders, oldest first.
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanOrder,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ShowDeleted)
 	if err != nil {

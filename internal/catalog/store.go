@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"cmp"
-	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -14,7 +12,7 @@ import (
 //go:embed sql
 var sqlFS embed.FS
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanItem(row scanner) (Item, error) {
 	var it Item
@@ -33,31 +31,6 @@ func scanItem(row scanner) (Item, error) {
 		return Item{}, fmt.Errorf("read catalog item %s fields: %w", it.ID, err)
 	}
 	return it, nil
-}
-
-// listPage runs a keyset list query whose last three parameters are the
-// cursor (time, id) and the limit, and returns one page.
-func listPage[T any](ctx context.Context, db *store.DB, query string, page store.PageRequest,
-	scan func(scanner) (T, error), cursor func(T) store.Cursor, filters ...any) (store.Page[T], error) {
-	size := cmp.Or(page.Size, store.DefaultPageSize)
-	at, after := page.Keyset()
-	rows, err := db.Query(ctx, query, append(filters, at, after, size+1)...)
-	if err != nil {
-		return store.Page[T]{}, err
-	}
-	defer rows.Close()
-	var items []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return store.Page[T]{}, err
-		}
-		items = append(items, v)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Page[T]{}, err
-	}
-	return store.NewPage(items, size, cursor), nil
 }
 
 // jsonArg encodes v for a JSON column.

@@ -31,3 +31,13 @@ func IfMatchVersion(r *http.Request) (version int64, ok bool, err error) {
 	}
 	return v, true, nil
 }
+
+// IfMatch is IfMatchVersion as an optional version: nil when the request
+// sets no precondition.
+func IfMatch(r *http.Request) (*int64, error) {
+	v, ok, err := IfMatchVersion(r)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &v, nil
+}

@@ -171,7 +171,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, query string, args .
 	return op, err
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scan(row scanner) (Operation, error) {
 	var op Operation

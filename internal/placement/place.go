@@ -120,7 +120,7 @@ type ListResourcesParams struct {
 
 // Resources lists a project's resources, oldest first.
 func (s *Service) Resources(ctx context.Context, p ListResourcesParams) (store.Page[Resource], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("ResourceList"), p.Page, scanResource,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("ResourceList"), p.Page, scanResource,
 		func(r Resource) store.Cursor { return store.Cursor{Time: r.CreateTime, ID: r.ID} },
 		p.Project, p.CatalogItemInstanceID, p.CatalogItemInstanceID, p.ProviderName, p.ProviderName, p.ShowDeleted)
 	if err != nil {

@@ -103,7 +103,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &patch); err != nil {
 		return err
 	}
-	p, err := s.Update(r.Context(), r.PathValue("policy_id"), patch, optional(version, ok))
+	p, err := s.Update(r.Context(), r.PathValue("policy_id"), patch, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -119,11 +119,11 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
-	if err := s.Delete(r.Context(), r.PathValue("policy_id"), optional(version, ok)); err != nil {
+	if err := s.Delete(r.Context(), r.PathValue("policy_id"), ifMatch); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -187,11 +187,4 @@ func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
 	out.SelectedProvider, out.Status, out.AppliedPolicies = res.SelectedProvider, res.Status, nonNil(res.Applied)
 	out.Constraints, out.ProviderConstraints = res.Constraints, res.ProviderConstraints
 	return httpapi.WriteJSON(w, http.StatusOK, out)
-}
-
-func optional(v int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	return &v
 }

@@ -15,7 +15,7 @@ import (
 //go:embed sql
 var sqlFS embed.FS
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanPolicy(row scanner) (Policy, error) {
 	var p Policy
@@ -36,19 +36,6 @@ func scanPolicy(row scanner) (Policy, error) {
 	return p, nil
 }
 
-func scanAll(rows *store.Rows) ([]Policy, error) {
-	defer rows.Close()
-	var out []Policy
-	for rows.Next() {
-		p, err := scanPolicy(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
 // policyGet reads one policy in q (the DB or a transaction).
 func (s *Service) policyGet(ctx context.Context, q store.Querier, id string) (Policy, error) {
 	return scanPolicy(q.QueryRow(ctx, s.q.Get("PolicyGet"), id))
@@ -60,7 +47,7 @@ func (s *Service) policyListEnabled(ctx context.Context, q store.Querier) ([]Pol
 	if err != nil {
 		return nil, fmt.Errorf("list enabled policies: %w", err)
 	}
-	return scanAll(rows)
+	return store.Collect(rows, scanPolicy)
 }
 
 // policyListClashes reads the policies other than p that hold p's
@@ -70,7 +57,7 @@ func (s *Service) policyListClashes(ctx context.Context, tx *store.Tx, p Policy)
 	if err != nil {
 		return nil, fmt.Errorf("check policy clashes: %w", err)
 	}
-	return scanAll(rows)
+	return store.Collect(rows, scanPolicy)
 }
 
 // policyList reads one page of policies.
@@ -82,7 +69,7 @@ func (s *Service) policyList(ctx context.Context, p ListParams) (store.Page[Poli
 	if err != nil {
 		return store.Page[Policy]{}, fmt.Errorf("list policies: %w", err)
 	}
-	ps, err := scanAll(rows)
+	ps, err := store.Collect(rows, scanPolicy)
 	if err != nil {
 		return store.Page[Policy]{}, fmt.Errorf("list policies: %w", err)
 	}

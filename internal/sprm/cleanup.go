@@ -55,7 +55,7 @@ func (s *Service) claim(ctx context.Context) ([]CleanupTask, error) {
 		if err != nil {
 			return err
 		}
-		tasks, err = scanAll(rows, scanTask)
+		tasks, err = store.Collect(rows, scanTask)
 		return err
 	})
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("list stale intents: %w", err)
 	}
 	type stale struct{ id, provider, serviceType string }
-	list, err := scanAll(rows, func(r scanner) (stale, error) {
+	list, err := store.Collect(rows, func(r scanner) (stale, error) {
 		var st stale
 		return st, r.Scan(&st.id, &st.provider, &st.serviceType)
 	})
@@ -199,7 +199,7 @@ type ListCleanupTasksParams struct {
 
 // CleanupTasks lists the queue, oldest first.
 func (s *Service) CleanupTasks(ctx context.Context, p ListCleanupTasksParams) (store.Page[CleanupTask], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("CleanupTaskList"), p.Page, scanTask,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("CleanupTaskList"), p.Page, scanTask,
 		func(t CleanupTask) store.Cursor { return store.Cursor{Time: t.CreateTime, ID: t.ID} },
 		p.Status, p.Status, p.ProviderName, p.ProviderName)
 	if err != nil {

@@ -33,7 +33,7 @@ type ListInstancesParams struct {
 
 // Instances lists a project's instances, oldest first.
 func (s *Service) Instances(ctx context.Context, p ListInstancesParams) (store.Page[Instance], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("InstanceList"), p.Page, scanInstance,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("InstanceList"), p.Page, scanInstance,
 		func(i Instance) store.Cursor { return store.Cursor{Time: i.CreateTime, ID: i.ID} },
 		p.Project, p.ProviderName, p.ProviderName, p.ServiceType, p.ServiceType, p.Status, p.Status, p.ShowDeleted)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // healthBatch bounds the providers checked in one pass.
@@ -63,7 +65,7 @@ func (s *Service) CheckHealth(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list providers due for a health check: %w", err)
 	}
-	due, err := scanAll(rows, scanProvider)
+	due, err := store.Collect(rows, scanProvider)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (s *Service) handleListProviders(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(ps, func(p Provider) providerView {
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(ps, func(p Provider) providerView {
 		return providerView{p, "providers/" + p.ID, httpapi.ETag(p.Version)}
 	}))
 }
@@ -101,7 +101,7 @@ func (s *Service) handleGetProvider(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) e
 	if err := httpapi.DecodeJSON(r, &patch); err != nil {
 		return err
 	}
-	p, err := s.UpdateProvider(r.Context(), r.PathValue("provider_id"), patch, optional(version, ok))
+	p, err := s.UpdateProvider(r.Context(), r.PathValue("provider_id"), patch, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -117,11 +117,11 @@ func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Service) handleDeregister(w http.ResponseWriter, r *http.Request) error {
-	version, ok, err := httpapi.IfMatchVersion(r)
+	ifMatch, err := httpapi.IfMatch(r)
 	if err != nil {
 		return err
 	}
-	if err := s.Deregister(r.Context(), r.PathValue("provider_id"), optional(version, ok)); err != nil {
+	if err := s.Deregister(r.Context(), r.PathValue("provider_id"), ifMatch); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -166,7 +166,7 @@ func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(ins, viewInstance))
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(ins, viewInstance))
 }
 
 func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) error {
@@ -231,7 +231,7 @@ func (s *Service) handleListTasks(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, mapPage(tasks, viewTask))
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(tasks, viewTask))
 }
 
 func (s *Service) handleGetTask(w http.ResponseWriter, r *http.Request) error {
@@ -248,19 +248,4 @@ func (s *Service) handleRetryTask(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, viewTask(t))
-}
-
-func optional(v int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	return &v
-}
-
-func mapPage[T, V any](p store.Page[T], f func(T) V) store.Page[V] {
-	out := store.Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken}
-	for i, v := range p.Results {
-		out.Results[i] = f(v)
-	}
-	return out
 }

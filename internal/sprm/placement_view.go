@@ -27,7 +27,7 @@ func (s *Service) ProviderLoads(ctx context.Context) ([]ProviderLoad, error) {
 		name string
 		n    int
 	}
-	cs, err := scanAll(rows, func(r scanner) (count, error) {
+	cs, err := store.Collect(rows, func(r scanner) (count, error) {
 		var c count
 		return c, r.Scan(&c.name, &c.n)
 	})

@@ -72,7 +72,7 @@ type ListProvidersParams struct {
 
 // Providers lists registered providers, oldest first.
 func (s *Service) Providers(ctx context.Context, p ListProvidersParams) (store.Page[Provider], error) {
-	page, err := listPage(ctx, s.cfg.DB, s.q.Get("ProviderList"), p.Page, scanProvider,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("ProviderList"), p.Page, scanProvider,
 		func(p Provider) store.Cursor { return store.Cursor{Time: p.CreateTime, ID: p.ID} },
 		p.ServiceType, p.ServiceType, p.Status, p.Status)
 	if err != nil {

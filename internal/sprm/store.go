@@ -1,8 +1,6 @@
 package sprm
 
 import (
-	"cmp"
-	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -16,7 +14,7 @@ import (
 //go:embed sql
 var sqlFS embed.FS
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanProvider(row scanner) (Provider, error) {
 	var p Provider
@@ -72,37 +70,6 @@ func scanTask(row scanner) (CleanupTask, error) {
 		return CleanupTask{}, fmt.Errorf("read cleanup task: %w", err)
 	}
 	return t, nil
-}
-
-// listPage runs a keyset list query whose last three parameters are the
-// cursor (time, id) and the limit, and returns one page.
-func listPage[T any](ctx context.Context, db *store.DB, query string, page store.PageRequest,
-	scan func(scanner) (T, error), cursor func(T) store.Cursor, filters ...any) (store.Page[T], error) {
-	size := cmp.Or(page.Size, store.DefaultPageSize)
-	at, after := page.Keyset()
-	rows, err := db.Query(ctx, query, append(filters, at, after, size+1)...)
-	if err != nil {
-		return store.Page[T]{}, err
-	}
-	items, err := scanAll(rows, scan)
-	if err != nil {
-		return store.Page[T]{}, err
-	}
-	return store.NewPage(items, size, cursor), nil
-}
-
-// scanAll reads every row with scan.
-func scanAll[T any](rows *store.Rows, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 func unmarshalAll(m map[*json.RawMessage]any) error {

@@ -76,3 +76,12 @@ func NewPage[T any](rows []T, size int, cursor func(T) Cursor) Page[T] {
 	}
 	return p
 }
+
+// MapPage converts a page's results, keeping its token.
+func MapPage[T, V any](p Page[T], f func(T) V) Page[V] {
+	out := Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken}
+	for i, v := range p.Results {
+		out.Results[i] = f(v)
+	}
+	return out
+}
