@@ -5,6 +5,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -14,6 +15,15 @@ func (s *Service) orderRoutes(api *httpapi.API) {
 	api.Handle("GET /api/v1/catalog-item-instances", s.handleListOrders)
 	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleGetOrder)
 	api.Handle("DELETE /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleDeleteOrder)
+	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate", s.handleRehydrateOrder)
+}
+
+func (s *Service) handleRehydrateOrder(w http.ResponseWriter, r *http.Request) error {
+	op, err := s.RehydrateOrder(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"))
+	if err != nil {
+		return err
+	}
+	return placement.WriteOperation(w, op)
 }
 
 type orderView struct {

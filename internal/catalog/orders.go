@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -19,6 +20,7 @@ type placer interface {
 	Place(ctx context.Context, p placement.PlaceParams) (placement.Placement, error)
 	RecordTx(ctx context.Context, tx *store.Tx, p placement.RecordParams) error
 	DeleteTx(ctx context.Context, tx *store.Tx, instanceID string) error
+	Rehydrate(ctx context.Context, p placement.RehydrateParams) (operations.Operation, error)
 }
 
 // CreateOrderParams is a new order (API.md, catalog-item-instances).

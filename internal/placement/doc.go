@@ -25,5 +25,19 @@
 // instance status changes ([Service.InstanceStatusChangedTx]) and passes
 // them on to Config.Orders, all in the SPRM's transaction.
 //
-// Not yet here: rehydration (POST /api/v1/resources/{instance_id}:rehydrate).
+// [Service.Rehydrate] (POST /api/v1/resources/{instance_id}:rehydrate, and
+// the catalog's :rehydrate through it) re-runs today's policy chain on the
+// resource's ORIGINAL intent; a rejection is noted on the resource
+// (last_rehydration) and recorded as a failed operation, nothing else
+// changes. Otherwise one transaction stores the new resource (same
+// original_request, rehydration_status RUNNING: a unique partial index
+// allows one per order), starts the "rehydrate" operation and queues the
+// placement.rehydrate job. The job creates the new instance through the
+// SPRM (a retry finds it, sprm.ErrInstanceExists) and only once that create
+// was accepted, in one transaction, queues the old instance's deferred
+// deletion (sprm CleanupEnqueueTx), soft-removes the old resource, repoints
+// the order (Config.Repointer) and finishes the operation. Until then the
+// order's current resource is the old one, so status reports for the new
+// instance do not reach the order. A failed create finishes the operation
+// with the error and leaves the old resource current.
 package placement

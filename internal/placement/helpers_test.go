@@ -25,9 +25,9 @@ type env struct {
 
 // setup starts Steward with a provider "vm-sp" for vm and the catalog item
 // small-fedora-vm (vcpu.count editable up to 4).
-func setup(t *testing.T, engine store.Engine) *env {
+func setup(t *testing.T, engine store.Engine, adjust ...func(*server.Config)) *env {
 	t.Helper()
-	s := apitest.Start(t, engine, fast)
+	s := apitest.Start(t, engine, append([]func(*server.Config){fast}, adjust...)...)
 	p := providertest.New(t)
 	s.Do(t, "POST", "/api/v1/providers", p.Registration("vm-sp", "vm")).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=small-fedora-vm", map[string]any{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -12,6 +13,29 @@ import (
 func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/resources", s.handleList)
 	api.Handle("GET /api/v1/resources/{instance_id}", s.handleGet)
+	api.Handle("POST /api/v1/resources/{instance_id}:rehydrate", s.handleRehydrate)
+}
+
+// WriteOperation answers 202 with a started operation and its Location.
+func WriteOperation(w http.ResponseWriter, op operations.Operation) error {
+	w.Header().Set("Location", "/api/v1/"+op.Path())
+	return httpapi.WriteJSON(w, http.StatusAccepted, op)
+}
+
+func (s *Service) handleRehydrate(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		NewInstanceID string `json:"new_instance_id"`
+	}
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	op, err := s.Rehydrate(r.Context(), RehydrateParams{
+		Project: auth.ProjectFrom(r.Context()), InstanceID: r.PathValue("instance_id"), NewInstanceID: body.NewInstanceID,
+	})
+	if err != nil {
+		return err
+	}
+	return WriteOperation(w, op)
 }
 
 type resourceView struct {

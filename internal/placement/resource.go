@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/stewardhq/steward/pkg/provider"
@@ -27,4 +28,14 @@ type Resource struct {
 	CreateTime    time.Time       `json:"create_time"`
 	UpdateTime    time.Time       `json:"update_time"`
 	DeletedAt     *time.Time      `json:"deleted_at"`
+	// RehydratedFrom is the instance id this resource was rehydrated from
+	// (nil for an order's first resource).
+	RehydratedFrom *string `json:"rehydrated_from"`
+	// RehydrationStatus is RUNNING while the rehydration that created this
+	// resource is under way, then DONE or FAILED (nil: not a rehydration).
+	RehydrationStatus *string `json:"rehydration_status"`
+	// LastRehydration notes the outcome of the last rehydration of this
+	// resource that did not start or did not finish (policy rejection,
+	// failed create), so the record says why it is still current.
+	LastRehydration json.RawMessage `json:"last_rehydration,omitempty"`
 }

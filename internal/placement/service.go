@@ -8,9 +8,11 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // evaluator runs the policy chain (*policy.Service).
@@ -28,6 +30,39 @@ type providerSource interface {
 type provisioner interface {
 	Create(ctx context.Context, p sprm.CreateParams) (sprm.Instance, error)
 	Delete(ctx context.Context, project, id string, deferred bool) (sprm.Instance, error)
+	Instance(ctx context.Context, project, id string, showDeleted bool) (sprm.Instance, error)
+	// CleanupEnqueueTx queues the deferred deletion of an instance in tx,
+	// without contacting its provider.
+	CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID string) error
+}
+
+// operationRecorder starts and finishes operations in the caller's
+// transaction (*operations.Service).
+type operationRecorder interface {
+	StartTx(ctx context.Context, tx *store.Tx, p operations.StartParams) (operations.Operation, error)
+	FinishTx(ctx context.Context, tx *store.Tx, id string, p operations.FinishParams) (operations.Operation, error)
+}
+
+// Repoint is a rehydration's last step as the order sees it: the order
+// whose current resource is OldInstanceID now has NewInstanceID.
+type Repoint struct {
+	OrderID       string
+	OldInstanceID string
+	NewInstanceID string
+	ProviderName  string
+	// Spec is the new resource's validated request.
+	Spec map[string]any
+	// Status is the new resource's status now.
+	Status  provider.Status
+	Message string
+}
+
+// OrderRepointer moves an order to its rehydrated resource in the caller's
+// transaction (the catalog, wired in internal/server). It returns
+// [ErrOrderGone] when the order no longer points at OldInstanceID or was
+// deleted.
+type OrderRepointer interface {
+	RepointOrderTx(ctx context.Context, tx *store.Tx, r Repoint) error
 }
 
 // jobInserter queues River jobs in a transaction (*jobs.Client).
@@ -46,7 +81,13 @@ type Config struct {
 	// Orders is told of every status change of a resource, in the same
 	// transaction (the order flow). Defaults to none.
 	Orders sprm.StatusObserver
-	Logger *slog.Logger
+	// Operations records the operations rehydrations answer with. Required
+	// for rehydration.
+	Operations operationRecorder
+	// Repointer moves an order to its rehydrated resource. Required for
+	// rehydration.
+	Repointer OrderRepointer
+	Logger    *slog.Logger
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
 	// MaxAttempts bounds the attempts of a provision or delete job.
@@ -87,6 +128,7 @@ func New(cfg Config) *Service {
 func (s *Service) RegisterWorkers(w *river.Workers) {
 	river.AddWorker(w, &provisionWorker{s: s})
 	river.AddWorker(w, &deprovisionWorker{s: s})
+	river.AddWorker(w, &rehydrateWorker{s: s})
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }

@@ -20,7 +20,8 @@ func scanResource(row scanner) (Resource, error) {
 	var labels, original, validated json.RawMessage
 	var status string
 	err := row.Scan(&r.ID, &r.CatalogItemInstanceID, &r.Project, &r.ServiceType, &labels, &original, &validated,
-		&r.ProviderName, &r.PolicyStatus, &status, &r.StatusMessage, &r.CreateTime, &r.UpdateTime, &r.DeletedAt)
+		&r.ProviderName, &r.PolicyStatus, &status, &r.StatusMessage, &r.CreateTime, &r.UpdateTime, &r.DeletedAt,
+		&r.RehydratedFrom, &r.RehydrationStatus, &r.LastRehydration)
 	if errors.Is(err, store.ErrNotFound) {
 		return Resource{}, ErrResourceNotFound
 	}

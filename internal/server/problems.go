@@ -47,6 +47,9 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: catalog.ErrOrderExists, Status: http.StatusConflict, Reason: "ORDER_EXISTS", Title: "Order exists"},
 
 		httpapi.Mapping{Err: placement.ErrResourceNotFound, Status: http.StatusNotFound, Reason: "RESOURCE_NOT_FOUND", Title: "Resource not found"},
+		httpapi.Mapping{Err: placement.ErrResourceExists, Status: http.StatusConflict, Reason: "RESOURCE_EXISTS", Title: "Resource exists"},
+		httpapi.Mapping{Err: placement.ErrRehydrationInProgress, Status: http.StatusConflict, Reason: "REHYDRATION_IN_PROGRESS", Title: "Rehydration in progress"},
+		httpapi.Mapping{Err: placement.ErrOrderGone, Status: http.StatusConflict, Reason: "ORDER_GONE", Title: "Order gone"},
 
 		httpapi.Mapping{Err: policy.ErrPolicyNotFound, Status: http.StatusNotFound, Reason: "POLICY_NOT_FOUND", Title: "Policy not found"},
 		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},

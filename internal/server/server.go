@@ -191,6 +191,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	if s.cfg.ProcessProvider {
+		// Something to order from the catalog, realised by this provider.
+		if err := s.seedDevCatalog(ctx); err != nil {
+			return err
+		}
 		// It registers through the real API, like any provider would.
 		s.processProvider = processprovider.NewDaemon(processprovider.DaemonConfig{
 			StewardURL: s.URL(), Token: s.cfg.APIToken, NoOp: s.cfg.ProcessProviderNoOp,
@@ -289,6 +293,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Jobs: lazyJobs{s}, Logger: s.logger,
 		Orders: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
 			return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
+		}),
+		Operations: s.operations,
+		Repointer: repointerFunc(func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+			return s.catalog.RepointOrderTx(ctx, tx, r)
 		}),
 	})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger,
@@ -485,4 +493,12 @@ func Run(ctx context.Context, cfg Config) error {
 		s.logger.Error("HTTP server failed", "error", err)
 	}
 	return s.Stop(context.WithoutCancel(ctx))
+}
+
+// repointerFunc adapts a function to placement.OrderRepointer (the catalog
+// is built after placement).
+type repointerFunc func(ctx context.Context, tx *store.Tx, r placement.Repoint) error
+
+func (f repointerFunc) RepointOrderTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+	return f(ctx, tx, r)
 }

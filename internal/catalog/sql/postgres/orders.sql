@@ -45,3 +45,10 @@ WHERE id = $5 AND version = $6;
 
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND state <> 'terminated';
+
+-- name: OrderRepoint :exec
+-- Rehydration: the order's current instance becomes the new one.
+UPDATE catalog_item_instances
+SET instance_id = $1, provider_name = $2, attributes = $3, status = $4, status_message = $5, state = $6,
+    version = version + 1, update_time = $7
+WHERE id = $8 AND instance_id = $9 AND version = $10;

@@ -44,3 +44,10 @@ WHERE id = ? AND version = ?;
 
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = ? AND state <> 'terminated';
+
+-- name: OrderRepoint :exec
+-- Rehydration: the order's current instance becomes the new one.
+UPDATE catalog_item_instances
+SET instance_id = ?, provider_name = ?, attributes = ?, status = ?, status_message = ?, state = ?,
+    version = version + 1, update_time = ?
+WHERE id = ? AND instance_id = ? AND version = ?;

@@ -5,13 +5,15 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', $10, $11);
 
 -- name: ResourceGet :one
 SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
+       rehydrated_from, rehydration_status, last_rehydration
 FROM resources
 WHERE instance_id = $1 AND ($2::text = '' OR project = $3);
 
 -- name: ResourceList :many
 SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
+       rehydrated_from, rehydration_status, last_rehydration
 FROM resources
 WHERE project = $1
   AND ($2::text = '' OR catalog_item_instance_id = $3)
@@ -31,4 +33,21 @@ WHERE instance_id = $6;
 -- name: ResourceMarkDeleting :exec
 UPDATE resources
 SET deleted_at = COALESCE(deleted_at, $1), update_time = $2
+WHERE instance_id = $3;
+
+-- name: ResourceInsertRehydration :exec
+INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_type, labels, original_request,
+                       validated_request, provider_name, policy_status, status, create_time, update_time,
+                       rehydrated_from, rehydration_status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', $10, $11, $12, 'RUNNING');
+
+-- name: ResourceRehydrationRunning :one
+SELECT instance_id FROM resources WHERE catalog_item_instance_id = $1 AND rehydration_status = 'RUNNING';
+
+-- name: ResourceRehydrationEnd :exec
+UPDATE resources SET rehydration_status = $1, update_time = $2
+WHERE instance_id = $3 AND rehydration_status = 'RUNNING';
+
+-- name: ResourceNoteRehydration :exec
+UPDATE resources SET last_rehydration = $1, update_time = $2
 WHERE instance_id = $3;

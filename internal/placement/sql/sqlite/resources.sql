@@ -5,13 +5,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?);
 
 -- name: ResourceGet :one
 SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
+       rehydrated_from, rehydration_status, last_rehydration
 FROM resources
 WHERE instance_id = ? AND (? = '' OR project = ?);
 
 -- name: ResourceList :many
 SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at
+       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
+       rehydrated_from, rehydration_status, last_rehydration
 FROM resources
 WHERE project = ?
   AND (? = '' OR catalog_item_instance_id = ?)
@@ -31,4 +33,21 @@ WHERE instance_id = ?;
 -- name: ResourceMarkDeleting :exec
 UPDATE resources
 SET deleted_at = COALESCE(deleted_at, ?), update_time = ?
+WHERE instance_id = ?;
+
+-- name: ResourceInsertRehydration :exec
+INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_type, labels, original_request,
+                       validated_request, provider_name, policy_status, status, create_time, update_time,
+                       rehydrated_from, rehydration_status)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, 'RUNNING');
+
+-- name: ResourceRehydrationRunning :one
+SELECT instance_id FROM resources WHERE catalog_item_instance_id = ? AND rehydration_status = 'RUNNING';
+
+-- name: ResourceRehydrationEnd :exec
+UPDATE resources SET rehydration_status = ?, update_time = ?
+WHERE instance_id = ? AND rehydration_status = 'RUNNING';
+
+-- name: ResourceNoteRehydration :exec
+UPDATE resources SET last_rehydration = ?, update_time = ?
 WHERE instance_id = ?;

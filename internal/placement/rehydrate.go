@@ -1,0 +1,377 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// KindRehydrate is the kind of the operations rehydrations answer with.
+const KindRehydrate = "rehydrate"
+
+// Rehydration outcomes kept in rehydration_status.
+const (
+	rehydrationRunning = "RUNNING"
+	rehydrationDone    = "DONE"
+	rehydrationFailed  = "FAILED"
+)
+
+var instanceIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// RehydrateParams asks to rehydrate the current resource InstanceID of an
+// order into NewInstanceID.
+type RehydrateParams struct {
+	// Project is the caller's project ("" for any).
+	Project       string
+	InstanceID    string
+	NewInstanceID string
+	// Target is the operation's target; defaults to resources/{InstanceID}.
+	Target string
+}
+
+// Rehydrate runs the synchronous part of the rehydration seed's flow: it
+// retrieves the original intent of the resource (404 when none), refuses a
+// second rehydration of the same order ([ErrRehydrationInProgress]), runs
+// today's policy chain on the ORIGINAL intent (a rejection is noted on the
+// resource and recorded as a failed operation, and the old resource stays
+// untouched), then in one transaction stores the validated request under
+// the new instance id, starts the operation and queues the job that creates
+// the new instance and, only once that create is accepted, retires the old
+// one. It returns the running operation.
+func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.Operation, error) {
+	if s.cfg.Operations == nil || s.cfg.Repointer == nil {
+		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Repointer)")
+	}
+	switch {
+	case p.NewInstanceID == "":
+		return operations.Operation{}, invalid.New("new_instance_id", "is required")
+	case !instanceIDPattern.MatchString(p.NewInstanceID):
+		return operations.Operation{}, invalid.New("new_instance_id", "must match %s", instanceIDPattern)
+	case p.NewInstanceID == p.InstanceID:
+		return operations.Operation{}, invalid.New("new_instance_id", "must differ from the current instance id")
+	}
+	old, err := s.Resource(ctx, p.Project, p.InstanceID, false)
+	if err != nil {
+		return operations.Operation{}, err
+	}
+	if p.Target == "" {
+		p.Target = "resources/" + old.ID
+	}
+	if err := s.checkNoRehydration(ctx, s.cfg.DB, old.CatalogItemInstanceID); err != nil {
+		return operations.Operation{}, err
+	}
+	if err := s.checkFreeID(ctx, p.NewInstanceID); err != nil {
+		return operations.Operation{}, err
+	}
+	meta := map[string]any{
+		"old_instance_id": old.ID, "new_instance_id": p.NewInstanceID,
+		"catalog_item_instance_id": old.CatalogItemInstanceID,
+	}
+	// The original intent, never regenerated from the catalog item.
+	placed, err := s.Place(ctx, PlaceParams{Spec: old.OriginalRequest, Labels: old.Labels, Project: old.Project})
+	if err != nil {
+		var rejected *policy.RejectedError
+		var conflict *policy.ConflictError
+		if errors.As(err, &rejected) || errors.As(err, &conflict) {
+			s.recordRefusal(ctx, old, p.Target, meta, err)
+		}
+		return operations.Operation{}, err
+	}
+	var op operations.Operation
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.checkNoRehydration(ctx, tx, old.CatalogItemInstanceID); err != nil {
+			return err
+		}
+		cur, err := scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), old.ID, "", ""))
+		if err != nil {
+			return err
+		}
+		if cur.DeletedAt != nil {
+			return fmt.Errorf("%w: %s", ErrResourceNotFound, old.ID)
+		}
+		meta["provider_name"] = placed.ProviderName
+		op, err = s.cfg.Operations.StartTx(ctx, tx, operations.StartParams{
+			Project: old.Project, Kind: KindRehydrate, Target: p.Target, Metadata: meta,
+		})
+		if err != nil {
+			return err
+		}
+		t := s.now()
+		_, err = tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, old.CatalogItemInstanceID,
+			old.Project, old.ServiceType, jsonArg(nonNilMap(old.Labels)), jsonArg(old.OriginalRequest),
+			jsonArg(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID)
+		if errors.Is(err, store.ErrAlreadyExists) {
+			// The instance id is checked first; what is left is a
+			// concurrent rehydration of the same order.
+			return ErrRehydrationInProgress
+		}
+		if err != nil {
+			return fmt.Errorf("record resource %s: %w", p.NewInstanceID, err)
+		}
+		return s.cfg.Jobs.InsertTx(ctx, tx, rehydrateArgs{
+			OldInstanceID: old.ID, NewInstanceID: p.NewInstanceID, OperationID: op.ID,
+		}, s.insertOpts())
+	})
+	if err != nil {
+		return operations.Operation{}, err
+	}
+	s.log.InfoContext(ctx, "rehydration started", "order_id", old.CatalogItemInstanceID, "old_instance_id", old.ID,
+		"new_instance_id", p.NewInstanceID, "provider", placed.ProviderName, "operation_id", op.ID)
+	return op, nil
+}
+
+// checkFreeID refuses a new instance id placement or the SPRM already
+// knows: the job would take an existing instance for its own create.
+func (s *Service) checkFreeID(ctx context.Context, id string) error {
+	_, err := s.Resource(ctx, "", id, true)
+	if err == nil {
+		return fmt.Errorf("%w: %s", ErrResourceExists, id)
+	}
+	if !errors.Is(err, ErrResourceNotFound) {
+		return err
+	}
+	_, err = s.cfg.SPRM.Instance(ctx, "", id, true)
+	if err == nil {
+		return fmt.Errorf("%w: %s", ErrResourceExists, id)
+	}
+	if errors.Is(err, sprm.ErrInstanceNotFound) {
+		return nil
+	}
+	return err
+}
+
+// checkNoRehydration refuses when the order has a running rehydration. The
+// unique partial index resources_one_rehydration settles races.
+func (s *Service) checkNoRehydration(ctx context.Context, q store.Querier, orderID string) error {
+	var running string
+	err := q.QueryRow(ctx, s.q.Get("ResourceRehydrationRunning"), orderID).Scan(&running)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: order %s, new instance %s", ErrRehydrationInProgress, orderID, running)
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	}
+	return fmt.Errorf("look up running rehydrations: %w", err)
+}
+
+// recordRefusal notes a rehydration the policy chain refused on the old
+// resource and records it as a failed operation, in one transaction. The
+// refusal is the answer even if recording it fails.
+func (s *Service) recordRefusal(ctx context.Context, old Resource, target string, meta map[string]any, cause error) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
+		op, err := s.cfg.Operations.StartTx(wctx, tx, operations.StartParams{
+			Project: old.Project, Kind: KindRehydrate, Target: target, Metadata: meta,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := s.cfg.Operations.FinishTx(wctx, tx, op.ID, operations.FinishParams{Err: cause}); err != nil {
+			return err
+		}
+		return s.noteRehydrationTx(wctx, tx, old.ID, "REJECTED", meta["new_instance_id"], op.ID, cause.Error())
+	})
+	if err != nil {
+		s.log.ErrorContext(ctx, "record refused rehydration", "instance_id", old.ID, "error", err)
+	}
+}
+
+// noteRehydrationTx writes the last_rehydration note of a resource.
+func (s *Service) noteRehydrationTx(ctx context.Context, tx *store.Tx, instanceID, outcome string, newID any,
+	operationID, message string) error {
+	t := s.now()
+	note := map[string]any{"time": t, "outcome": outcome, "new_instance_id": newID, "operation_id": operationID,
+		"message": message}
+	_, err := tx.Exec(ctx, s.q.Get("ResourceNoteRehydration"), jsonArg(note), t, instanceID)
+	return err
+}
+
+// rehydrateArgs is the job that creates a rehydration's new instance and
+// then retires the old one.
+type rehydrateArgs struct {
+	OldInstanceID string `json:"old_instance_id"`
+	NewInstanceID string `json:"new_instance_id"`
+	OperationID   string `json:"operation_id"`
+}
+
+func (rehydrateArgs) Kind() string { return "placement.rehydrate" }
+
+type rehydrateWorker struct {
+	river.WorkerDefaults[rehydrateArgs]
+	s *Service
+}
+
+func (w *rehydrateWorker) Work(ctx context.Context, job *river.Job[rehydrateArgs]) error {
+	return w.s.rehydrate(ctx, job.Args, job.Attempt >= job.MaxAttempts)
+}
+
+func (w *rehydrateWorker) NextRetry(job *river.Job[rehydrateArgs]) time.Time {
+	return time.Now().Add(w.s.backoff(job.Attempt))
+}
+
+// rehydrate creates the new instance through the SPRM under the new id (a
+// retry finds it: sprm.ErrInstanceExists, never created twice). Only once
+// that create was accepted does one transaction queue the old instance's
+// deferred deletion, soft-remove the old resource, repoint the order and
+// finish the operation. Until that commits the order's current resource is
+// the old one; after, the new one, and the old has its cleanup task.
+func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) error {
+	r, err := s.Resource(ctx, "", a.NewInstanceID, true)
+	if errors.Is(err, ErrResourceNotFound) {
+		s.log.WarnContext(ctx, "rehydrate job for an unknown resource; dropped", "instance_id", a.NewInstanceID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.RehydrationStatus == nil || *r.RehydrationStatus != rehydrationRunning {
+		return nil // finished by an earlier attempt
+	}
+	_, err = s.cfg.SPRM.Create(ctx, sprm.CreateParams{
+		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest,
+		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
+	})
+	if errors.Is(err, sprm.ErrInstanceExists) {
+		err = s.checkEarlierCreate(ctx, r.ID)
+	}
+	switch {
+	case err == nil:
+		return s.completeRehydration(ctx, a, r)
+	case transient(err) && !last:
+		return fmt.Errorf("rehydrate: create %s on %s: %w", r.ID, r.ProviderName, err)
+	}
+	s.log.WarnContext(ctx, "rehydration failed: the new instance was not created", "instance_id", r.ID,
+		"provider", r.ProviderName, "error", err)
+	return s.failRehydration(ctx, a, err)
+}
+
+// checkEarlierCreate decides whether an instance an earlier attempt
+// created was accepted: nil if so; an error if its outcome is unknown (it
+// was queued for cleanup) or still being decided (transient: retried).
+func (s *Service) checkEarlierCreate(ctx context.Context, id string) error {
+	in, err := s.cfg.SPRM.Instance(ctx, "", id, true)
+	if err != nil {
+		return err
+	}
+	switch {
+	case in.Deletion != nil || in.DeletedAt != nil || in.Status == provider.StatusUnknown:
+		return &sprm.OutcomeUnknownError{InstanceID: id, Kind: sprm.ErrProviderUnreachable,
+			Err: errors.New("an earlier create of the instance has an unknown outcome")}
+	case in.Status == provider.StatusPending:
+		return fmt.Errorf("instance %s: an earlier create has not recorded its outcome yet", id)
+	}
+	return nil
+}
+
+// rehydrationResponse is the response of a rehydrate operation.
+type rehydrationResponse struct {
+	OldInstanceID string `json:"old_instance_id"`
+	NewInstanceID string `json:"new_instance_id"`
+	ProviderName  string `json:"provider_name"`
+}
+
+// completeRehydration retires the old resource and repoints the order, in
+// one transaction. An order deleted meanwhile keeps its old resource (the
+// order's deletion took it) and the new one is deleted instead.
+func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Resource) error {
+	var gone bool
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		t := s.now()
+		n, err := tx.Exec(ctx, s.q.Get("ResourceRehydrationEnd"), rehydrationDone, t, a.NewInstanceID)
+		if err != nil || n == 0 {
+			return err // n == 0: finished by an earlier attempt
+		}
+		cur, err := scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), a.NewInstanceID, "", ""))
+		if err != nil {
+			return err
+		}
+		err = s.cfg.Repointer.RepointOrderTx(ctx, tx, Repoint{
+			OrderID: r.CatalogItemInstanceID, OldInstanceID: a.OldInstanceID, NewInstanceID: a.NewInstanceID,
+			ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Status: cur.Status, Message: cur.StatusMessage,
+		})
+		if errors.Is(err, ErrOrderGone) {
+			gone = true
+			if _, err := s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{Err: err}); err != nil &&
+				!errors.Is(err, operations.ErrAlreadyDone) {
+				return err
+			}
+			return s.DeleteTx(ctx, tx, a.NewInstanceID)
+		}
+		if err != nil {
+			return err
+		}
+		// The old instance's deletion is deferred: queued, the provider
+		// is not contacted here.
+		if err := s.cfg.SPRM.CleanupEnqueueTx(ctx, tx, a.OldInstanceID); err != nil &&
+			!errors.Is(err, sprm.ErrInstanceNotFound) {
+			return fmt.Errorf("queue deletion of %s: %w", a.OldInstanceID, err)
+		}
+		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.OldInstanceID); err != nil {
+			return fmt.Errorf("remove resource %s: %w", a.OldInstanceID, err)
+		}
+		_, err = s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{
+			Response: rehydrationResponse{a.OldInstanceID, a.NewInstanceID, r.ProviderName},
+		})
+		if errors.Is(err, operations.ErrAlreadyDone) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("complete rehydration of %s: %w", a.OldInstanceID, err)
+	}
+	if gone {
+		s.log.WarnContext(ctx, "order deleted during its rehydration; new instance deleted",
+			"order_id", r.CatalogItemInstanceID, "new_instance_id", a.NewInstanceID)
+		return nil
+	}
+	s.log.InfoContext(ctx, "rehydration done", "order_id", r.CatalogItemInstanceID, "old_instance_id", a.OldInstanceID,
+		"new_instance_id", a.NewInstanceID, "provider", r.ProviderName)
+	return nil
+}
+
+// failRehydration ends a rehydration whose create failed: the new resource
+// is FAILED and removed, the old stays current with a note saying why, and
+// the operation finishes with the error; all in one transaction.
+func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause error) error {
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		t := s.now()
+		n, err := tx.Exec(ctx, s.q.Get("ResourceRehydrationEnd"), rehydrationFailed, t, a.NewInstanceID)
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := s.InstanceStatusChangedTx(ctx, tx, sprm.InstanceStatus{
+			InstanceID: a.NewInstanceID, Status: provider.StatusFailed, Message: "rehydration failed: " + cause.Error(),
+		}); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.NewInstanceID); err != nil {
+			return err
+		}
+		if err := s.noteRehydrationTx(ctx, tx, a.OldInstanceID, "FAILED", a.NewInstanceID, a.OperationID,
+			cause.Error()); err != nil {
+			return err
+		}
+		_, err = s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{Err: cause})
+		if errors.Is(err, operations.ErrAlreadyDone) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record failed rehydration of %s: %w", a.OldInstanceID, err)
+	}
+	return nil
+}
