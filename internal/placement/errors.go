@@ -17,3 +17,29 @@ var ErrResourceExists = errors.New("a resource with this instance id already exi
 // ErrOrderGone is returned by an [OrderRepointer] when the order no longer
 // points at the rehydrated resource (it was deleted meanwhile).
 var ErrOrderGone = errors.New("the order no longer points at the rehydrated resource")
+
+// ErrPolicyBrokeSpec is returned by Place when the policy chain's patches
+// leave a spec its service type's schema refuses.
+var ErrPolicyBrokeSpec = errors.New("the policy chain's changes make the spec invalid for its service type")
+
+// SpecBrokenError is ErrPolicyBrokeSpec with the schema's complaint.
+type SpecBrokenError struct{ Err error }
+
+func (e *SpecBrokenError) Error() string { return ErrPolicyBrokeSpec.Error() + ": " + e.Err.Error() }
+
+// Unwrap makes errors.Is(err, ErrPolicyBrokeSpec) true.
+func (e *SpecBrokenError) Unwrap() error { return ErrPolicyBrokeSpec }
+
+// ProblemFields names the fields the schema refused.
+func (e *SpecBrokenError) ProblemFields() map[string]any {
+	var f interface{ ProblemFields() map[string]any }
+	if errors.As(e.Err, &f) {
+		return f.ProblemFields()
+	}
+	return nil
+}
+
+// specValidator checks a spec against its service type (catalog).
+type specValidator interface {
+	ValidateSpec(serviceType string, spec map[string]any) error
+}

@@ -43,6 +43,14 @@ func (s *Service) Place(ctx context.Context, p PlaceParams) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
+	// A policy's patch may break the service type's schema; the request
+	// must fail now, not after it was acknowledged and sent to a provider.
+	if s.cfg.Specs != nil && res.Status == policy.StatusModified {
+		serviceType, _ := res.Spec["service_type"].(string)
+		if err := s.cfg.Specs.ValidateSpec(serviceType, res.Spec); err != nil {
+			return Placement{}, &SpecBrokenError{Err: err}
+		}
+	}
 	name := res.SelectedProvider
 	if name == "" {
 		serviceType, _ := p.Spec["service_type"].(string)

@@ -78,6 +78,9 @@ type Config struct {
 	Providers providerSource
 	SPRM      provisioner
 	Jobs      jobInserter
+	// Specs checks a spec changed by the policy chain against its service
+	// type's schema. Defaults to no check.
+	Specs specValidator
 	// Orders is told of every status change of a resource, in the same
 	// transaction (the order flow). Defaults to none.
 	Orders sprm.StatusObserver

@@ -55,6 +55,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},
 		httpapi.Mapping{Err: policy.ErrInvalidPolicy, Status: http.StatusBadRequest, Reason: "INVALID_POLICY", Title: "Invalid policy"},
 		httpapi.Mapping{Err: policy.ErrRejected, Status: http.StatusNotAcceptable, Reason: "POLICY_REJECTED", Title: "Rejected by policy"},
+		httpapi.Mapping{Err: placement.ErrPolicyBrokeSpec, Status: http.StatusConflict, Reason: "POLICY_CONFLICT", Title: "Policy conflict"},
 		httpapi.Mapping{Err: policy.ErrConflict, Status: http.StatusConflict, Reason: "POLICY_CONFLICT", Title: "Policy conflict"},
 		httpapi.Mapping{Err: policy.ErrEvaluation, Status: http.StatusInternalServerError, Reason: "POLICY_EVALUATION_FAILED", Title: "Policy evaluation failed"},
 		httpapi.Mapping{Err: policy.ErrNoProvider, Status: http.StatusServiceUnavailable, Reason: "NO_PROVIDER_AVAILABLE", Title: "No provider available"},

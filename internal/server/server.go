@@ -290,7 +290,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Providers: policy.ProviderSourceFunc(s.availableProviders)})
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
-		Jobs: lazyJobs{s}, Logger: s.logger,
+		Jobs: lazyJobs{s}, Logger: s.logger, Specs: serviceTypes,
 		Orders: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
 			return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
 		}),
