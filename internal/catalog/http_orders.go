@@ -64,14 +64,14 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	orders, err := s.Orders(r.Context(), ListOrdersParams{
 		Project: auth.ProjectFrom(r.Context()), ServiceType: q.Get("service_type"), State: q.Get("state"),
-		CatalogItemID: q.Get("catalog_item_id"), ShowDeleted: showDeleted != nil && *showDeleted, Page: page,
+		CatalogItemID: q.Get("catalog_item_id"), ShowDeleted: showDeleted, Page: page,
 	})
 	if err != nil {
 		return err
@@ -80,12 +80,12 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
 	o, err := s.Order(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"),
-		showDeleted != nil && *showDeleted)
+		showDeleted)
 	if err != nil {
 		return err
 	}

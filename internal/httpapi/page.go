@@ -50,3 +50,10 @@ func QueryBool(r *http.Request, name string) (*bool, error) {
 	}
 	return &b, nil
 }
+
+// QueryFlag reads an optional boolean parameter that defaults to false
+// (show_deleted, deferred).
+func QueryFlag(r *http.Request, name string) (bool, error) {
+	b, err := QueryBool(r, name)
+	return b != nil && *b, err
+}

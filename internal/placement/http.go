@@ -53,14 +53,14 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	rs, err := s.Resources(r.Context(), ListResourcesParams{
 		Project: auth.ProjectFrom(r.Context()), CatalogItemInstanceID: q.Get("catalog_item_instance_id"),
-		ProviderName: q.Get("provider_name"), ShowDeleted: showDeleted != nil && *showDeleted, Page: page,
+		ProviderName: q.Get("provider_name"), ShowDeleted: showDeleted, Page: page,
 	})
 	if err != nil {
 		return err
@@ -73,12 +73,12 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
 	res, err := s.Resource(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"),
-		showDeleted != nil && *showDeleted)
+		showDeleted)
 	if err != nil {
 		return err
 	}

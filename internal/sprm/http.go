@@ -154,14 +154,14 @@ func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	ins, err := s.Instances(r.Context(), ListInstancesParams{
 		Project: auth.ProjectFrom(r.Context()), ProviderName: q.Get("provider_name"), ServiceType: q.Get("service_type"),
-		Status: q.Get("status"), ShowDeleted: showDeleted != nil && *showDeleted, Page: page,
+		Status: q.Get("status"), ShowDeleted: showDeleted, Page: page,
 	})
 	if err != nil {
 		return err
@@ -170,11 +170,11 @@ func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) error {
-	showDeleted, err := httpapi.QueryBool(r, "show_deleted")
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
 	if err != nil {
 		return err
 	}
-	in, err := s.Instance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted != nil && *showDeleted)
+	in, err := s.Instance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted)
 	if err != nil {
 		return err
 	}
@@ -183,11 +183,10 @@ func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
-	deferred, err := httpapi.QueryBool(r, "deferred")
+	isDeferred, err := httpapi.QueryFlag(r, "deferred")
 	if err != nil {
 		return err
 	}
-	isDeferred := deferred != nil && *deferred
 	in, err := s.Delete(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), isDeferred)
 	if err != nil {
 		return err
