@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/schema"
 )
 
 // UserValue is a value an order sets at an editable field of its catalog
@@ -38,10 +39,10 @@ func (s *Service) BuildSpec(item Item, values []UserValue) (map[string]any, erro
 }
 
 func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]any, error) {
-	paths := make([]fieldPath, len(item.Fields))
+	paths := make([]schema.Path, len(item.Fields))
 	fieldAt := make(map[string]int, len(item.Fields))
 	for i, f := range item.Fields {
-		p, err := parsePath(f.Path)
+		p, err := schema.ParsePath(f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("catalog item %s: fields[%d].path: %v", item.ID, i, err)
 		}
@@ -53,11 +54,11 @@ func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]a
 		return nil, fmt.Errorf("catalog item %s: %w", item.ID, err)
 	}
 	var errs invalid.Errors
-	set := make([]fieldPath, len(values)) // where each good value went
+	set := make([]schema.Path, len(values)) // where each good value went
 	seen := make(map[string]int, len(values))
 	for i, uv := range values {
 		name := fmt.Sprintf("user_values[%d]", i)
-		p, err := parsePath(uv.Path)
+		p, err := schema.ParsePath(uv.Path)
 		if err != nil {
 			errs.Add(name+".path", "%v", err)
 			continue
@@ -78,15 +79,15 @@ func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]a
 			continue
 		}
 		if raw := item.Fields[j].ValidationSchema; raw != nil {
-			cs, err := compileSchema(raw)
+			cs, err := schema.Compile(raw)
 			if err != nil {
 				return nil, fmt.Errorf("catalog item %s: fields[%d].validation_schema: %w", item.ID, j, err)
 			}
-			if err := addInvalid(&errs, cs.validate(name+".value", v)); err != nil {
+			if err := addInvalid(&errs, cs.Validate(name+".value", v)); err != nil {
 				return nil, err
 			}
 		}
-		if err := p.set(spec, v); err != nil {
+		if err := p.Set(spec, v); err != nil {
 			errs.Add(name+".path", "%v", err)
 			continue
 		}
@@ -100,7 +101,7 @@ func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]a
 		return nil, renameFields(err, func(field string) string {
 			// The last value to write a location is the one to fix.
 			for i := len(set) - 1; i >= 0; i-- {
-				if rest, ok := underPath(field, set[i].under("spec")); ok {
+				if rest, ok := schema.UnderPath(field, set[i].Under("spec")); ok {
 					return fmt.Sprintf("user_values[%d].value%s", i, rest)
 				}
 			}

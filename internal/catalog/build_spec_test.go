@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/schema"
 )
 
 // smallVM is DCM's catalog item example, completed so an order needs no
@@ -152,14 +153,14 @@ func TestBuildSpec_SpecsAreIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := setPath(first, "storage.disks[0].capacity", "1GB"); err != nil {
+	if err := schema.SetPath(first, "storage.disks[0].capacity", "1GB"); err != nil {
 		t.Fatal(err)
 	}
 	second, err := buildSpec(types, it, userValues(t, `[{"path": "metadata.name", "value": "b"}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := getPath(second, "storage.disks[0].capacity"); v != "20GB" {
+	if v, _ := schema.GetPath(second, "storage.disks[0].capacity"); v != "20GB" {
 		t.Errorf("changing one built spec changed the next: storage.disks[0].capacity = %v, want 20GB", v)
 	}
 }

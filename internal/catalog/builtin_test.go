@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stewardhq/steward/internal/schema"
 	"slices"
 	"testing"
 )
@@ -22,8 +23,8 @@ func TestBuiltinSchemas(t *testing.T) {
 			if err := json.Unmarshal(st.Schema, &doc); err != nil {
 				t.Fatalf("decode schema: %v", err)
 			}
-			if got := doc["$schema"]; got != draft2020 {
-				t.Errorf("$schema = %v, want %s", got, draft2020)
+			if got := doc["$schema"]; got != schema.Draft2020 {
+				t.Errorf("$schema = %v, want %s", got, schema.Draft2020)
 			}
 			props, _ := doc["properties"].(map[string]any)
 			serviceType, _ := props["service_type"].(map[string]any)

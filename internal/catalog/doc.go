@@ -47,13 +47,6 @@
 //     only later orders (the rehydration seed re-evaluates an order's
 //     stored intent, never its catalog item).
 //
-// Steward's schema keywords, ignored by other validators:
-//
-//   - "x-modifier": "r" | "rw" | "rw+" on a property (API.md; LSM's attribute
-//     modifiers): r is set only by the server or the provider, rw at creation
-//     and read-only after (the default), rw+ may also be updated later. Its
-//     value is checked when a schema compiles; the order flow enforces it.
-//   - "x-unique-by": "<property>" on an array: the property's value differs
-//     between the array's object items (VM disk names, environment variable
-//     names, container ports), which plain JSON Schema cannot say.
+// Schemas are compiled and checked by the leaf package internal/schema,
+// which also defines Steward's keywords ("x-modifier", "x-unique-by").
 package catalog

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/schema"
 )
 
 // Limits on a catalog item, so one item stays a reviewable document.
@@ -124,8 +125,8 @@ func checkItem(types *ServiceTypes, it Item) error {
 		if schemas[i] == nil || f.Default != nil {
 			continue // no schema, or the default was checked as fields[i].default
 		}
-		if v, ok := paths[i].get(it.Defaults); ok {
-			if err := addInvalid(&errs, schemas[i].validate(paths[i].under("defaults"), v)); err != nil {
+		if v, ok := paths[i].Get(it.Defaults); ok {
+			if err := addInvalid(&errs, schemas[i].Validate(paths[i].Under("defaults"), v)); err != nil {
 				return err
 			}
 		}
@@ -138,7 +139,7 @@ func checkItem(types *ServiceTypes, it Item) error {
 			if it.Fields[i].Default == nil {
 				continue
 			}
-			if rest, ok := underPath(field, paths[i].under("defaults")); ok {
+			if rest, ok := schema.UnderPath(field, paths[i].Under("defaults")); ok {
 				return fmt.Sprintf("fields[%d].default%s", i, rest)
 			}
 		}
@@ -153,20 +154,20 @@ func checkItem(types *ServiceTypes, it Item) error {
 // checkFields checks each field on its own and returns the parsed paths and
 // compiled validation schemas (nil where a field has none or is bad). The
 // error is one that is not the client's.
-func checkFields(errs *invalid.Errors, fields []Field) ([]fieldPath, []*compiledSchema, error) {
-	paths := make([]fieldPath, len(fields))
-	schemas := make([]*compiledSchema, len(fields))
+func checkFields(errs *invalid.Errors, fields []Field) ([]schema.Path, []*schema.Schema, error) {
+	paths := make([]schema.Path, len(fields))
+	schemas := make([]*schema.Schema, len(fields))
 	seen := make(map[string]int, len(fields))
 	for i, f := range fields {
 		name := fmt.Sprintf("fields[%d]", i)
 		if utf8.RuneCountInString(f.DisplayName) > maxDisplayName {
 			errs.Add(name+".display_name", "must be at most %d characters long", maxDisplayName)
 		}
-		p, err := parsePath(f.Path)
+		p, err := schema.ParsePath(f.Path)
 		switch {
 		case err != nil:
 			errs.Add(name+".path", "%v", err)
-		case p[0].key == "service_type":
+		case p.Head() == "service_type":
 			errs.Add(name+".path", "cannot be under service_type: the item's service_type sets it")
 		default:
 			if j, dup := seen[p.String()]; dup {
@@ -183,9 +184,9 @@ func checkFields(errs *invalid.Errors, fields []Field) ([]fieldPath, []*compiled
 			errs.Add(name+".validation_schema", "is allowed only on an editable field")
 			continue
 		}
-		cs, err := compileSchema(f.ValidationSchema)
+		cs, err := schema.Compile(f.ValidationSchema)
 		err = renameFields(err, func(field string) string {
-			rest, _ := underPath(field, "schema")
+			rest, _ := schema.UnderPath(field, "schema")
 			return name + ".validation_schema" + rest
 		})
 		if err := addInvalid(errs, err); err != nil {
@@ -193,7 +194,7 @@ func checkFields(errs *invalid.Errors, fields []Field) ([]fieldPath, []*compiled
 		}
 		schemas[i] = cs
 		if cs != nil && f.Default != nil {
-			if err := addInvalid(errs, cs.validate(name+".default", f.Default)); err != nil {
+			if err := addInvalid(errs, cs.Validate(name+".default", f.Default)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -215,8 +216,8 @@ func (e *fieldPathError) Unwrap() error { return e.err }
 // its defaults with each field's default set at its path (paths[i], parsed)
 // in order, and service_type set. A default that cannot be set is a
 // *fieldPathError.
-func resolveDefaults(it Item, paths []fieldPath) (map[string]any, error) {
-	spec, _ := deepCopy(it.Defaults).(map[string]any)
+func resolveDefaults(it Item, paths []schema.Path) (map[string]any, error) {
+	spec, _ := schema.DeepCopy(it.Defaults).(map[string]any)
 	if spec == nil {
 		spec = map[string]any{}
 	}
@@ -224,7 +225,7 @@ func resolveDefaults(it Item, paths []fieldPath) (map[string]any, error) {
 		if f.Default == nil {
 			continue
 		}
-		if err := paths[i].set(spec, deepCopy(f.Default)); err != nil {
+		if err := paths[i].Set(spec, schema.DeepCopy(f.Default)); err != nil {
 			return nil, &fieldPathError{field: i, err: err}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/schema"
 )
 
 // ServiceTypes is the registry of service types, each with its schema
@@ -22,7 +23,7 @@ type ServiceTypes struct {
 
 type serviceTypeEntry struct {
 	serviceType ServiceType
-	schema      *compiledSchema
+	schema      *schema.Schema
 }
 
 // NewServiceTypes returns a registry holding the built-in service types
@@ -82,7 +83,7 @@ func (r *ServiceTypes) ValidateSpec(serviceType string, spec map[string]any) err
 	if err != nil {
 		return err
 	}
-	return e.schema.validate("spec", spec)
+	return e.schema.Validate("spec", spec)
 }
 
 // validateFragment checks a spec that may still lack parts, such as a
@@ -94,7 +95,7 @@ func (r *ServiceTypes) validateFragment(serviceType, root string, spec map[strin
 	if err != nil {
 		return err
 	}
-	return e.schema.validateFragment(root, spec)
+	return e.schema.ValidateFragment(root, spec)
 }
 
 func (r *ServiceTypes) entry(id string) (*serviceTypeEntry, error) {
@@ -109,11 +110,11 @@ func (r *ServiceTypes) entry(id string) (*serviceTypeEntry, error) {
 
 // add compiles st's schema and stores st, replacing a type with the same id.
 func (r *ServiceTypes) add(st ServiceType) error {
-	schema, err := compileSchema(st.Schema)
+	compiled, err := schema.Compile(st.Schema)
 	if err != nil {
 		return err
 	}
-	e := &serviceTypeEntry{serviceType: st.clone(), schema: schema}
+	e := &serviceTypeEntry{serviceType: st.clone(), schema: compiled}
 	r.mu.Lock()
 	r.types[st.ID] = e
 	r.mu.Unlock()

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"bytes"
@@ -12,16 +12,16 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 )
 
-// draft2020 is the only dialect a service type schema may declare: API.md
+// Draft2020 is the only dialect a service type schema may declare: API.md
 // says "JSON Schema 2020-12", and one dialect keeps x-modifier and the error
 // paths meaning the same thing in every schema.
-const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+const Draft2020 = "https://json-schema.org/draft/2020-12/schema"
 
 // schemaURL is the address a schema is compiled under. Nothing is ever
 // fetched from it.
 const schemaURL = "steward:///service-type.json"
 
-// Compile reports whether schema is a service type schema Steward can
+// Check reports whether schema is a service type schema Steward can
 // validate specs with: a JSON object that is a valid JSON Schema 2020-12
 // document (a "$schema" member, if any, must name 2020-12), whose regular
 // expressions compile in Go's RE2 syntax (no lookaround) and whose "$ref"s
@@ -33,21 +33,22 @@ const schemaURL = "steward:///service-type.json"
 // must not make Steward read local files or call out to the network.
 // Unknown keywords are ignored, except that "x-modifier" must be "r", "rw" or
 // "rw+" and "x-unique-by" must name a property.
-func Compile(schema json.RawMessage) error {
-	_, err := compileSchema(schema)
+func Check(schema json.RawMessage) error {
+	_, err := Compile(schema)
 	return err
 }
 
-// compiledSchema is a schema ready to validate specs. It is immutable and
-// safe for concurrent use.
-type compiledSchema struct {
+// Schema is a schema ready to validate specs. It is immutable and
+// safe for concurrent use. Build it with [Compile].
+type Schema struct {
 	schema *jsonschema.Schema
 	// doc is the decoded document, where error messages look up the
 	// description of a "contains" schema.
 	doc any
 }
 
-func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
+// Compile compiles raw as [Check] describes, or returns Check's error.
+func Compile(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, invalid.New("schema", "must be a JSON document: %v", err)
@@ -56,8 +57,8 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if !ok {
 		return nil, invalid.New("schema", "must be a JSON object")
 	}
-	if dialect, ok := obj["$schema"]; ok && dialect != draft2020 && dialect != draft2020+"#" {
-		return nil, invalid.New("schema.$schema", "must be %q or absent", draft2020)
+	if dialect, ok := obj["$schema"]; ok && dialect != Draft2020 && dialect != Draft2020+"#" {
+		return nil, invalid.New("schema.$schema", "must be %q or absent", Draft2020)
 	}
 	vocabs, err := stewardVocabularies()
 	if err != nil {
@@ -81,24 +82,24 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if err != nil {
 		return nil, compileError(err, doc)
 	}
-	return &compiledSchema{schema: sch, doc: doc}, nil
+	return &Schema{schema: sch, doc: doc}, nil
 }
 
 // validate checks the JSON value v and returns nil or an [*invalid.Error]
 // naming each failing location under field (for example "spec").
-func (s *compiledSchema) validate(field string, v any) error {
+func (s *Schema) Validate(field string, v any) error {
 	return s.check(flattener{root: field, doc: s.doc}, v)
 }
 
 // validateFragment is validate for a value that may still lack parts (a
 // catalog item's defaults): failures that only say something is missing
 // are not errors.
-func (s *compiledSchema) validateFragment(field string, v any) error {
+func (s *Schema) ValidateFragment(field string, v any) error {
 	return s.check(flattener{root: field, doc: s.doc, open: true}, v)
 }
 
 // check validates v and flattens the failures with f, whose inst it sets.
-func (s *compiledSchema) check(f flattener, v any) error {
+func (s *Schema) check(f flattener, v any) error {
 	field := f.root
 	v, err := jsonValue(v)
 	if err != nil {

@@ -1,6 +1,7 @@
-package catalog
+package schema
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestParsePath(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, err := parsePath(tc.path)
+			p, err := ParsePath(tc.path)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nparsePath(%q) error = %v, want one containing %q", tc.reason, tc.path, err, tc.wantErr)
@@ -109,7 +110,7 @@ func TestSetPath(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			m := spec(t, tc.in)
-			err := setPath(m, tc.path, tc.value)
+			err := SetPath(m, tc.path, tc.value)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nsetPath(%s, %q) error = %v, want one containing %q", tc.reason, tc.in, tc.path, err, tc.wantErr)
@@ -149,7 +150,7 @@ func TestGetPath(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := getPath(spec(t, doc), tc.path)
+			got, ok := GetPath(spec(t, doc), tc.path)
 			if ok != tc.wantOK {
 				t.Fatalf("%s\ngetPath(%q) ok = %v, want %v", tc.reason, tc.path, ok, tc.wantOK)
 			}
@@ -175,7 +176,7 @@ func TestUnderPath(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rest, ok := underPath(tc.field, tc.prefix)
+			rest, ok := UnderPath(tc.field, tc.prefix)
 			if ok != tc.wantOK || rest != tc.wantRest {
 				t.Errorf("%s\nunderPath(%q, %q) = %q, %v; want %q, %v", tc.reason, tc.field, tc.prefix, rest, ok, tc.wantRest, tc.wantOK)
 			}
@@ -186,14 +187,24 @@ func TestUnderPath(t *testing.T) {
 func TestDeepCopy_Independent(t *testing.T) {
 	t.Parallel()
 	orig := spec(t, `{"a": {"b": [1, {"c": 2}]}}`)
-	cp := deepCopy(orig).(map[string]any)
-	if err := setPath(cp, "a.b[1].c", 3.0); err != nil {
+	cp := DeepCopy(orig).(map[string]any)
+	if err := SetPath(cp, "a.b[1].c", 3.0); err != nil {
 		t.Fatal(err)
 	}
-	if err := setPath(cp, "a.b[2]", 4.0); err != nil {
+	if err := SetPath(cp, "a.b[2]", 4.0); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(spec(t, `{"a": {"b": [1, {"c": 2}]}}`), orig); diff != "" {
 		t.Errorf("changing a deep copy changed the original: -want +got:\n%s", diff)
 	}
+}
+
+// spec decodes a JSON object for a test.
+func spec(tb testing.TB, s string) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		tb.Fatalf("decode %s: %v", s, err)
+	}
+	return m
 }

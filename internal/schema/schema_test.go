@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 )
 
-func TestCompile(t *testing.T) {
+func TestCheck(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
 		reason string
@@ -65,16 +65,16 @@ func TestCompile(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := Compile(json.RawMessage(tc.schema))
+			err := Check(json.RawMessage(tc.schema))
 			if tc.wantFields == nil {
 				if err != nil {
-					t.Errorf("%s\nCompile(%s) = %v, want nil", tc.reason, tc.schema, err)
+					t.Errorf("%s\nCheck(%s) = %v, want nil", tc.reason, tc.schema, err)
 				}
 				return
 			}
 			var inv *invalid.Error
 			if !errors.As(err, &inv) {
-				t.Fatalf("%s\nCompile(%s) = %v, want an *invalid.Error", tc.reason, tc.schema, err)
+				t.Fatalf("%s\nCheck(%s) = %v, want an *invalid.Error", tc.reason, tc.schema, err)
 			}
 			var got []string
 			for _, f := range inv.Fields {
@@ -84,7 +84,7 @@ func TestCompile(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(tc.wantFields, got); diff != "" {
-				t.Errorf("%s\nCompile(%s) fields: -want +got:\n%s", tc.reason, tc.schema, diff)
+				t.Errorf("%s\nCheck(%s) fields: -want +got:\n%s", tc.reason, tc.schema, diff)
 			}
 		})
 	}
@@ -237,15 +237,15 @@ func TestValidate_Messages(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := compileSchema(json.RawMessage(tc.schema))
+			s, err := Compile(json.RawMessage(tc.schema))
 			if err != nil {
-				t.Fatalf("compileSchema(%s): %v", tc.schema, err)
+				t.Fatalf("Compile(%s): %v", tc.schema, err)
 			}
 			var v any
 			if err := json.Unmarshal([]byte(tc.value), &v); err != nil {
 				t.Fatalf("decode %s: %v", tc.value, err)
 			}
-			err = s.validate("spec", v)
+			err = s.Validate("spec", v)
 			var got *invalid.Error
 			if !errors.As(err, &got) {
 				t.Fatalf("%s\nvalidate(%s) = %v, want an *invalid.Error", tc.reason, tc.value, err)

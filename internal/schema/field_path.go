@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"errors"
@@ -14,13 +14,13 @@ const (
 	maxPathSteps = 32
 )
 
-// fieldPath is a parsed field path (DCM's catalog-item-schema): a location
+// Path is a parsed field path (DCM's catalog-item-schema): a location
 // in a spec, relative to its root. Its text is the one validation errors
 // use for the same location, so the two can be compared: a property name
 // after a dot ("vcpu.count"), an array index in brackets ("env[0].value"),
 // and a property name that is not an identifier quoted in brackets
 // (`metadata.labels["app.kubernetes.io/name"]`).
-type fieldPath []pathStep
+type Path []pathStep
 
 // pathStep is a property name, or an array index when isIndex is set.
 type pathStep struct {
@@ -29,16 +29,16 @@ type pathStep struct {
 	isIndex bool
 }
 
-// parsePath reads a field path. The error says what is wrong, without the
+// ParsePath reads a field path. The error says what is wrong, without the
 // field's name: callers name it.
-func parsePath(s string) (fieldPath, error) {
+func ParsePath(s string) (Path, error) {
 	if s == "" {
 		return nil, errors.New("is required")
 	}
 	if len(s) > maxPathLen {
 		return nil, fmt.Errorf("must be at most %d characters long", maxPathLen)
 	}
-	var p fieldPath
+	var p Path
 	rest := s
 	for rest != "" {
 		if len(p) == maxPathSteps {
@@ -111,11 +111,19 @@ func parseBracket(s string, first bool) (pathStep, string, error) {
 }
 
 // String renders p in its canonical form, which validation errors also use.
-func (p fieldPath) String() string { return p.under("") }
+func (p Path) String() string { return p.Under("") }
+
+// Head returns the property name the path starts with ("" for an index).
+func (p Path) Head() string {
+	if len(p) == 0 || p[0].isIndex {
+		return ""
+	}
+	return p[0].key
+}
 
 // under renders p below the error field name root, as validation errors
 // name the location: under("spec") of vcpu.count is "spec.vcpu.count".
-func (p fieldPath) under(root string) string {
+func (p Path) Under(root string) string {
 	var b strings.Builder
 	b.WriteString(root)
 	for _, s := range p {
@@ -133,7 +141,7 @@ func (p fieldPath) under(root string) string {
 // array. An index may name an existing item or the one just past the end
 // (appending), never leave a gap. A null on the way counts as missing. m
 // must not be nil; it is changed in place.
-func (p fieldPath) set(m map[string]any, v any) error {
+func (p Path) Set(m map[string]any, v any) error {
 	if len(p) == 0 {
 		return errors.New("is empty")
 	}
@@ -141,7 +149,7 @@ func (p fieldPath) set(m map[string]any, v any) error {
 	return err
 }
 
-func (p fieldPath) setIn(cur any, i int, v any) (any, error) {
+func (p Path) setIn(cur any, i int, v any) (any, error) {
 	if i == len(p) {
 		return v, nil
 	}
@@ -184,7 +192,7 @@ func (p fieldPath) setIn(cur any, i int, v any) (any, error) {
 }
 
 // get returns the value at p in m, and whether there is one.
-func (p fieldPath) get(m map[string]any) (any, bool) {
+func (p Path) Get(m map[string]any) (any, bool) {
 	var cur any = m
 	for _, step := range p {
 		if step.isIndex {
@@ -206,28 +214,28 @@ func (p fieldPath) get(m map[string]any) (any, bool) {
 	return cur, true
 }
 
-// setPath parses path and stores v there in m (see [fieldPath.set]).
-func setPath(m map[string]any, path string, v any) error {
-	p, err := parsePath(path)
+// SetPath parses path and stores v there in m (see [Path.set]).
+func SetPath(m map[string]any, path string, v any) error {
+	p, err := ParsePath(path)
 	if err != nil {
 		return err
 	}
-	return p.set(m, v)
+	return p.Set(m, v)
 }
 
-// getPath parses path and returns the value there in m, and whether there
+// GetPath parses path and returns the value there in m, and whether there
 // is one; a path that does not parse has none.
-func getPath(m map[string]any, path string) (any, bool) {
-	p, err := parsePath(path)
+func GetPath(m map[string]any, path string) (any, bool) {
+	p, err := ParsePath(path)
 	if err != nil {
 		return nil, false
 	}
-	return p.get(m)
+	return p.Get(m)
 }
 
-// underPath reports whether the error field name field is prefix or a
+// UnderPath reports whether the error field name field is prefix or a
 // location inside it, and returns what follows prefix ("", ".count", "[0]").
-func underPath(field, prefix string) (rest string, ok bool) {
+func UnderPath(field, prefix string) (rest string, ok bool) {
 	rest, ok = strings.CutPrefix(field, prefix)
 	if !ok || (rest != "" && rest[0] != '.' && rest[0] != '[') {
 		return "", false
@@ -235,21 +243,21 @@ func underPath(field, prefix string) (rest string, ok bool) {
 	return rest, true
 }
 
-// deepCopy copies the objects and arrays of a decoded JSON value, so
+// DeepCopy copies the objects and arrays of a decoded JSON value, so
 // changing the copy leaves v alone. Other values are shared: they are
 // immutable.
-func deepCopy(v any) any {
+func DeepCopy(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = deepCopy(e)
+			out[k] = DeepCopy(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = deepCopy(e)
+			out[i] = DeepCopy(e)
 		}
 		return out
 	default:
