@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,12 +10,9 @@ import (
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-func TestQueries_BothEnginesDefineTheSameNames(t *testing.T) {
+func TestQueries_SameOnBothEngines(t *testing.T) {
 	t.Parallel()
-	lite, pg := outboxQueries[store.SQLite].Names(), outboxQueries[store.Postgres].Names()
-	if !slices.Equal(lite, pg) {
-		t.Errorf("sqlite queries %v, postgres queries %v", lite, pg)
-	}
+	storetest.CheckQueryParity(t, sqlFS, "sql")
 }
 
 // relaySetup is one test's database, bus and relay (not started).

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -90,7 +91,7 @@ func (a *API) end(rec *statusRecorder, r *http.Request, info *requestInfo) {
 	}
 	status := rec.status()
 	elapsed := time.Since(info.start)
-	route := cmpOr(info.route, "unmatched")
+	route := cmp.Or(info.route, "unmatched")
 	method, path, _ := strings.Cut(route, " ")
 	if path == "" {
 		method, path = r.Method, route
@@ -110,13 +111,6 @@ func (a *API) end(rec *statusRecorder, r *http.Request, info *requestInfo) {
 		}
 		info.span.End()
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // statusRecorder remembers the status and size of the response.

@@ -231,18 +231,3 @@ func patchSize(name, typ string, priority int, pkg, size string) map[string]any 
 func vmSpec() map[string]any {
 	return map[string]any{"service_type": "vm", "vcpu": map[string]any{"count": 2}}
 }
-
-// eventually polls cond until it holds or 20 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting until %s", what)
-		case <-tick.C:
-		}
-	}
-}

@@ -27,7 +27,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Policy, error) {
 	if pol.ID == "" {
 		pol.ID = uuid.NewString()
 	}
-	t := now(s.cfg.Now)
+	t := store.Now(s.cfg.Now)
 	pol.Version, pol.CreateTime, pol.UpdateTime = 1, t, t
 	err := s.change(ctx, func(tx *store.Tx) (*Policy, error) {
 		if _, err := s.policyGet(ctx, tx, pol.ID); err == nil {
@@ -39,7 +39,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Policy, error) {
 			return nil, err
 		}
 		_, err := tx.Exec(ctx, s.q.Get("PolicyInsert"), pol.ID, pol.DisplayName, string(pol.PolicyType), pol.Priority,
-			jsonArg(pol.LabelSelector), pol.RegoCode, pol.Enabled, t, t)
+			selectorArg(pol.LabelSelector), pol.RegoCode, pol.Enabled, t, t)
 		return &pol, err
 	})
 	if err != nil {
@@ -89,8 +89,8 @@ func (s *Service) Update(ctx context.Context, id string, patch Patch, ifMatch *i
 		if err := s.checkClashes(ctx, tx, next); err != nil {
 			return nil, err
 		}
-		next.Version, next.UpdateTime = cur.Version+1, now(s.cfg.Now)
-		n, err := tx.Exec(ctx, s.q.Get("PolicyUpdate"), next.DisplayName, next.Priority, jsonArg(next.LabelSelector),
+		next.Version, next.UpdateTime = cur.Version+1, store.Now(s.cfg.Now)
+		n, err := tx.Exec(ctx, s.q.Get("PolicyUpdate"), next.DisplayName, next.Priority, selectorArg(next.LabelSelector),
 			next.RegoCode, next.Enabled, next.UpdateTime, cur.ID, cur.Version)
 		if err == nil && n == 0 {
 			err = store.ErrStale

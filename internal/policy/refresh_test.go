@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -47,13 +48,13 @@ func TestRefresh_LoadsChangesMadeOnAnotherReplica(t *testing.T) {
 		if got := size(t, b.svc); got != "small" || b.svc.Revision() == rev {
 			t.Fatalf("after Refresh b evaluates size %v at revision %d (was %d), want small at a new revision", got, b.svc.Revision(), rev)
 		}
-		eventually(t, "c's loop loads the new policy", func() bool { return size(t, c.svc) == "small" })
+		poll.Until(t, "c's loop loads the new policy", func() bool { return size(t, c.svc) == "small" })
 
 		a.do(t, "PATCH", "/api/v1/policies/sizer", map[string]any{"rego_code": "package steward.sizer\n\nmain := {\"patch\": {\"size\": \"large\"}}\n"},
 			"If-Match", p.ETag).want(t, http.StatusOK)
-		eventually(t, "c's loop loads the changed code", func() bool { return size(t, c.svc) == "large" })
+		poll.Until(t, "c's loop loads the changed code", func() bool { return size(t, c.svc) == "large" })
 		a.do(t, "DELETE", "/api/v1/policies/sizer", nil).want(t, http.StatusNoContent)
-		eventually(t, "c's loop drops the deleted policy", func() bool { return size(t, c.svc) == nil })
+		poll.Until(t, "c's loop drops the deleted policy", func() bool { return size(t, c.svc) == nil })
 
 		// A replica that changes policies compiles against the stored set,
 		// not its own stale one: b has not refreshed, yet it cannot reuse a's package.

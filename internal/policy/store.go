@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -94,17 +93,10 @@ func (s *Service) revisionGet(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
-// jsonArg encodes a label selector for its JSON column; nil becomes {}.
-func jsonArg(m map[string]string) json.RawMessage {
+// selectorArg is a label selector for its JSON column; nil is stored as {}.
+func selectorArg(m map[string]string) store.JSONArg {
 	if m == nil {
 		m = map[string]string{}
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("policy: encode label selector: %v", err)) // a map of strings always encodes
-	}
-	return b
+	return store.JSON(m)
 }
-
-// now truncates to the stores' common precision, so what is written reads back equal.
-func now(clock func() time.Time) time.Time { return clock().UTC().Truncate(time.Microsecond) }

@@ -178,22 +178,6 @@ func decodeSpec(tb testing.TB, specJSON string) map[string]any {
 	return m
 }
 
-// eventually polls cond until it holds, failing the test at the deadline.
-func eventually(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	ticker := time.NewTicker(2 * time.Millisecond)
-	defer ticker.Stop()
-	deadline := time.NewTimer(waitFor)
-	defer deadline.Stop()
-	for !cond() {
-		select {
-		case <-ticker.C:
-		case <-deadline.C:
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // alive reports whether pid is a live process (not gone, not a zombie).
 func alive(tb testing.TB, pid int) bool {
 	tb.Helper()

@@ -1,6 +1,7 @@
 package processprovider
 
 import (
+	stdcmp "cmp" // cmp is go-cmp in this file
 	"context"
 	"errors"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -39,7 +41,7 @@ func TestCreate_StartsProcess_DeleteStopsIt(t *testing.T) {
 	// RUNNING follows the exec, but the kernel fills in the new program's
 	// arguments a moment later.
 	var cmdline []byte
-	eventually(t, "the process's command line", func() bool {
+	poll.UntilWithin(t, waitFor, "the process's command line is readable", func() bool {
 		cmdline, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		return len(cmdline) > 0
 	})
@@ -190,7 +192,7 @@ func TestCreate_LongRunEndsTheRestartStreak(t *testing.T) {
 	const id = "flaky"
 	b.mustCreate(t, id, `{"process": {"command": ["/bin/sh", "-c", "echo run >> runs.txt; exit 1"]}, "restart_policy": "always", "max_restarts": 1}`)
 	b.expect(t, id, provider.StatusRunning)
-	eventually(t, "a fourth run", func() bool { return len(b.lines(t, id, "runs.txt")) >= 4 })
+	poll.UntilWithin(t, waitFor, "a fourth run has started", func() bool { return len(b.lines(t, id, "runs.txt")) >= 4 })
 	got, err := b.p.Get(context.Background(), id)
 	if err != nil || got.Status != provider.StatusRunning {
 		t.Errorf("Get = %+v, %v; want RUNNING", got, err)
@@ -212,7 +214,7 @@ func TestDelete_DuringRestartBackoff(t *testing.T) {
 	const id = "waiting"
 	b.mustCreate(t, id, `{"process": {"command": ["/bin/false"]}, "restart_policy": "always"}`)
 	b.expect(t, id, provider.StatusRunning)
-	eventually(t, "the process to exit", func() bool {
+	poll.UntilWithin(t, waitFor, "the process has exited", func() bool {
 		_, running := b.p.PID(id)
 		in, _ := b.p.Get(context.Background(), id)
 		return !running && strings.Contains(in.Message, "restart 1 of 5")
@@ -264,7 +266,7 @@ func TestCreate_InvalidRequestIsRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			id := cmpOr(tc.id, "refused-"+tc.name)
+			id := stdcmp.Or(tc.id, "refused-"+tc.name)
 			if id == "-" {
 				id = ""
 			}
@@ -289,13 +291,6 @@ func TestCreate_InvalidRequestIsRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func TestCreate_CommandNotFoundFails(t *testing.T) {
@@ -352,7 +347,7 @@ func TestCreate_IsIdempotent(t *testing.T) {
 	if got := b.mustPID(t, id); got != pid {
 		t.Errorf("PID after Create again = %d, want %d", got, pid)
 	}
-	eventually(t, "the process to log its start", func() bool { return len(b.lines(t, id, "starts.txt")) > 0 })
+	poll.UntilWithin(t, waitFor, "the process has logged its start", func() bool { return len(b.lines(t, id, "starts.txt")) > 0 })
 
 	// After Stop every process that was ever started has ended, so the
 	// count is final (Stop keeps the work dir).
@@ -560,7 +555,7 @@ func TestHealth(t *testing.T) {
 func (b *bundle) waitChildPID(tb testing.TB, id string) int {
 	tb.Helper()
 	var pid int
-	eventually(tb, "child.pid of "+id, func() bool {
+	poll.UntilWithin(tb, waitFor, "child.pid of "+id+" is written", func() bool {
 		l := b.lines(tb, id, "child.pid")
 		if len(l) == 0 {
 			return false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -89,7 +90,7 @@ func TestReport_DroppedAfterReportAttempts(t *testing.T) {
 	b := noOpWith(t, rep, func(c *Config) { c.ReportAttempts = 3 })
 	b.mustCreate(t, "dropped", `{}`)
 
-	eventually(t, "three attempts", func() bool { return rep.attemptsOf(provider.StatusRunning) >= 3 })
+	poll.UntilWithin(t, waitFor, "three attempts were made", func() bool { return rep.attemptsOf(provider.StatusRunning) >= 3 })
 	// Stop waits for every sender, so the count is final after it.
 	if err := b.p.Stop(context.Background()); err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestStop_AbandonsReportRetriesWhenCtxEnds(t *testing.T) {
 	rep := newFlakyReporter(map[provider.Status]int{provider.StatusRunning: -1})
 	b := noOpWith(t, rep, func(c *Config) { c.ReportBackoff = time.Hour })
 	b.mustCreate(t, "abandoned", `{}`)
-	eventually(t, "a first attempt", func() bool { return rep.attemptsOf(provider.StatusRunning) >= 1 })
+	poll.UntilWithin(t, waitFor, "a first attempt was made", func() bool { return rep.attemptsOf(provider.StatusRunning) >= 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -68,12 +69,12 @@ func TestCleanup_RetriesWhileTheProviderFailsAndFinishesWhenBack(t *testing.T) {
 		var in instance
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &in)
 		taskID := in.Deletion.CleanupTaskID
-		eventually(t, "failed attempts are counted", func() bool {
+		poll.Until(t, "failed attempts are counted", func() bool {
 			task, _ := e.task(t, taskID)
 			return task.RetryCount >= 2 && task.LastAttempt != nil && task.LastError != "" && task.Status != "FAILED"
 		})
 		e.p.SucceedDeletes()
-		eventually(t, "the task is removed once the provider deletes", func() bool { _, code := e.task(t, taskID); return code == 404 })
+		poll.Until(t, "the task is removed once the provider deletes", func() bool { _, code := e.task(t, taskID); return code == 404 })
 		if got := e.instance(t, "old"); got.Status != "DELETED" || got.DeletedAt == nil {
 			t.Fatalf("after cleanup: %+v", got)
 		}
@@ -87,12 +88,12 @@ func TestCleanup_SkipsAnUnavailableProviderUntilItIsBack(t *testing.T) {
 		e := setup(t, engine)
 		e.create(t, "old")
 		e.p.GoDown()
-		eventually(t, "the provider is unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
+		poll.Until(t, "the provider is unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
 		var in instance
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &in)
 		// Several cleanup passes run while it is down; none counts as a failure.
 		e.s.Do(t, "GET", "/metrics", nil)
-		eventually(t, "some passes skipped the task", func() bool {
+		poll.Until(t, "some passes skipped the task", func() bool {
 			return contains(string(e.s.Do(t, "GET", "/metrics", nil).Body), `steward_cleanup_tasks_total{outcome="skipped"}`)
 		})
 		if task, _ := e.task(t, in.Deletion.CleanupTaskID); task.RetryCount != 0 || task.Status == "FAILED" {
@@ -100,7 +101,7 @@ func TestCleanup_SkipsAnUnavailableProviderUntilItIsBack(t *testing.T) {
 		}
 		e.p.ComeBack()
 		e.p.WaitForCall(t, providertest.MethodDelete, "old")
-		eventually(t, "cleanup finishes once the provider is back", func() bool { return e.instance(t, "old").Status == "DELETED" })
+		poll.Until(t, "cleanup finishes once the provider is back", func() bool { return e.instance(t, "old").Status == "DELETED" })
 	})
 }
 
@@ -115,7 +116,7 @@ func TestCleanup_FailedAfterMaxRetriesAndRetryRevivesIt(t *testing.T) {
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &in)
 		taskID := in.Deletion.CleanupTaskID
 		e.s.Do(t, "POST", "/api/v1/cleanup-tasks/"+taskID+":retry", nil).WantProblem(t, http.StatusConflict, "CLEANUP_TASK_NOT_FAILED")
-		eventually(t, "the task is FAILED after 3 attempts", func() bool { task, _ := e.task(t, taskID); return task.Status == "FAILED" })
+		poll.Until(t, "the task is FAILED after 3 attempts", func() bool { task, _ := e.task(t, taskID); return task.Status == "FAILED" })
 		if task, _ := e.task(t, taskID); task.RetryCount != 3 {
 			t.Fatalf("FAILED task has retry_count %d, want 3", task.RetryCount)
 		}
@@ -136,7 +137,7 @@ func TestCleanup_FailedAfterMaxRetriesAndRetryRevivesIt(t *testing.T) {
 		if revived.Status != "PENDING" || revived.RetryCount != 0 {
 			t.Fatalf(":retry answered %+v, want PENDING with retry_count 0", revived)
 		}
-		eventually(t, "the revived task completes", func() bool { _, code := e.task(t, taskID); return code == 404 })
+		poll.Until(t, "the revived task completes", func() bool { _, code := e.task(t, taskID); return code == 404 })
 		e.s.Do(t, "POST", "/api/v1/cleanup-tasks/"+taskID+":retry", nil).WantProblem(t, http.StatusNotFound, "CLEANUP_TASK_NOT_FOUND")
 	})
 }
@@ -150,7 +151,7 @@ func TestCleanup_TasksSurviveARestart(t *testing.T) {
 			e.create(t, id)
 		}
 		e.p.GoDown()
-		eventually(t, "the provider is unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
+		poll.Until(t, "the provider is unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
 		for _, id := range ids(3, "old") {
 			e.s.Do(t, "DELETE", "/api/v1/service-type-instances/"+id+"?deferred=true", nil).Want(t, http.StatusOK)
 		}
@@ -164,7 +165,7 @@ func TestCleanup_TasksSurviveARestart(t *testing.T) {
 		}
 		e.p.ComeBack()
 		for _, id := range ids(3, "old") {
-			eventually(t, id+" is deleted after the restart", func() bool { return e.instance(t, id).Status == "DELETED" })
+			poll.Until(t, id+" is deleted after the restart", func() bool { return e.instance(t, id).Status == "DELETED" })
 		}
 	})
 }

@@ -3,6 +3,9 @@ package sprm
 import (
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
 // The health state machine, case by case (seed: SP health check).
@@ -38,4 +41,61 @@ func TestNextHealth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// CheckHealth on a test clock: a provider is checked only when its next
+// check is due, failures back off to the cap while it is unavailable, and a
+// slow answer is degraded. With the real clock this would take minutes.
+func TestCheckHealth_ScheduleAndBackoffFollowTheClock(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, nil) // every 10s, unavailable at 2 failures, backoff up to 40s
+		start := c.clock.Now()
+		steps := []struct {
+			name    string
+			advance time.Duration
+			down    bool
+			latency time.Duration
+			// checked is whether the pass calls the provider.
+			checked      bool
+			wantStatus   string
+			wantFailures int
+			// wantNext is the next check, from the start.
+			wantNext time.Duration
+		}{
+			{"a registered provider is due at once", 0, false, 0, true, HealthHealthy, 0, 10 * time.Second},
+			{"not checked before its next check", 9 * time.Second, false, 0, false, HealthHealthy, 0, 10 * time.Second},
+			{"first failure is degraded", time.Second, true, 0, true, HealthDegraded, 1, 20 * time.Second},
+			{"threshold reached: unavailable", 10 * time.Second, true, 0, true, HealthUnavailable, 2, 30 * time.Second},
+			{"backs off: 20s", 10 * time.Second, true, 0, true, HealthUnavailable, 3, 50 * time.Second},
+			{"not checked during the backoff", 10 * time.Second, true, 0, false, HealthUnavailable, 3, 50 * time.Second},
+			{"backs off: 40s", 10 * time.Second, true, 0, true, HealthUnavailable, 4, 90 * time.Second},
+			{"backoff is capped at 40s", 40 * time.Second, true, 0, true, HealthUnavailable, 5, 130 * time.Second},
+			{"back up, but not checked before the backoff ends", 39 * time.Second, false, 0, false, HealthUnavailable, 5, 130 * time.Second},
+			{"one good answer makes it healthy", time.Second, false, 0, true, HealthHealthy, 0, 140 * time.Second},
+			{"a slow answer is degraded", 10 * time.Second, false, 2 * time.Second, true, HealthDegraded, 0, 152 * time.Second},
+		}
+		for _, st := range steps {
+			c.clock.Advance(st.advance)
+			c.prov.set(st.down, st.latency)
+			before, _ := c.prov.counts()
+			if err := c.s.CheckHealth(t.Context()); err != nil {
+				t.Fatalf("%s: CheckHealth: %v", st.name, err)
+			}
+			after, _ := c.prov.counts()
+			if checked := after > before; checked != st.checked {
+				t.Errorf("%s: provider checked = %v, want %v", st.name, checked, st.checked)
+			}
+			p, err := c.s.Provider(t.Context(), "vm-sp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.nextCheckTime.Sub(start); p.Status != st.wantStatus || p.Health.ConsecutiveFailures != st.wantFailures ||
+				got != st.wantNext {
+				t.Errorf("%s: status %s, %d failures, next check at +%v; want %s, %d, +%v", st.name, p.Status,
+					p.Health.ConsecutiveFailures, got, st.wantStatus, st.wantFailures, st.wantNext)
+			}
+		}
+	})
 }

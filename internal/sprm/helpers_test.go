@@ -97,21 +97,6 @@ func (e env) instance(t *testing.T, id string) instance {
 	return in
 }
 
-// eventually polls cond until it holds or 20 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting until %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 func (e env) providerStatus(t *testing.T) string {
 	t.Helper()
 	var p providerView

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -119,7 +120,7 @@ func TestCreate_UnknownOutcomeIsQueuedForCleanup(t *testing.T) {
 		e.p.UnblockCreates()
 		// Whatever the provider made is deleted, not orphaned.
 		e.p.WaitForCall(t, providertest.MethodDelete, "slow")
-		eventually(t, "the instance with an unknown outcome ends DELETED", func() bool { return e.instance(t, "slow").Status == "DELETED" })
+		poll.Until(t, "the instance with an unknown outcome ends DELETED", func() bool { return e.instance(t, "slow").Status == "DELETED" })
 	})
 }
 
@@ -138,7 +139,7 @@ func TestCreate_RecordFailureAnswers500WithInstanceIDAndQueuesCleanup(t *testing
 		}
 		e.p.WaitForCall(t, providertest.MethodCreate, "unrecorded")
 		e.p.WaitForCall(t, providertest.MethodDelete, "unrecorded")
-		eventually(t, "the unrecorded instance is cleaned up", func() bool { return e.instance(t, "unrecorded").Status == "DELETED" })
+		poll.Until(t, "the unrecorded instance is cleaned up", func() bool { return e.instance(t, "unrecorded").Status == "DELETED" })
 	})
 }
 
@@ -197,7 +198,7 @@ func TestStatus_HTTPAndNATSMoveTheInstance(t *testing.T) {
 			Message: "disk gone", ObservedTime: now.Add(time.Second)}); err != nil {
 			t.Fatalf("publish: %v", err)
 		}
-		eventually(t, "the NATS report is applied", func() bool { return e.instance(t, "vm-1").Status == "FAILED" })
+		poll.Until(t, "the NATS report is applied", func() bool { return e.instance(t, "vm-1").Status == "FAILED" })
 
 		// A report for an instance not recorded yet is retried, not dropped.
 		if err := rep.Report(context.Background(), provider.StatusReport{InstanceID: "late", Status: provider.StatusRunning,
@@ -205,7 +206,7 @@ func TestStatus_HTTPAndNATSMoveTheInstance(t *testing.T) {
 			t.Fatalf("publish: %v", err)
 		}
 		e.create(t, "late")
-		eventually(t, "the early report for 'late' is applied once it exists", func() bool { return e.instance(t, "late").Status == "RUNNING" })
+		poll.Until(t, "the early report for 'late' is applied once it exists", func() bool { return e.instance(t, "late").Status == "RUNNING" })
 	})
 }
 

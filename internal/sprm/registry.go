@@ -31,8 +31,8 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		existing, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), reg.Name))
 		switch {
 		case errors.Is(err, ErrProviderNotFound):
-			_, err = tx.Exec(ctx, s.q.Get("ProviderInsert"), id, reg.Name, reg.Endpoint, jsonArg(nonNil(reg.ServiceTypes)),
-				jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)), t, t, t)
+			_, err = tx.Exec(ctx, s.q.Get("ProviderInsert"), id, reg.Name, reg.Endpoint, store.JSON(nonNil(reg.ServiceTypes)),
+				store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)), t, t, t)
 			if errors.Is(err, store.ErrAlreadyExists) {
 				return fmt.Errorf("%w: id %q belongs to another provider", ErrProviderIDConflict, id)
 			}
@@ -43,8 +43,8 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		case existing.ID != id:
 			return fmt.Errorf("%w: %q is registered with id %q", ErrProviderIDConflict, reg.Name, existing.ID)
 		}
-		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, jsonArg(nonNil(reg.ServiceTypes)),
-			jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)), t, t,
+		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, store.JSON(nonNil(reg.ServiceTypes)),
+			store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)), t, t,
 			existing.ID, existing.Version)
 		return err
 	})
@@ -119,8 +119,8 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 			return err
 		}
 		id = p.ID
-		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, jsonArg(reg.ServiceTypes),
-			jsonArg(nonNilMap(reg.Metadata)), jsonArg(nonNilMap(reg.Capacity)), jsonArg(nonNil(reg.Operations)),
+		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, store.JSON(reg.ServiceTypes),
+			store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)),
 			p.nextCheckTime, s.now(), p.ID, p.Version)
 		if err == nil && n == 0 {
 			return store.ErrStale

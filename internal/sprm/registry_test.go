@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
@@ -77,7 +78,7 @@ func TestDeregister_RefusedWhileProviderOwnsInstances(t *testing.T) {
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/vm-1?deferred=true", nil).Want(t, http.StatusOK)
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
 
-		eventually(t, "the cleanup worker deleted vm-1", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
+		poll.Until(t, "the cleanup worker deleted vm-1", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusNoContent)
 		e.s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusNotFound, "PROVIDER_NOT_FOUND")
 	})
@@ -89,18 +90,18 @@ func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
 		t.Parallel()
 		e := setup(t, engine)
 		e.p.SetHealth(false)
-		eventually(t, "an unhealthy answer makes the provider degraded", func() bool { return e.providerStatus(t) == "degraded" })
+		poll.Until(t, "an unhealthy answer makes the provider degraded", func() bool { return e.providerStatus(t) == "degraded" })
 		e.s.Do(t, "POST", "/api/v1/service-type-instances", map[string]any{"provider_name": "vm-sp", "spec": vmSpec("a")}).
 			WantProblem(t, http.StatusServiceUnavailable, "PROVIDER_UNAVAILABLE")
 
 		e.p.SetHealth(true)
 		e.p.GoDown()
-		eventually(t, "failed checks make the provider unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
+		poll.Until(t, "failed checks make the provider unavailable", func() bool { return e.providerStatus(t) == "unavailable" })
 		e.s.Do(t, "POST", "/api/v1/service-type-instances", map[string]any{"provider_name": "vm-sp", "spec": vmSpec("b")}).
 			WantProblem(t, http.StatusServiceUnavailable, "PROVIDER_UNAVAILABLE")
 
 		e.p.ComeBack()
-		eventually(t, "one good answer makes it healthy again", func() bool { return e.providerStatus(t) == "healthy" })
+		poll.Until(t, "one good answer makes it healthy again", func() bool { return e.providerStatus(t) == "healthy" })
 		e.create(t, "after-recovery")
 
 		metrics := string(e.s.Do(t, "GET", "/metrics", nil).Body)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -80,15 +79,3 @@ func unmarshalAll(m map[*json.RawMessage]any) error {
 	}
 	return nil
 }
-
-// jsonArg encodes v for a JSON column; nil maps and slices become {} and [].
-func jsonArg(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("sprm: encode %T: %v", v, err)) // only plain maps and slices reach here
-	}
-	return b
-}
-
-// now truncates to the stores' common precision, so what is written reads back equal.
-func now(clock func() time.Time) time.Time { return clock().UTC().Truncate(time.Microsecond) }

@@ -9,6 +9,8 @@
 //
 // The store hides the engines' differences that would otherwise leak into every
 // domain: time.Time and json.RawMessage arguments and scan targets work on both
-// (SQLite keeps times as fixed-width UTC text so that they sort as text), and
-// driver errors become [ErrNotFound], [ErrAlreadyExists] or [ErrStale].
+// (SQLite keeps times as fixed-width UTC text so that they sort as text), a
+// value for a JSON column is passed as [JSON](v), [Now] gives times both
+// engines keep exactly, and driver errors become [ErrNotFound],
+// [ErrAlreadyExists] or [ErrStale].
 package store

@@ -108,7 +108,11 @@ type liteQuerier interface {
 }
 
 func liteExec(ctx context.Context, q liteQuerier, query string, args []any) (int64, error) {
-	res, err := q.ExecContext(ctx, query, liteArgs(args)...)
+	args, err := liteArgs(args)
+	if err != nil {
+		return 0, err
+	}
+	res, err := q.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, classify(err)
 	}
@@ -116,11 +120,23 @@ func liteExec(ctx context.Context, q liteQuerier, query string, args []any) (int
 }
 
 func liteQuery(ctx context.Context, q liteQuerier, query string, args []any) (*Rows, error) {
-	rows, err := q.QueryContext(ctx, query, liteArgs(args)...)
+	args, err := liteArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	return &Rows{lite: rows}, nil
+}
+
+func liteQueryRow(ctx context.Context, q liteQuerier, query string, args []any) *Row {
+	args, err := liteArgs(args)
+	if err != nil {
+		return &Row{err: err}
+	}
+	return &Row{lite: q.QueryRowContext(ctx, query, args...)}
 }
 
 // pgQuerier is what pgxpool.Pool and pgx.Tx have in common.
@@ -131,6 +147,10 @@ type pgQuerier interface {
 }
 
 func pgExec(ctx context.Context, q pgQuerier, query string, args []any) (int64, error) {
+	args, err := pgArgs(args)
+	if err != nil {
+		return 0, err
+	}
 	tag, err := q.Exec(ctx, query, args...)
 	if err != nil {
 		return 0, classify(err)
@@ -139,11 +159,23 @@ func pgExec(ctx context.Context, q pgQuerier, query string, args []any) (int64, 
 }
 
 func pgQuery(ctx context.Context, q pgQuerier, query string, args []any) (*Rows, error) {
+	args, err := pgArgs(args)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	return &Rows{pg: rows}, nil
+}
+
+func pgQueryRow(ctx context.Context, q pgQuerier, query string, args []any) *Row {
+	args, err := pgArgs(args)
+	if err != nil {
+		return &Row{err: err}
+	}
+	return &Row{pg: q.QueryRow(ctx, query, args...)}
 }
 
 // timeLayout is fixed width (always six fractional digits, always UTC) so that
@@ -153,39 +185,6 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 
 // FormatTime renders t the way the SQLite store keeps it.
 func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// liteArgs turns the argument types SQLite has no native form for into the
-// store's canonical text: times as fixed-width UTC, JSON as text (a BLOB would
-// be read as SQLite's binary JSONB by the json functions).
-func liteArgs(args []any) []any {
-	out := args
-	for i, a := range args {
-		var v any
-		switch a := a.(type) {
-		case time.Time:
-			v = FormatTime(a)
-		case *time.Time:
-			if a == nil {
-				v = nil
-			} else {
-				v = FormatTime(*a)
-			}
-		case json.RawMessage:
-			if a == nil {
-				v = nil
-			} else {
-				v = string(a)
-			}
-		default:
-			continue
-		}
-		if &out[0] == &args[0] {
-			out = append([]any(nil), args...)
-		}
-		out[i] = v
-	}
-	return out
-}
 
 // scanLite scans through temporaries for the targets SQLite keeps as text.
 func scanLite(scan func(...any) error, dest []any) error {

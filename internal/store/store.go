@@ -168,9 +168,9 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*Rows, erro
 // QueryRow runs a read expected to return at most one row (read-only pool on SQLite).
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	if db.pool != nil {
-		return &Row{pg: db.pool.QueryRow(ctx, query, args...)}
+		return pgQueryRow(ctx, db.pool, query, args)
 	}
-	return &Row{lite: db.liteRead.QueryRowContext(ctx, query, liteArgs(args)...)}
+	return liteQueryRow(ctx, db.liteRead, query, args)
 }
 
 // rollbackTimeout bounds a rollback that runs after its request was cancelled.
@@ -201,9 +201,9 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*Rows, erro
 // QueryRow runs a statement returning at most one row in the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	if tx.pg != nil {
-		return &Row{pg: tx.pg.QueryRow(ctx, query, args...)}
+		return pgQueryRow(ctx, tx.pg, query, args)
 	}
-	return &Row{lite: tx.lite.QueryRowContext(ctx, query, liteArgs(args)...)}
+	return liteQueryRow(ctx, tx.lite, query, args)
 }
 
 // Engine reports which engine the transaction runs on.

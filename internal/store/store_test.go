@@ -13,7 +13,7 @@ import (
 )
 
 // insertOp writes an operations row with the given engine's placeholders.
-func insertOp(ctx context.Context, q store.Querier, engine store.Engine, id string, at time.Time, meta json.RawMessage) error {
+func insertOp(ctx context.Context, q store.Querier, engine store.Engine, id string, at time.Time, meta any) error {
 	query := `INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time) VALUES (?, 'p', 'k', 't', ?, ?, ?, ?)`
 	if engine == store.Postgres {
 		query = `INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time) VALUES ($1, 'p', 'k', 't', $2, $3, $4, $5)`
@@ -22,11 +22,22 @@ func insertOp(ctx context.Context, q store.Querier, engine store.Engine, id stri
 	return err
 }
 
-func selectOp(engine store.Engine) string {
+// opRow is the part of an operations row readOp reads.
+type opRow struct {
+	done       bool
+	meta, resp json.RawMessage
+	created    time.Time
+}
+
+// readOp reads the operations row id with the given engine's placeholders.
+func readOp(ctx context.Context, q store.Querier, engine store.Engine, id string) (opRow, error) {
+	query := `SELECT done, metadata, create_time, response FROM operations WHERE id = ?`
 	if engine == store.Postgres {
-		return `SELECT done, metadata, create_time, response FROM operations WHERE id = $1`
+		query = `SELECT done, metadata, create_time, response FROM operations WHERE id = $1`
 	}
-	return `SELECT done, metadata, create_time, response FROM operations WHERE id = ?`
+	var r opRow
+	err := q.QueryRow(ctx, query, id).Scan(&r.done, &r.meta, &r.created, &r.resp)
+	return r, err
 }
 
 func TestStore_RoundTripsTimesJSONAndErrors(t *testing.T) {
@@ -40,28 +51,26 @@ func TestStore_RoundTripsTimesJSONAndErrors(t *testing.T) {
 			t.Fatalf("insert: %v", err)
 		}
 
-		var done bool
-		var meta, resp json.RawMessage
-		var created time.Time
-		if err := db.QueryRow(ctx, selectOp(engine), "a").Scan(&done, &meta, &created, &resp); err != nil {
+		row, err := readOp(ctx, db, engine, "a")
+		if err != nil {
 			t.Fatalf("select: %v", err)
 		}
-		if want := at.UTC().Truncate(time.Microsecond); !created.Equal(want) || created.Location() != time.UTC {
-			t.Errorf("create_time = %v, want %v in UTC", created, want)
+		if want := at.UTC().Truncate(time.Microsecond); !row.created.Equal(want) || row.created.Location() != time.UTC {
+			t.Errorf("create_time = %v, want %v in UTC", row.created, want)
 		}
 		var m map[string]any
-		if err := json.Unmarshal(meta, &m); err != nil || m["kind"] != "test" {
-			t.Errorf("metadata = %s (%v), want the JSON written", meta, err)
+		if err := json.Unmarshal(row.meta, &m); err != nil || m["kind"] != "test" {
+			t.Errorf("metadata = %s (%v), want the JSON written", row.meta, err)
 		}
-		if resp != nil {
-			t.Errorf("NULL response scanned as %q, want nil", resp)
+		if row.resp != nil {
+			t.Errorf("NULL response scanned as %q, want nil", row.resp)
 		}
 
-		err := insertOp(ctx, db, engine, "a", at, json.RawMessage(`{}`))
+		err = insertOp(ctx, db, engine, "a", at, json.RawMessage(`{}`))
 		if !errors.Is(err, store.ErrAlreadyExists) {
 			t.Errorf("duplicate insert: err = %v, want ErrAlreadyExists", err)
 		}
-		err = db.QueryRow(ctx, selectOp(engine), "missing").Scan(&done, &meta, &created, &resp)
+		_, err = readOp(ctx, db, engine, "missing")
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("select missing: err = %v, want ErrNotFound", err)
 		}
@@ -103,11 +112,8 @@ func TestStore_InTxRollsBackOnErrorAndPanic(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("InTx commit: %v", err)
 		}
-		var done bool
-		var meta, resp json.RawMessage
-		var created time.Time
 		for id, wantErr := range map[string]error{"rolled-back": store.ErrNotFound, "panicked": store.ErrNotFound, "committed": nil} {
-			err := db.QueryRow(ctx, selectOp(engine), id).Scan(&done, &meta, &created, &resp)
+			_, err := readOp(ctx, db, engine, id)
 			if !errors.Is(err, wantErr) {
 				t.Errorf("row %q: err = %v, want %v", id, err, wantErr)
 			}

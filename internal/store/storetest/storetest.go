@@ -7,10 +7,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io/fs"
 	"net/url"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,21 +119,4 @@ func NewSchemaURL(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
-}
-
-// CheckQueryParity fails t unless dir/sqlite and dir/postgres in fsys define
-// the same query names, so no query exists on one engine only.
-func CheckQueryParity(t testing.TB, fsys fs.FS, dir string) {
-	t.Helper()
-	lite, err := store.LoadQueries(fsys, dir, store.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg, err := store.LoadQueries(fsys, dir, store.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := strings.Join(lite.Names(), ","), strings.Join(pg.Names(), ","); a != b {
-		t.Fatalf("query names differ between engines:\nsqlite:   %s\npostgres: %s", a, b)
-	}
 }
