@@ -86,6 +86,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		Registration: provider.Registration{
 			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: []string{"container"},
 			Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
+			Operations: []string{provider.OperationUpdate}, // Provider implements Updater
 		},
 	})
 	if err != nil {

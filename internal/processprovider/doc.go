@@ -3,7 +3,8 @@
 // raw_exec driver, and implements [provider.Provider]. `steward provider
 // process` serves it over the provider SDK, and `steward server --dev` runs
 // it in-process, so an order provisions something real with nothing else
-// installed.
+// installed. It also implements [provider.Updater] and registers with the
+// "update" operation, so Steward changes an instance's spec in place.
 //
 // # Spec
 //
@@ -50,6 +51,18 @@
 // or longer ends the streak: its exit counts as the first again, so a
 // long-lived service with policy always is not given up on for rare crashes.
 //
+// # Update
+//
+// An update with a new spec restarts the instance in place: the old process
+// group is stopped as by Delete (SIGTERM, SIGKILL after StopGrace), and the
+// new spec's command starts under the same instance id, in the same work
+// directory, its output appended to the same log files. The restart streak
+// starts again from zero, and a FAILED instance runs again. Specs are
+// compared as the provider reads them, so an update that changes only
+// ignored fields, or spells out a default, restarts nothing. Each spec has a
+// generation, and a status for the process of a replaced spec is dropped:
+// after an update, RUNNING always means the new spec runs.
+//
 // # Status
 //
 //	Create                     → PROVISIONING (answer)
@@ -57,6 +70,8 @@
 //	exec failed                → FAILED (report; message says why, e.g. command not found)
 //	exit, restarted            → stays RUNNING (no report; Get's message counts restarts)
 //	exit, not restarted        → FAILED (report; message gives the exit status or signal)
+//	Update, new spec           → PROVISIONING (answer and report), then as after Create
+//	Update, same spec          → unchanged (answer; nothing restarted, no report)
 //	Delete                     → DELETING (answer; not reported, Steward set it)
 //	process group gone         → DELETED (report; the instance is forgotten first)
 //	provider Stop              → FAILED (report; the process was stopped with it)
@@ -83,7 +98,8 @@
 // # No-op mode
 //
 // With Config.NoOp (for benchmarks), Create validates the spec without
-// requiring a command, starts nothing and reports RUNNING at once; Delete
+// requiring a command, starts nothing and reports RUNNING at once; Update
+// reports PROVISIONING and RUNNING at once for a new spec; Delete
 // forgets the instance and reports DELETED at once; Stop reports nothing.
 // No work directory is used.
 //

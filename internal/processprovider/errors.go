@@ -2,21 +2,36 @@ package processprovider
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/stewardhq/steward/internal/invalid"
 )
 
-// ErrStopped is returned by [Provider.Create], [Provider.Delete] and
-// [Provider.Health] once [Provider.Stop] has been called: the provider no
-// longer supervises anything.
+// ErrStopped is returned by [Provider.Create], [Provider.Update],
+// [Provider.Delete] and [Provider.Health] once [Provider.Stop] has been
+// called: the provider no longer supervises anything.
 var ErrStopped = errors.New("processprovider: provider stopped")
 
-// RequestError is returned by [Provider.Create] when it refuses a request: an
-// instance id that cannot name a work directory, or a spec field that is
-// missing or malformed. It answers HTTP 400 through HTTPStatus, and unwraps to
-// the [invalid.Error] that names each bad field (for example
-// "spec.process.command"), so Steward's problem table maps it to
-// INVALID_ARGUMENT when the provider runs in-process.
+// ErrDeleting is returned (wrapped, answering HTTP 409 CONFLICT) by
+// [Provider.Update] for an instance being deleted: there is nothing left to
+// update.
+var ErrDeleting = errors.New("processprovider: instance is being deleted")
+
+// conflictError gives its error the HTTP status 409, keeping it for errors.Is.
+type conflictError struct{ error }
+
+// HTTPStatus is 409 Conflict: the instance's state forbids the request.
+func (e conflictError) HTTPStatus() int { return http.StatusConflict }
+
+// Unwrap returns the error.
+func (e conflictError) Unwrap() error { return e.error }
+
+// RequestError is returned by [Provider.Create] and [Provider.Update] when
+// it refuses a request: an instance id that cannot name a work directory, or
+// a spec field that is missing or malformed. It answers HTTP 400 through
+// HTTPStatus, and unwraps to the [invalid.Error] that names each bad field
+// (for example "spec.process.command"), so Steward's problem table maps it
+// to INVALID_ARGUMENT when the provider runs in-process.
 type RequestError struct {
 	Invalid *invalid.Error
 }

@@ -43,10 +43,11 @@ func (e exit) String() string {
 	return fmt.Sprintf("exited with status %d", e.code)
 }
 
-// startProcess starts the instance's command in its work directory, in a new
-// process group, with stdout and stderr appended to the log files there. It
-// returns once exec has succeeded, or the error that prevented it.
-func startProcess(in *instance) (*process, error) {
+// startProcess starts the command of s, the instance's spec, in the
+// instance's work directory, in a new process group, with stdout and stderr
+// appended to the log files there. It returns once exec has succeeded, or the
+// error that prevented it.
+func startProcess(in *instance, s spec) (*process, error) {
 	if err := os.MkdirAll(in.dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
 	}
@@ -63,7 +64,7 @@ func startProcess(in *instance) (*process, error) {
 
 	// NOTE: exec.Command resolves a bare command name with the provider's
 	// PATH, not with a PATH set in spec.process.env.
-	cmd := exec.Command(in.spec.argv[0], in.spec.argv[1:]...)
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Dir = in.dir
 	// A fixed base, not the provider's environment, which may hold
 	// credentials; the spec's entries come last and so win (exec keeps the
@@ -72,7 +73,7 @@ func startProcess(in *instance) (*process, error) {
 		"PATH=" + cmp.Or(os.Getenv("PATH"), defaultPath),
 		"HOME=" + in.dir,
 		"STEWARD_INSTANCE_ID=" + in.id,
-	}, in.spec.env...)
+	}, s.env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: the child writes directly, no copy goroutines
 	// Its own process group, so stop signals reach every process it forks.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -36,8 +36,8 @@ type Config struct {
 	// is the process's working directory and HOME and holds its stdout.log
 	// and stderr.log. It is created when needed. Required unless NoOp.
 	WorkDir string
-	// NoOp accepts creates and reports RUNNING without starting anything
-	// (benchmark mode); spec.process.command is then optional.
+	// NoOp accepts creates and updates and reports RUNNING without starting
+	// anything (benchmark mode); spec.process.command is then optional.
 	NoOp bool
 	// StopGrace is how long a stopping process group has between SIGTERM and
 	// SIGKILL. Defaults to 5s.
@@ -66,7 +66,8 @@ type Config struct {
 }
 
 // Provider realises `container` orders as supervised local processes. It
-// implements [provider.Provider] and is safe for concurrent use. Its zero
+// implements [provider.Provider] and [provider.Updater] and is safe for
+// concurrent use. Its zero
 // value is not usable: build it with [New], and end it with [Provider.Stop],
 // which stops every process it started.
 type Provider struct {
@@ -147,12 +148,9 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if err := checkInstanceID(req.InstanceID); err != nil {
 		return provider.Instance{}, err
 	}
-	s, ignored, err := parseSpec(req.Spec, !p.cfg.NoOp)
+	s, err := p.readSpec(ctx, req.InstanceID, req.Spec)
 	if err != nil {
 		return provider.Instance{}, err
-	}
-	if len(ignored) > 0 {
-		p.logger.DebugContext(ctx, "spec fields ignored", "instance_id", req.InstanceID, "fields", ignored)
 	}
 
 	p.mu.Lock()
@@ -273,7 +271,7 @@ func (p *Provider) PID(instanceID string) (int, bool) {
 // every process and goroutine of the provider has ended. If ctx ends first,
 // the remaining processes get SIGKILL at once and pending reports are
 // abandoned; Stop still waits for them and then returns ctx's error. Stop is
-// idempotent; after it, Create, Delete and Health return [ErrStopped], while
+// idempotent; after it, Create, Update, Delete and Health return [ErrStopped], while
 // Get still answers. In no-op mode it reports nothing.
 func (p *Provider) Stop(ctx context.Context) error {
 	p.mu.Lock()
@@ -321,11 +319,35 @@ func (p *Provider) forget(in *instance) {
 	}
 }
 
+// anyGen makes setStatusFor apply whatever the spec's generation.
+const anyGen = -1
+
 // setStatus records the instance's status and message and, when the status
-// changed, queues a report observed now. DELETING is not reported: Steward
-// set it itself when it called Delete.
+// changed, queues a report observed now (see recordLocked).
 func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
-	if !in.set(s, msg) || s == provider.StatusDeleting {
+	p.setStatusFor(in, anyGen, s, msg)
+}
+
+// setStatusFor is setStatus from the supervisor of the process of spec
+// generation gen. It returns false, changing nothing, when an update has
+// replaced that spec since: the status is the new spec's process's to set.
+func (p *Provider) setStatusFor(in *instance, gen int, s provider.Status, msg string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if gen != anyGen && gen != in.gen {
+		return false
+	}
+	p.recordLocked(in, s, msg)
+	return true
+}
+
+// recordLocked records the status and message and, when the status
+// changed, queues a report observed now; the caller holds in.mu, so reports
+// are queued in the order the statuses were set, and an update's
+// PROVISIONING cannot be overtaken by the old process's RUNNING. DELETING is
+// not reported: Steward set it itself when it called Delete.
+func (p *Provider) recordLocked(in *instance, s provider.Status, msg string) {
+	if !in.setLocked(s, msg) || s == provider.StatusDeleting {
 		return
 	}
 	p.enqueue(in.out, provider.StatusReport{
@@ -334,4 +356,17 @@ func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
 		Message:      msg,
 		ObservedTime: p.cfg.Now(),
 	})
+}
+
+// readSpec parses a create or update request's spec for instance id, and
+// logs the fields it ignores.
+func (p *Provider) readSpec(ctx context.Context, id string, raw map[string]any) (spec, error) {
+	s, ignored, err := parseSpec(raw, !p.cfg.NoOp)
+	if err != nil {
+		return spec{}, err
+	}
+	if len(ignored) > 0 {
+		p.logger.DebugContext(ctx, "spec fields ignored", "instance_id", id, "fields", ignored)
+	}
+	return s, nil
 }

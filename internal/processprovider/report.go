@@ -18,8 +18,8 @@ type outbox struct {
 }
 
 // enqueue adds r to o and starts a sender if none is draining o. Callers are
-// a supervisor, or Create and Delete holding p.mu with the provider not
-// stopped, so Stop never waits on senders while one can still be added.
+// a supervisor, or Create, Update and Delete holding p.mu with the provider
+// not stopped, so Stop never waits on senders while one can still be added.
 func (p *Provider) enqueue(o *outbox, r provider.StatusReport) {
 	o.mu.Lock()
 	o.queue = append(o.queue, r)

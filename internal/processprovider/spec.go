@@ -46,6 +46,13 @@ type spec struct {
 	maxRestarts int
 }
 
+// equal reports whether s and o run the same: the same command, arguments,
+// environment and restart rules.
+func (s spec) equal(o spec) bool {
+	return slices.Equal(s.argv, o.argv) && slices.Equal(s.env, o.env) &&
+		s.policy == o.policy && s.maxRestarts == o.maxRestarts
+}
+
 // wireSpec is the part of DCM's ContainerSpec this provider reads.
 type wireSpec struct {
 	Process *struct {

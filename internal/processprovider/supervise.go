@@ -10,10 +10,27 @@ import (
 )
 
 // supervise owns one instance from its start until it is deleted or the
-// provider stops: it runs the process, applies the restart policy, and
-// reports each status change.
+// provider stops: it runs the process of the instance's spec, applies the
+// restart policy, runs the new spec after an update, and reports each
+// status change.
 func (p *Provider) supervise(in *instance) {
 	log := p.logger.With("instance_id", in.id)
+	for {
+		s, gen := in.current()
+		if p.run(in, s, gen, log) {
+			continue // updated: run the new spec
+		}
+		if !p.hold(in, gen) {
+			return
+		}
+	}
+}
+
+// run runs the process of spec s, generation gen, restarting it as the
+// policy says. It returns true once an update has replaced s (its process is
+// stopped by then), and false once the instance is deleted, the provider
+// stops, or the process is FAILED for good.
+func (p *Provider) run(in *instance, s spec, gen int, log *slog.Logger) (updated bool) {
 	var (
 		restarts    int // all restarts, for the message
 		consecutive int // restarts since the last long run; max_restarts bounds it
@@ -21,13 +38,12 @@ func (p *Provider) supervise(in *instance) {
 	)
 	for {
 		if in.ending() {
-			break // deleted or stopped before (re)starting
+			return false // deleted or stopped before (re)starting
 		}
-		proc, err := startProcess(in)
+		proc, err := startProcess(in, s)
 		if err != nil {
 			log.Warn("process did not start", "error", err)
-			p.setStatus(in, provider.StatusFailed, "start process: "+err.Error())
-			break
+			return !p.setStatusFor(in, gen, provider.StatusFailed, "start process: "+err.Error())
 		}
 		startedAt := p.cfg.Now()
 		in.setPID(proc.pid)
@@ -35,67 +51,95 @@ func (p *Provider) supervise(in *instance) {
 		if restarts > 0 {
 			msg += fmt.Sprintf("; restarted %d times, last because the process %v", restarts, last)
 		}
-		p.setStatus(in, provider.StatusRunning, msg)
+		// When an update came first, this is dropped and await sees the update.
+		p.setStatusFor(in, gen, provider.StatusRunning, msg)
 		log.Info("process started", "pid", proc.pid, "restarts", restarts)
 
-		e := p.await(in, proc, log)
-		if in.ending() {
+		e := p.await(in, proc, gen, log)
+		switch {
+		case in.ending():
 			log.Info("process stopped", "pid", proc.pid, "exit", e.String())
-			break
+			return false
+		case in.generation() != gen:
+			log.Info("process stopped for an update", "pid", proc.pid, "exit", e.String())
+			return true
 		}
 		last = e
 		if p.cfg.Now().Sub(startedAt) >= p.cfg.RestartResetAfter {
 			consecutive = 0
 		}
-		restart, why := decide(in.spec, consecutive, e)
+		restart, why := decide(s, consecutive, e)
 		if !restart {
 			log.Info("process ended; not restarting", "pid", proc.pid, "exit", e.String())
-			p.setStatus(in, provider.StatusFailed, why)
-			break
+			return !p.setStatusFor(in, gen, provider.StatusFailed, why)
 		}
 		consecutive++
 		restarts++
 		delay := backoff(p.cfg.RestartBackoff, p.cfg.RestartBackoffMax, consecutive)
 		// Still RUNNING: the service is being kept up. No report; Get shows it.
-		p.setStatus(in, provider.StatusRunning, fmt.Sprintf("process %v; restart %d of %d in %v",
-			e, consecutive, in.spec.maxRestarts, delay))
-		log.Info("process ended; restarting", "pid", proc.pid, "exit", e.String(), "delay", delay)
-		if !p.wait(in, delay) {
-			break
+		if !p.setStatusFor(in, gen, provider.StatusRunning, fmt.Sprintf("process %v; restart %d of %d in %v",
+			e, consecutive, s.maxRestarts, delay)) {
+			return true
 		}
-	}
-	// A FAILED instance waits here, held, until it is deleted or the
-	// provider stops. A delete wins over a stop: its process is gone too.
-	select {
-	case <-in.deleteCh:
-		p.finishDelete(in)
-		return
-	default:
-	}
-	select {
-	case <-in.deleteCh:
-		p.finishDelete(in)
-	case <-in.stopCh:
-		if in.snapshot().Status != provider.StatusFailed {
-			p.setStatus(in, provider.StatusFailed, "provider stopped: the process was stopped with it")
+		log.Info("process ended; restarting", "pid", proc.pid, "exit", e.String(), "delay", delay)
+		p.wait(in, gen, delay)
+		if in.generation() != gen {
+			return true
 		}
 	}
 }
 
-// await waits until the process ends on its own, or stops it on a delete or
-// a stop, and returns how it ended once its whole group is gone.
-func (p *Provider) await(in *instance, proc *process, log *slog.Logger) exit {
+// hold keeps a FAILED instance, whose spec was generation gen, until it is
+// updated (true: run the new spec), deleted or the provider stops (false).
+// A delete wins over a stop: its process is gone too.
+func (p *Provider) hold(in *instance, gen int) bool {
+	select {
+	case <-in.deleteCh:
+		p.finishDelete(in)
+		return false
+	default:
+	}
+	for {
+		select {
+		case <-in.deleteCh:
+			p.finishDelete(in)
+			return false
+		case <-in.stopCh:
+			if in.snapshot().Status != provider.StatusFailed {
+				p.setStatus(in, provider.StatusFailed, "provider stopped: the process was stopped with it")
+			}
+			return false
+		case <-in.updated:
+			if in.generation() != gen {
+				return true
+			}
+		}
+	}
+}
+
+// await waits until the process ends on its own, or stops it on a delete, a
+// stop or an update replacing gen, and returns how it ended once its whole
+// group is gone.
+func (p *Provider) await(in *instance, proc *process, gen int, log *slog.Logger) exit {
 	var (
 		e   exit
 		err error
 	)
-	select {
-	case e = <-proc.done:
-		err = proc.killGroup()
-	case <-in.deleteCh:
-		e, err = proc.stop(p.cfg.StopGrace, p.hurry)
-	case <-in.stopCh:
-		e, err = proc.stop(p.cfg.StopGrace, p.hurry)
+	for {
+		select {
+		case e = <-proc.done:
+			err = proc.killGroup()
+		case <-in.deleteCh:
+			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
+		case <-in.stopCh:
+			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
+		case <-in.updated:
+			if in.generation() == gen {
+				continue // a wake-up for the spec this process runs already
+			}
+			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
+		}
+		break
 	}
 	if err != nil {
 		log.Warn("process group outlived its leader", "error", err)
@@ -104,18 +148,25 @@ func (p *Provider) await(in *instance, proc *process, log *slog.Logger) exit {
 	return e
 }
 
-// wait waits d and reports whether the instance should go on: false when a
-// delete or a stop came first.
-func (p *Provider) wait(in *instance, d time.Duration) bool {
+// wait waits d, or less when the instance is deleted, the provider stops or
+// an update replaces gen; the caller tells which from the instance.
+func (p *Provider) wait(in *instance, gen int, d time.Duration) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return !in.ending()
-	case <-in.deleteCh:
-	case <-in.stopCh:
+	for {
+		select {
+		case <-timer.C:
+			return
+		case <-in.deleteCh:
+			return
+		case <-in.stopCh:
+			return
+		case <-in.updated:
+			if in.generation() != gen {
+				return
+			}
+		}
 	}
-	return false
 }
 
 // finishDelete removes the instance's work directory and forgets it, then

@@ -36,12 +36,13 @@ type ClientConfig struct {
 //   - a [*ResponseError] (errors.As): the provider answered another status.
 //     A 4xx is a refusal: nothing was done. A 5xx is a failure; since every
 //     Provider method is idempotent, the call may be repeated.
-//   - [ErrNotFound] (errors.Is, from Get and Delete, together with the
-//     404 ResponseError): the provider does not hold the instance; for
+//   - [ErrNotFound] (errors.Is, from Get, Update and Delete, together with
+//     the 404 ResponseError): the provider does not hold the instance; for
 //     Delete this means it is gone, which is success.
 //   - [ErrTimeout] or [ErrUnreachable] (errors.Is): the outcome is unknown.
 //     The request may have reached the provider and been acted on, so after
-//     a Create or Delete the instance may or may not exist. Repeat the call
+//     a Create or Delete the instance may or may not exist, and after an
+//     Update it may run either spec. Repeat the call
 //     (it is idempotent) or ask with Get before concluding anything.
 //   - [ErrInvalidResponse]: the provider answered 2xx with a body that
 //     breaks the contract; it acted, but the resulting state is unknown.
@@ -88,6 +89,27 @@ func (c *Client) Get(ctx context.Context, endpoint, id string) (Instance, error)
 	inst, err := c.instanceCall(ctx, endpoint, http.MethodGet, id, request{})
 	if err != nil {
 		return Instance{}, fmt.Errorf("get instance %q from %s: %w", id, endpoint, err)
+	}
+	return inst, nil
+}
+
+// Update asks the provider to change instance req.InstanceID in place to
+// req's spec: PUT {endpoint}/api/v1/services/{instance_id} with
+// {"service_type","spec"}. Call it only for a provider registered with
+// [OperationUpdate]; one without answers 405, a [*ResponseError]. The answer
+// is usually PROVISIONING, and RUNNING or FAILED for the new spec follows as
+// a status report. Update is idempotent by contract (updating to the spec an
+// instance already has changes nothing), so it sends no Idempotency-Key and
+// may be repeated safely. It returns an error (not sent) when req lacks its
+// instance id or service type, an error wrapping [ErrNotFound] when the
+// provider answers 404, and otherwise the errors of [Client].
+func (c *Client) Update(ctx context.Context, endpoint string, req UpdateRequest) (Instance, error) {
+	if req.InstanceID == "" || req.ServiceType == "" {
+		return Instance{}, errors.New("update instance: instance_id and service_type are required")
+	}
+	inst, err := c.instanceCall(ctx, endpoint, http.MethodPut, req.InstanceID, request{body: req})
+	if err != nil {
+		return Instance{}, fmt.Errorf("update instance %q at %s: %w", req.InstanceID, endpoint, err)
 	}
 	return inst, nil
 }

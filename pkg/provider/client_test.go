@@ -171,6 +171,8 @@ func TestClient_UnreachableOnClosedPort(t *testing.T) {
 	wantOnly(t, err, isUnreachable)
 	_, err = c.Get(t.Context(), endpoint, "i-1")
 	wantOnly(t, err, isUnreachable)
+	_, err = c.Update(t.Context(), endpoint, provider.UpdateRequest{InstanceID: "i-1", ServiceType: "vm"})
+	wantOnly(t, err, isUnreachable)
 	_, err = c.Delete(t.Context(), endpoint, "i-1")
 	wantOnly(t, err, isUnreachable)
 	_, err = c.Health(t.Context(), endpoint)
@@ -197,11 +199,15 @@ func TestClient_ProviderDownIsUnreachable(t *testing.T) {
 
 func TestClient_NotFound(t *testing.T) {
 	t.Parallel()
-	sp := providertest.New(t)
+	sp := providertest.New(t, func(c *providertest.Config) { c.Update = true })
 	c := provider.NewClient(provider.ClientConfig{})
 	for name, call := range map[string]func() error{
 		"Get":    func() error { _, err := c.Get(t.Context(), sp.URL(), "nope"); return err },
 		"Delete": func() error { _, err := c.Delete(t.Context(), sp.URL(), "nope"); return err },
+		"Update": func() error {
+			_, err := c.Update(t.Context(), sp.URL(), provider.UpdateRequest{InstanceID: "nope", ServiceType: "vm"})
+			return err
+		},
 	} {
 		err := call()
 		var re *provider.ResponseError
@@ -321,10 +327,91 @@ func TestClient_BadArguments(t *testing.T) {
 			return err
 		},
 		"EmptyID": func() error { _, err := c.Delete(t.Context(), "http://127.0.0.1:1", ""); return err },
+		"UpdateNoServiceType": func() error {
+			_, err := c.Update(t.Context(), "http://127.0.0.1:1", provider.UpdateRequest{InstanceID: "i-1"})
+			return err
+		},
+		"UpdateNoInstanceID": func() error {
+			_, err := c.Update(t.Context(), "http://127.0.0.1:1", provider.UpdateRequest{ServiceType: "vm"})
+			return err
+		},
 	} {
 		err := call()
 		if err == nil || errors.Is(err, provider.ErrUnreachable) || errors.Is(err, provider.ErrTimeout) {
 			t.Errorf("%s: err = %v, want an argument error, never sent", name, err)
 		}
+	}
+}
+
+func vmUpdate(id string, vcpu int) provider.UpdateRequest {
+	return provider.UpdateRequest{InstanceID: id, ServiceType: "vm", Spec: map[string]any{"vcpu": float64(vcpu)}}
+}
+
+func TestClient_UpdateRoundTrip(t *testing.T) {
+	t.Parallel()
+	sp := providertest.New(t, func(c *providertest.Config) { c.Update = true })
+	c := provider.NewClient(provider.ClientConfig{})
+	if _, err := c.Create(t.Context(), sp.URL(), vmRequest("i-1")); err != nil {
+		t.Fatal(err)
+	}
+	r := provider.ReportFunc(func(context.Context, provider.StatusReport) error { return nil })
+	if err := sp.Report(t.Context(), r, "i-1", provider.StatusRunning); err != nil {
+		t.Fatal(err)
+	}
+
+	inst, err := c.Update(t.Context(), sp.URL(), vmUpdate("i-1", 4))
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if diff := cmp.Diff(provider.Instance{InstanceID: "i-1", Status: provider.StatusProvisioning}, inst); diff != "" {
+		t.Errorf("a new spec answers PROVISIONING: -want +got:\n%s", diff)
+	}
+	want := providertest.Call{Method: providertest.MethodUpdate, InstanceID: "i-1", ServiceType: "vm",
+		Spec: map[string]any{"vcpu": float64(4)}}
+	if diff := cmp.Diff([]providertest.Call{want}, sp.Updates()); diff != "" {
+		t.Errorf("updates (the new spec, no Idempotency-Key): -want +got:\n%s", diff)
+	}
+
+	// The spec it has already changes nothing: a replay is harmless.
+	if err := sp.Report(t.Context(), r, "i-1", provider.StatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	if inst, err := c.Update(t.Context(), sp.URL(), vmUpdate("i-1", 4)); err != nil || inst.Status != provider.StatusRunning {
+		t.Errorf("Update with the same spec = %+v, %v; want RUNNING, unchanged", inst, err)
+	}
+}
+
+func TestClient_UpdateNotServedIs405(t *testing.T) {
+	t.Parallel()
+	sp := providertest.New(t)
+	c := provider.NewClient(provider.ClientConfig{})
+	if _, err := c.Create(t.Context(), sp.URL(), vmRequest("i-1")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Update(t.Context(), sp.URL(), vmUpdate("i-1", 4))
+	wantOnly(t, err, isResponseError)
+	var re *provider.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusMethodNotAllowed || errors.Is(err, provider.ErrNotFound) {
+		t.Errorf("err = %v, want a 405 ResponseError, not ErrNotFound", err)
+	}
+}
+
+func TestClient_UpdateRefusalIsResponseErrorWithBody(t *testing.T) {
+	t.Parallel()
+	sp := providertest.New(t, func(c *providertest.Config) { c.Update = true })
+	c := provider.NewClient(provider.ClientConfig{})
+	if _, err := c.Create(t.Context(), sp.URL(), vmRequest("i-1")); err != nil {
+		t.Fatal(err)
+	}
+	sp.FailUpdate(http.StatusUnprocessableEntity, `{"reason":"SPEC_NOT_UPDATABLE","detail":"vcpu cannot shrink"}`)
+	_, err := c.Update(t.Context(), sp.URL(), vmUpdate("i-1", 1))
+	wantOnly(t, err, isResponseError)
+	var re *provider.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusUnprocessableEntity ||
+		string(re.Body) != `{"reason":"SPEC_NOT_UPDATABLE","detail":"vcpu cannot shrink"}` {
+		t.Fatalf("err = %v, want a 422 ResponseError with the provider's body", err)
+	}
+	if !strings.Contains(err.Error(), "vcpu cannot shrink") {
+		t.Errorf("error %q does not say the provider's detail", err)
 	}
 }

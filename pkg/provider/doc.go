@@ -4,7 +4,9 @@
 // A service provider realises Steward's resources (VMs, containers,
 // databases, clusters) on some infrastructure. To write one:
 //
-//   - implement [Provider] (create, get, delete and health, each idempotent);
+//   - implement [Provider] (create, get, delete and health, each idempotent),
+//     and [Updater] too if it can change an instance in place; register it
+//     then with [OperationUpdate], else Steward updates by replacement;
 //   - serve it with [NewServer], which speaks the wire contract: routes,
 //     JSON, the 1 MiB body limit, bearer authentication and errors as
 //     application/problem+json;

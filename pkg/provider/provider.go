@@ -104,7 +104,8 @@ var ErrNotFound = errors.New("provider: instance not found")
 // Create should return quickly (status PROVISIONING) and report RUNNING or
 // FAILED later through a StatusReporter. An error that implements
 // interface{ HTTPStatus() int } sets the HTTP status the server answers
-// (4xx for a refusal of the request); other errors answer 500.
+// (4xx for a refusal of the request); other errors answer 500. A Provider
+// may also implement [Updater] to change instances in place.
 type Provider interface {
 	Create(ctx context.Context, req CreateRequest) (Instance, error)
 	Get(ctx context.Context, instanceID string) (Instance, error)
@@ -112,6 +113,43 @@ type Provider interface {
 	// Health returns nil when the provider can serve, else why not.
 	Health(ctx context.Context) error
 }
+
+// UpdateRequest is what Steward asks a provider to change in place:
+// PUT {endpoint}/api/v1/services/{instance_id} with {"service_type",
+// "spec"}, served only for a provider that implements [Updater].
+type UpdateRequest struct {
+	// InstanceID is the instance to update. It travels in the path, never
+	// in the body: [NewServer] fills it from the path.
+	InstanceID  string         `json:"-"`
+	ServiceType string         `json:"service_type"`
+	Spec        map[string]any `json:"spec"`
+}
+
+// Updater is implemented by a [Provider] that can change an instance's spec
+// in place; it registers with [OperationUpdate] in [Registration.Operations].
+// Steward realises the updates of a provider without it by replacement:
+// create the new instance, then delete the old. [NewServer] serves
+// PUT /api/v1/services/{instance_id} only for a Provider that implements
+// Updater, and answers 405 otherwise.
+//
+// Update must be safe for concurrent use and idempotent:
+//   - Update to the spec the instance already has changes nothing and
+//     returns the instance as it is now, so a repeated call is harmless.
+//   - Update of an instance it does not hold returns ErrNotFound (404).
+//
+// Update should return quickly with status PROVISIONING and report RUNNING
+// or FAILED for the new spec later through a StatusReporter, each report
+// with an ObservedTime after the update was accepted, so Steward cannot
+// take a report about the old spec for one about the new. Errors answer as
+// for Provider; a refusal (4xx, such as a spec the provider cannot realise)
+// must leave the instance as it was.
+type Updater interface {
+	Update(ctx context.Context, req UpdateRequest) (Instance, error)
+}
+
+// OperationUpdate is the entry of [Registration.Operations] that says a
+// provider serves in-place updates (it implements [Updater]).
+const OperationUpdate = "update"
 
 // Registration is what a provider tells Steward about itself:
 // POST /api/v1/providers, idempotent by Name.
@@ -121,6 +159,7 @@ type Registration struct {
 	ServiceTypes []string          `json:"service_types"`
 	Metadata     map[string]string `json:"metadata,omitempty"`
 	Capacity     map[string]int64  `json:"capacity,omitempty"`
-	// Operations lists what it supports beyond create/get/delete ("update").
+	// Operations lists what it supports beyond create/get/delete:
+	// [OperationUpdate] for a provider that implements [Updater].
 	Operations []string `json:"operations,omitempty"`
 }

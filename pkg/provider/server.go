@@ -41,6 +41,12 @@ const (
 //     2xx alike. The Idempotency-Key header (the instance id) is not stored:
 //     Provider.Create is idempotent by instance id already.
 //   - GET /api/v1/services/{instance_id}: 200 with the Instance.
+//   - PUT /api/v1/services/{instance_id}, only when p implements [Updater]:
+//     decodes an [UpdateRequest] (service_type required, else 400; the
+//     instance id is the path's) and calls p.Update. It answers 200 with the
+//     Instance, usually PROVISIONING while the update goes on. Without
+//     Updater, PUT answers 405 with Allow: GET, DELETE, and Steward replaces
+//     instead.
 //   - DELETE /api/v1/services/{instance_id}: 200 with the Instance when its
 //     status is DELETED, else 202 (the deletion goes on).
 //   - GET /api/v1/health: 200 {"status":"healthy"}, or 200
@@ -65,13 +71,23 @@ func NewServer(p Provider, cfg ServerConfig) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &server{p: p, token: cfg.Token, logger: logger.With("component", "provider.server")}
+	s := &server{p: p, token: cfg.Token, logger: logger.With("component", "provider.server"),
+		instanceMethods: []string{http.MethodGet, http.MethodDelete}}
+	if u, ok := p.(Updater); ok {
+		s.updater = u
+		s.instanceMethods = append(s.instanceMethods, http.MethodPut)
+	}
+	return s
 }
 
 type server struct {
-	p      Provider
-	token  string
-	logger *slog.Logger
+	p Provider
+	// updater is p when it implements Updater, else nil.
+	updater Updater
+	// instanceMethods are the methods served on /api/v1/services/{id}.
+	instanceMethods []string
+	token           string
+	logger          *slog.Logger
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -104,12 +120,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.problem(w, r, http.StatusNotFound, "NOT_FOUND", "no resource at this path")
 			return
 		}
-		if !s.allow(w, r, http.MethodGet, http.MethodDelete) {
+		if !s.allow(w, r, s.instanceMethods...) {
 			return
 		}
-		if r.Method == http.MethodGet {
+		switch r.Method {
+		case http.MethodGet:
 			s.get(w, r, id)
-		} else {
+		case http.MethodPut:
+			s.update(w, r, id)
+		default:
 			s.delete(w, r, id)
 		}
 	default:
@@ -143,6 +162,24 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) get(w http.ResponseWriter, r *http.Request, id string) {
 	inst, err := s.p.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.instance(w, r, http.StatusOK, id, inst)
+}
+
+func (s *server) update(w http.ResponseWriter, r *http.Request, id string) {
+	var req UpdateRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.ServiceType == "" {
+		s.problem(w, r, http.StatusBadRequest, "INVALID_ARGUMENT", "service_type required")
+		return
+	}
+	req.InstanceID = id
+	inst, err := s.updater.Update(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
 		return

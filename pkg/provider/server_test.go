@@ -55,6 +55,23 @@ func (p *stubProvider) Health(ctx context.Context) error {
 	return nil
 }
 
+// updatingStub is a stubProvider that also updates: "missing" →
+// ErrNotFound, else PROVISIONING. A set updateFunc replaces Update.
+type updatingStub struct {
+	stubProvider
+	updateFunc func(context.Context, provider.UpdateRequest) (provider.Instance, error)
+}
+
+func (p *updatingStub) Update(ctx context.Context, req provider.UpdateRequest) (provider.Instance, error) {
+	if p.updateFunc != nil {
+		return p.updateFunc(ctx, req)
+	}
+	if req.InstanceID == "missing" {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning}, nil
+}
+
 // serve runs NewServer(p) on 127.0.0.1 until the test ends.
 func serve(t *testing.T, p provider.Provider, cfg provider.ServerConfig) string {
 	t.Helper()
@@ -114,12 +131,16 @@ func problemOf(t *testing.T, a answer) provider.Problem {
 func TestServer_Routes(t *testing.T) {
 	t.Parallel()
 	url := serve(t, &stubProvider{}, provider.ServerConfig{})
+	updatingURL := serve(t, &updatingStub{}, provider.ServerConfig{})
 	create := `{"instance_id":"i-1","service_type":"vm","spec":{"vcpu":2}}`
+	update := `{"service_type":"vm","spec":{"vcpu":4}}`
 
 	tests := []struct {
 		name, method, path, body string
 		headers                  []string
-		wantStatus               int
+		// updating sends the request to a Provider that implements Updater.
+		updating   bool
+		wantStatus int
 		// wantBody is the JSON answer; wantReason the problem's reason.
 		wantBody, wantReason, wantAllow string
 		reason                          string
@@ -167,11 +188,29 @@ func TestServer_Routes(t *testing.T) {
 			wantStatus: 405, wantReason: "METHOD_NOT_ALLOWED", wantAllow: "GET, DELETE", reason: "update is optional and not served"},
 		{name: "ListNotServed", method: "GET", path: "/api/v1/services",
 			wantStatus: 405, wantReason: "METHOD_NOT_ALLOWED", wantAllow: "POST", reason: "the collection only creates"},
+		{name: "Update", method: "PUT", path: "/api/v1/services/i-1", body: update, headers: []string{"Content-Type", "application/json"}, updating: true,
+			wantStatus: 200, wantBody: `{"instance_id":"i-1","status":"PROVISIONING"}`, reason: "an Updater's update answers 200 with the instance"},
+		{name: "UpdateMissing", method: "PUT", path: "/api/v1/services/missing", body: update, updating: true,
+			wantStatus: 404, wantReason: "INSTANCE_NOT_FOUND", reason: "updating an unknown instance is a 404"},
+		{name: "UpdateWithoutServiceType", method: "PUT", path: "/api/v1/services/i-1", body: `{"spec":{}}`, updating: true,
+			wantStatus: 400, wantReason: "INVALID_ARGUMENT", reason: "service_type is required"},
+		{name: "UpdateMalformed", method: "PUT", path: "/api/v1/services/i-1", body: `{"spec":`, updating: true,
+			wantStatus: 400, wantReason: "MALFORMED_JSON", reason: "broken JSON is a 400"},
+		{name: "UpdateNotJSON", method: "PUT", path: "/api/v1/services/i-1", body: update, headers: []string{"Content-Type", "text/plain"}, updating: true,
+			wantStatus: 415, wantReason: "UNSUPPORTED_MEDIA_TYPE", reason: "an update body must be JSON"},
+		{name: "UpdaterAllowsPut", method: "POST", path: "/api/v1/services/i-1", body: update, updating: true,
+			wantStatus: 405, wantReason: "METHOD_NOT_ALLOWED", wantAllow: "GET, DELETE, PUT", reason: "an Updater's instance path lists PUT"},
+		{name: "UpdaterStillGets", method: "GET", path: "/api/v1/services/i-1", updating: true,
+			wantStatus: 200, wantBody: `{"instance_id":"i-1","status":"RUNNING"}`, reason: "an Updater serves get as before"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := send(t, tc.method, url+tc.path, tc.body, tc.headers...)
+			base := url
+			if tc.updating {
+				base = updatingURL
+			}
+			a := send(t, tc.method, base+tc.path, tc.body, tc.headers...)
 			if a.status != tc.wantStatus {
 				t.Fatalf("%s\nstatus = %d, want %d; body %s", tc.reason, a.status, tc.wantStatus, a.body)
 			}
@@ -329,5 +368,39 @@ func TestServer_PassesTheRequest(t *testing.T) {
 	}
 	if diff := cmp.Diff(`{"instance_id":"i-1","status":"PROVISIONING"}`, strings.TrimSpace(a.body)); diff != "" {
 		t.Errorf("the server fills the id a provider leaves out: -want +got:\n%s", diff)
+	}
+}
+
+func TestServer_UpdatePassesTheRequest(t *testing.T) {
+	t.Parallel()
+	got := make(chan provider.UpdateRequest, 1)
+	url := serve(t, &updatingStub{updateFunc: func(_ context.Context, req provider.UpdateRequest) (provider.Instance, error) {
+		got <- req
+		return provider.Instance{Status: provider.StatusProvisioning}, nil // id left out
+	}}, provider.ServerConfig{})
+	a := send(t, "PUT", url+"/api/v1/services/a%20b", `{"instance_id":"other","service_type":"vm","spec":{"vcpu":4}}`)
+	if a.status != http.StatusOK {
+		t.Fatalf("status = %d; body %s", a.status, a.body)
+	}
+	want := provider.UpdateRequest{InstanceID: "a b", ServiceType: "vm", Spec: map[string]any{"vcpu": float64(4)}}
+	if diff := cmp.Diff(want, <-got); diff != "" {
+		t.Errorf("the instance id is the path's, never the body's: -want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(`{"instance_id":"a b","status":"PROVISIONING"}`, strings.TrimSpace(a.body)); diff != "" {
+		t.Errorf("the server fills the id a provider leaves out: -want +got:\n%s", diff)
+	}
+}
+
+func TestServer_UpdateRefusalIsAProblem(t *testing.T) {
+	t.Parallel()
+	url := serve(t, &updatingStub{updateFunc: func(context.Context, provider.UpdateRequest) (provider.Instance, error) {
+		return provider.Instance{}, &provider.HTTPError{Code: 422, Reason: "SPEC_NOT_UPDATABLE", Message: "vcpu cannot shrink"}
+	}}, provider.ServerConfig{})
+	a := send(t, "PUT", url+"/api/v1/services/i-1", `{"service_type":"vm","spec":{"vcpu":1}}`)
+	if a.status != http.StatusUnprocessableEntity {
+		t.Fatalf("status = %d, want 422; body %s", a.status, a.body)
+	}
+	if p := problemOf(t, a); p.Reason != "SPEC_NOT_UPDATABLE" || p.Detail != "vcpu cannot shrink" {
+		t.Errorf("problem = %+v, want the provider's reason and detail", p)
 	}
 }

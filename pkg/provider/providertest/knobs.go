@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"reflect"
 
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -14,7 +15,7 @@ import (
 func (s *Server) FailCreate(status int, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.failCreate = &failure{status: status, body: body}
+	s.failCreate = &failure{knob: "FailCreate", status: status, body: body}
 }
 
 // SucceedCreates undoes [Server.FailCreate].
@@ -22,6 +23,23 @@ func (s *Server) SucceedCreates() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failCreate = nil
+}
+
+// FailUpdate makes every update from now on answer status with body as
+// [Server.FailCreate] does, changing nothing, until [Server.SucceedUpdates].
+// The calls are still recorded. It has no effect without [Config.Update]:
+// such a server answers updates 405.
+func (s *Server) FailUpdate(status int, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failUpdate = &failure{knob: "FailUpdate", status: status, body: body}
+}
+
+// SucceedUpdates undoes [Server.FailUpdate].
+func (s *Server) SucceedUpdates() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failUpdate = nil
 }
 
 // FailDeletes makes every delete from now on answer status (a problem with
@@ -114,6 +132,7 @@ func (m *memProvider) Create(_ context.Context, req provider.CreateRequest) (pro
 	}
 	inst := provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning}
 	s.instances[req.InstanceID] = inst
+	s.specs[req.InstanceID] = req.Spec
 	return inst, nil
 }
 
@@ -138,6 +157,7 @@ func (m *memProvider) Delete(_ context.Context, id string) (provider.Instance, e
 		return provider.Instance{}, provider.ErrNotFound
 	}
 	delete(s.instances, id)
+	delete(s.specs, id)
 	return provider.Instance{InstanceID: id, Status: provider.StatusDeleted}, nil
 }
 
@@ -148,4 +168,29 @@ func (m *memProvider) Health(context.Context) error {
 		return errors.New("providertest: backend down (SetHealth(false))")
 	}
 	return nil
+}
+
+// updatingProvider is the memProvider with in-place updates, served when
+// Config.Update is set; the memProvider alone is no [provider.Updater], so
+// its server answers PUT with 405.
+type updatingProvider struct{ *memProvider }
+
+// Update sets the instance's spec and makes it PROVISIONING, as a provider
+// that has started realising the new spec; [Server.Report] then plays its
+// outcome. The spec it already has changes nothing.
+func (u *updatingProvider) Update(_ context.Context, req provider.UpdateRequest) (provider.Instance, error) {
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, ok := s.instances[req.InstanceID]
+	if !ok {
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	if old := s.specs[req.InstanceID]; (len(old) == 0 && len(req.Spec) == 0) || reflect.DeepEqual(old, req.Spec) {
+		return inst, nil
+	}
+	inst.Status = provider.StatusProvisioning
+	s.instances[req.InstanceID] = inst
+	s.specs[req.InstanceID] = req.Spec
+	return inst, nil
 }

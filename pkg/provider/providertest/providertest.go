@@ -27,6 +27,7 @@ import (
 const (
 	MethodCreate = "create"
 	MethodGet    = "get"
+	MethodUpdate = "update"
 	MethodDelete = "delete"
 	MethodHealth = "health"
 )
@@ -34,10 +35,13 @@ const (
 // Call is one request that reached the provider (before its token is
 // checked: a refused request is recorded too).
 type Call struct {
-	// Method is MethodCreate, MethodGet, MethodDelete or MethodHealth.
+	// Method is MethodCreate, MethodGet, MethodUpdate, MethodDelete or
+	// MethodHealth. An update is recorded even when the server does not
+	// serve updates and answers 405 (see [Config.Update]).
 	Method     string
 	InstanceID string
-	// ServiceType, Spec and Metadata are the create request's.
+	// ServiceType and Spec are the create or update request's (for an
+	// update, the new spec); Metadata is the create request's.
 	ServiceType string
 	Spec        map[string]any
 	Metadata    provider.CreateMetadata
@@ -52,23 +56,33 @@ type Config struct {
 	Token string
 	// Logger receives the server's logs. Defaults to t.Output().
 	Logger *slog.Logger
+	// Update, when true, makes the provider serve in-place updates
+	// (implement [provider.Updater]) and list [provider.OperationUpdate] in
+	// [Server.Registration]. Defaults to false: like a provider without the
+	// operation, it answers PUT with 405, and Steward must replace.
+	Update bool
 }
 
 // Server is a running provider, built by [New]. Its methods are safe for
 // concurrent use.
 type Server struct {
 	srv *httptest.Server
+	// updates is Config.Update.
+	updates bool
 
 	// closed is closed at cleanup, releasing blocked creates.
 	closed chan struct{}
 
 	mu sync.Mutex
-	// instances holds the provider's instances by id.
+	// instances holds the provider's instances by id, and specs their
+	// specs, as created or last updated.
 	instances map[string]provider.Instance
+	specs     map[string]map[string]any
 	calls     []Call
 	// changed is closed and replaced whenever a call is recorded.
 	changed     chan struct{}
 	failCreate  *failure
+	failUpdate  *failure
 	failDeletes int
 	unhealthy   bool
 	down        bool
@@ -76,7 +90,9 @@ type Server struct {
 	unblock chan struct{}
 }
 
+// failure is an answer FailCreate or FailUpdate (its knob) injects.
 type failure struct {
+	knob   string
 	status int
 	body   string
 }
@@ -93,15 +109,23 @@ func New(t testing.TB, adjust ...func(*Config)) *Server {
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	s := &Server{
+		updates:   cfg.Update,
 		closed:    make(chan struct{}),
 		instances: make(map[string]provider.Instance),
+		specs:     make(map[string]map[string]any),
 		changed:   make(chan struct{}),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("providertest: listen: %v", err)
 	}
-	h := provider.NewServer(&memProvider{s: s}, provider.ServerConfig{Logger: cfg.Logger, Token: cfg.Token})
+	// Only the wrapper has Update, so NewServer serves PUT only with it.
+	m := &memProvider{s: s}
+	var p provider.Provider = m
+	if cfg.Update {
+		p = &updatingProvider{m}
+	}
+	h := provider.NewServer(p, provider.ServerConfig{Logger: cfg.Logger, Token: cfg.Token})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.intercept(h)}}
 	s.srv.Start()
 	t.Cleanup(func() {
@@ -114,9 +138,15 @@ func New(t testing.TB, adjust ...func(*Config)) *Server {
 // URL returns the provider's endpoint, "http://127.0.0.1:<port>".
 func (s *Server) URL() string { return s.srv.URL }
 
-// Registration returns a registration of this provider under name.
+// Registration returns a registration of this provider under name. Its
+// Operations list [provider.OperationUpdate] when [Config.Update] is set, and
+// are empty otherwise.
 func (s *Server) Registration(name string, serviceTypes ...string) provider.Registration {
-	return provider.Registration{Name: name, Endpoint: s.URL(), ServiceTypes: serviceTypes}
+	reg := provider.Registration{Name: name, Endpoint: s.URL(), ServiceTypes: serviceTypes}
+	if s.updates {
+		reg.Operations = []string{provider.OperationUpdate}
+	}
+	return reg
 }
 
 // intercept records each request and plays the transport-level knobs
@@ -124,15 +154,20 @@ func (s *Server) Registration(name string, serviceTypes ...string) provider.Regi
 func (s *Server) intercept(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		down, fail := s.down, s.failCreate
+		down, failCreate, failUpdate := s.down, s.failCreate, s.failUpdate
 		s.mu.Unlock()
 		if down {
 			hangUp(w)
 			return
 		}
 		call, ok := s.record(r)
-		if ok && call.Method == MethodCreate && fail != nil {
-			s.answerRaw(w, fail)
+		switch {
+		case ok && call.Method == MethodCreate && failCreate != nil:
+			s.answerRaw(w, failCreate)
+			return
+		case ok && call.Method == MethodUpdate && failUpdate != nil && s.updates:
+			// Without updates served, the 405 is the answer to see.
+			s.answerRaw(w, failUpdate)
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -148,10 +183,8 @@ func (s *Server) record(r *http.Request) (Call, bool) {
 		c.Method = MethodHealth
 	case r.URL.Path == "/api/v1/services" && r.Method == http.MethodPost:
 		c.Method = MethodCreate
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
 		var req provider.CreateRequest
-		_ = json.Unmarshal(b, &req) // the real server answers a bad body
+		peekJSON(r, &req)
 		c.InstanceID, c.ServiceType, c.Spec, c.Metadata = req.InstanceID, req.ServiceType, req.Spec, req.Metadata
 	default:
 		rest, found := strings.CutPrefix(r.URL.Path, "/api/v1/services/")
@@ -162,6 +195,11 @@ func (s *Server) record(r *http.Request) (Call, bool) {
 		switch r.Method {
 		case http.MethodGet:
 			c.Method = MethodGet
+		case http.MethodPut:
+			c.Method = MethodUpdate
+			var req provider.UpdateRequest
+			peekJSON(r, &req)
+			c.ServiceType, c.Spec = req.ServiceType, req.Spec
 		case http.MethodDelete:
 			c.Method = MethodDelete
 		default:
@@ -176,13 +214,21 @@ func (s *Server) record(r *http.Request) (Call, bool) {
 	return c, true
 }
 
-// answerRaw writes a FailCreate answer: its body verbatim, or a problem
-// when it has none.
+// peekJSON decodes r's body into dst, if it can, and puts the body back for
+// the real server, which answers a bad one.
+func peekJSON(r *http.Request, dst any) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	_ = json.Unmarshal(b, dst)
+}
+
+// answerRaw writes a FailCreate or FailUpdate answer: its body verbatim, or
+// a problem when it has none.
 func (s *Server) answerRaw(w http.ResponseWriter, f *failure) {
 	body, ct := f.body, "text/plain; charset=utf-8"
 	switch {
 	case body == "":
-		body = fmt.Sprintf(`{"status":%d,"reason":"INJECTED_FAILURE","detail":"providertest: FailCreate"}`, f.status)
+		body = fmt.Sprintf(`{"status":%d,"reason":"INJECTED_FAILURE","detail":"providertest: %s"}`, f.status, f.knob)
 		ct = "application/problem+json"
 	case json.Valid([]byte(body)):
 		ct = "application/json"
@@ -211,6 +257,10 @@ func (s *Server) Calls() []Call {
 
 // Creates returns the create calls recorded so far, in order.
 func (s *Server) Creates() []Call { return s.callsOf(MethodCreate) }
+
+// Updates returns the update calls recorded so far, in order, each with
+// the new spec.
+func (s *Server) Updates() []Call { return s.callsOf(MethodUpdate) }
 
 // Deletes returns the delete calls recorded so far, in order.
 func (s *Server) Deletes() []Call { return s.callsOf(MethodDelete) }

@@ -228,3 +228,81 @@ func TestServer_TokenAndRegistration(t *testing.T) {
 		t.Errorf("registration: -want +got:\n%s", diff)
 	}
 }
+
+func TestServer_Update(t *testing.T) {
+	t.Parallel()
+	sp := providertest.New(t, func(c *providertest.Config) { c.Update = true })
+	c := provider.NewClient(provider.ClientConfig{})
+	want := provider.Registration{Name: "kv", Endpoint: sp.URL(), ServiceTypes: []string{"vm"},
+		Operations: []string{provider.OperationUpdate}}
+	if diff := cmp.Diff(want, sp.Registration("kv", "vm")); diff != "" {
+		t.Errorf("registration lists the update operation: -want +got:\n%s", diff)
+	}
+	if _, err := c.Create(t.Context(), sp.URL(), vm("i-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Report(t.Context(), provider.ReportFunc(func(context.Context, provider.StatusReport) error { return nil }),
+		"i-1", provider.StatusRunning); err != nil {
+		t.Fatal(err)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Update(context.Background(), sp.URL(),
+			provider.UpdateRequest{InstanceID: "i-1", ServiceType: "vm", Spec: map[string]any{"vcpu": float64(2)}})
+		errc <- err
+	}()
+	got := sp.WaitForCall(t, providertest.MethodUpdate, "i-1")
+	if err := <-errc; err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	update := providertest.Call{Method: providertest.MethodUpdate, InstanceID: "i-1", ServiceType: "vm",
+		Spec: map[string]any{"vcpu": float64(2)}}
+	if diff := cmp.Diff(update, got); diff != "" {
+		t.Errorf("WaitForCall: -want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]providertest.Call{update}, sp.Updates()); diff != "" {
+		t.Errorf("updates: -want +got:\n%s", diff)
+	}
+	if st := sp.Instances()["i-1"].Status; st != provider.StatusProvisioning {
+		t.Errorf("status after an update = %s, want PROVISIONING", st)
+	}
+
+	sp.FailUpdate(http.StatusConflict, "")
+	_, err := c.Update(t.Context(), sp.URL(), provider.UpdateRequest{InstanceID: "i-1", ServiceType: "vm"})
+	var re *provider.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusConflict {
+		t.Fatalf("err = %v, want a 409 ResponseError", err)
+	}
+	if p, ok := re.Problem(); !ok || p.Reason != "INJECTED_FAILURE" || p.Detail != "providertest: FailUpdate" {
+		t.Errorf("an empty body answers a problem naming the knob; got %+v, %v", p, ok)
+	}
+	sp.SucceedUpdates()
+	if _, err := c.Update(t.Context(), sp.URL(), provider.UpdateRequest{InstanceID: "nope", ServiceType: "vm"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Errorf("Update of an unknown instance: err = %v, want ErrNotFound", err)
+	}
+	if n := len(sp.Updates()); n != 3 {
+		t.Errorf("%d updates recorded, want 3 (a failed one too)", n)
+	}
+}
+
+func TestServer_UpdateNotServedByDefault(t *testing.T) {
+	t.Parallel()
+	sp := providertest.New(t)
+	c := provider.NewClient(provider.ClientConfig{})
+	if _, err := c.Create(t.Context(), sp.URL(), vm("i-1")); err != nil {
+		t.Fatal(err)
+	}
+	sp.FailUpdate(http.StatusInternalServerError, "") // no effect: updates are not served
+	_, err := c.Update(t.Context(), sp.URL(), provider.UpdateRequest{InstanceID: "i-1", ServiceType: "vm"})
+	var re *provider.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("err = %v, want a 405 ResponseError", err)
+	}
+	if n := len(sp.Updates()); n != 1 {
+		t.Errorf("%d updates recorded, want the refused one", n)
+	}
+	if ops := sp.Registration("kv", "vm").Operations; len(ops) != 0 {
+		t.Errorf("Operations = %v, want none", ops)
+	}
+}
