@@ -1,6 +1,9 @@
 package placement
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // ErrResourceNotFound is returned when no resource has the instance id (in
 // the caller's project).
@@ -14,7 +17,7 @@ var ErrRehydrationInProgress = errors.New("a rehydration of this order is alread
 // already taken.
 var ErrResourceExists = errors.New("a resource with this instance id already exists")
 
-// ErrOrderGone is returned by an [OrderRepointer] when the order no longer
+// ErrOrderGone is returned by an [OrderObserver]'s ResourceReplacedTx when the order no longer
 // points at the rehydrated resource (it was deleted meanwhile).
 var ErrOrderGone = errors.New("the order no longer points at the rehydrated resource")
 
@@ -41,5 +44,5 @@ func (e *SpecBrokenError) ProblemFields() map[string]any {
 
 // specValidator checks a spec against its service type (catalog).
 type specValidator interface {
-	ValidateSpec(serviceType string, spec map[string]any) error
+	ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error
 }

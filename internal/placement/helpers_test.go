@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
@@ -102,7 +103,7 @@ func (e *env) report(t *testing.T, instanceID, status string) {
 func (e *env) waitState(t *testing.T, id, state string) order {
 	t.Helper()
 	var o order
-	eventually(t, "order "+id+" is "+state, func() bool { o = e.order(t, id); return o.State == state })
+	poll.Until(t, "order "+id+" is "+state, func() bool { o = e.order(t, id); return o.State == state })
 	return o
 }
 
@@ -111,19 +112,4 @@ func (e *env) policy(t *testing.T, id, rego string) {
 	e.s.Do(t, "POST", "/api/v1/policies?id="+id, map[string]any{
 		"display_name": id, "policy_type": "GLOBAL", "priority": len(id), "rego_code": rego,
 	}).Want(t, http.StatusCreated)
-}
-
-// eventually polls cond until it holds or 30 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting until %s", what)
-		case <-tick.C:
-		}
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
@@ -149,7 +150,7 @@ func TestOrder_RetriedCreateNeverProvisionsTwice(t *testing.T) {
 		}
 		e.p.WaitForCall(t, providertest.MethodCreate, first.InstanceID)
 		e.p.WaitForCall(t, providertest.MethodCreate, first2.InstanceID)
-		eventually(t, "both provisioned", func() bool {
+		poll.Until(t, "both provisioned", func() bool {
 			return e.order(t, "once").Status == "PROVISIONING" && e.order(t, first2.ID).Status == "PROVISIONING"
 		})
 		if n := len(e.p.Creates()); n != 2 {
@@ -167,7 +168,7 @@ func TestOrder_ProviderDownAcrossRestart(t *testing.T) {
 		// accepted while the provider is down.
 		e.policy(t, "pin", "package steward.pin\n\nmain := {\"selected_provider\": \"vm-sp\"}\n")
 		e.p.GoDown()
-		eventually(t, "vm-sp is unavailable", func() bool {
+		poll.Until(t, "vm-sp is unavailable", func() bool {
 			var p struct {
 				Status string `json:"status"`
 			}
@@ -179,7 +180,7 @@ func TestOrder_ProviderDownAcrossRestart(t *testing.T) {
 		e.s = e.s.Restart(t)
 		e.p.ComeBack()
 		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
-		eventually(t, "the order is provisioning", func() bool { return e.order(t, "patient").Status == "PROVISIONING" })
+		poll.Until(t, "the order is provisioning", func() bool { return e.order(t, "patient").Status == "PROVISIONING" })
 		e.report(t, o.InstanceID, "RUNNING")
 		e.waitState(t, "patient", "up")
 		if n := len(e.p.Creates()); n != 1 {

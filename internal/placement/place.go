@@ -47,7 +47,7 @@ func (s *Service) Place(ctx context.Context, p PlaceParams) (Placement, error) {
 	// must fail now, not after it was acknowledged and sent to a provider.
 	if s.cfg.Specs != nil && res.Status == policy.StatusModified {
 		serviceType, _ := res.Spec["service_type"].(string)
-		if err := s.cfg.Specs.ValidateSpec(serviceType, res.Spec); err != nil {
+		if err := s.cfg.Specs.ValidateSpec(ctx, serviceType, res.Spec); err != nil {
 			return Placement{}, &SpecBrokenError{Err: err}
 		}
 	}
@@ -84,7 +84,7 @@ func (s *Service) RecordTx(ctx context.Context, tx *store.Tx, p RecordParams) er
 	serviceType, _ := p.OriginalRequest["service_type"].(string)
 	t := s.now()
 	if _, err := tx.Exec(ctx, s.q.Get("ResourceInsert"), p.InstanceID, p.OrderID, p.Project, serviceType,
-		jsonArg(nonNilMap(p.Labels)), jsonArg(p.OriginalRequest), jsonArg(p.Placement.Spec), p.Placement.ProviderName,
+		store.JSON(nonNilMap(p.Labels)), store.JSON(p.OriginalRequest), store.JSON(p.Placement.Spec), p.Placement.ProviderName,
 		p.Placement.PolicyStatus, t, t); err != nil {
 		return fmt.Errorf("record resource %s: %w", p.InstanceID, err)
 	}
@@ -105,6 +105,12 @@ func (s *Service) DeleteTx(ctx context.Context, tx *store.Tx, instanceID string)
 		return fmt.Errorf("%w: %s", ErrResourceNotFound, instanceID)
 	}
 	return s.cfg.Jobs.InsertTx(ctx, tx, deprovisionArgs{InstanceID: instanceID}, s.insertOpts())
+}
+
+// ResourceTx returns the resource with the instance id, read in tx,
+// deleted or not.
+func (s *Service) ResourceTx(ctx context.Context, tx *store.Tx, instanceID string) (Resource, error) {
+	return scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), instanceID, "", ""))
 }
 
 // Resource returns the resource with the instance id in project ("" for

@@ -92,6 +92,11 @@ func transient(err error) bool {
 }
 
 // backoff is the wait after the attempt-th failed attempt.
+//
+// NOTE: the workers' NextRetry add it to time.Now, not Config.Now. River
+// compares the time returned with its own clock, the real one, so a test
+// clock there would run every retry at once (a clock in the past) or never.
+// Tests shorten retries with Config.RetryBackoff instead.
 func (s *Service) backoff(attempt int) time.Duration {
 	d := s.cfg.RetryBackoff
 	for i := 1; i < attempt && d < time.Minute; i++ {

@@ -50,8 +50,8 @@ type RehydrateParams struct {
 // the new instance and, only once that create is accepted, retires the old
 // one. It returns the running operation.
 func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.Operation, error) {
-	if s.cfg.Operations == nil || s.cfg.Repointer == nil {
-		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Repointer)")
+	if s.cfg.Operations == nil || s.cfg.Orders == nil {
+		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Orders)")
 	}
 	switch {
 	case p.NewInstanceID == "":
@@ -109,8 +109,8 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		}
 		t := s.now()
 		_, err = tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, old.CatalogItemInstanceID,
-			old.Project, old.ServiceType, jsonArg(nonNilMap(old.Labels)), jsonArg(old.OriginalRequest),
-			jsonArg(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID)
+			old.Project, old.ServiceType, store.JSON(nonNilMap(old.Labels)), store.JSON(old.OriginalRequest),
+			store.JSON(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			// The instance id is checked first; what is left is a
 			// concurrent rehydration of the same order.
@@ -194,7 +194,7 @@ func (s *Service) noteRehydrationTx(ctx context.Context, tx *store.Tx, instanceI
 	t := s.now()
 	note := map[string]any{"time": t, "outcome": outcome, "new_instance_id": newID, "operation_id": operationID,
 		"message": message}
-	_, err := tx.Exec(ctx, s.q.Get("ResourceNoteRehydration"), jsonArg(note), t, instanceID)
+	_, err := tx.Exec(ctx, s.q.Get("ResourceNoteRehydration"), store.JSON(note), t, instanceID)
 	return err
 }
 
@@ -297,14 +297,13 @@ func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Re
 		if err != nil {
 			return err
 		}
-		err = s.cfg.Repointer.RepointOrderTx(ctx, tx, Repoint{
+		err = s.cfg.Orders.ResourceReplacedTx(ctx, tx, Repoint{
 			OrderID: r.CatalogItemInstanceID, OldInstanceID: a.OldInstanceID, NewInstanceID: a.NewInstanceID,
 			ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Status: cur.Status, Message: cur.StatusMessage,
 		})
 		if errors.Is(err, ErrOrderGone) {
 			gone = true
-			if _, err := s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{Err: err}); err != nil &&
-				!errors.Is(err, operations.ErrAlreadyDone) {
+			if err := s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{Err: err}); err != nil {
 				return err
 			}
 			return s.DeleteTx(ctx, tx, a.NewInstanceID)
@@ -321,13 +320,9 @@ func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Re
 		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.OldInstanceID); err != nil {
 			return fmt.Errorf("remove resource %s: %w", a.OldInstanceID, err)
 		}
-		_, err = s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{
+		return s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{
 			Response: rehydrationResponse{a.OldInstanceID, a.NewInstanceID, r.ProviderName},
 		})
-		if errors.Is(err, operations.ErrAlreadyDone) {
-			return nil
-		}
-		return err
 	})
 	if err != nil {
 		return fmt.Errorf("complete rehydration of %s: %w", a.OldInstanceID, err)
@@ -364,14 +359,41 @@ func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause er
 			cause.Error()); err != nil {
 			return err
 		}
-		_, err = s.cfg.Operations.FinishTx(ctx, tx, a.OperationID, operations.FinishParams{Err: cause})
-		if errors.Is(err, operations.ErrAlreadyDone) {
-			return nil
+		orderID, err := s.orderOf(ctx, tx, a.OldInstanceID)
+		if err != nil {
+			return err
 		}
-		return err
+		if err := s.cfg.Orders.ReplacementFailedTx(ctx, tx, Repoint{OrderID: orderID, OldInstanceID: a.OldInstanceID,
+			NewInstanceID: a.NewInstanceID, Status: provider.StatusFailed, Message: cause.Error()}); err != nil {
+			return err
+		}
+		return s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{Err: cause})
 	})
 	if err != nil {
 		return fmt.Errorf("record failed rehydration of %s: %w", a.OldInstanceID, err)
 	}
 	return nil
+}
+
+// finishOperationTx finishes the operation a replacement answers with;
+// an update realised by replacement has none (id ""), and one finished by
+// an earlier attempt stays as it is.
+func (s *Service) finishOperationTx(ctx context.Context, tx *store.Tx, id string, p operations.FinishParams) error {
+	if id == "" {
+		return nil
+	}
+	_, err := s.cfg.Operations.FinishTx(ctx, tx, id, p)
+	if errors.Is(err, operations.ErrAlreadyDone) {
+		return nil
+	}
+	return err
+}
+
+// orderOf returns the order a resource realises, read in tx.
+func (s *Service) orderOf(ctx context.Context, tx *store.Tx, instanceID string) (string, error) {
+	var orderID string
+	if err := tx.QueryRow(ctx, s.q.Get("ResourceOrderID"), instanceID).Scan(&orderID); err != nil {
+		return "", fmt.Errorf("read order of resource %s: %w", instanceID, err)
+	}
+	return orderID, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -56,7 +57,7 @@ func (e *env) rehydrate(t *testing.T, path string, body any, target, oldInstance
 func (e *env) waitOperation(t *testing.T, id string) operation {
 	t.Helper()
 	var op operation
-	eventually(t, "operation "+id+" is done", func() bool {
+	poll.Until(t, "operation "+id+" is done", func() bool {
 		e.s.Do(t, "GET", "/api/v1/operations/"+id, nil).Want(t, http.StatusOK).JSON(t, &op)
 		return op.Done
 	})
@@ -130,7 +131,7 @@ func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 		// The old resource is removed and its instance deleted (deferred).
 		e.s.Do(t, "GET", "/api/v1/resources/"+o.InstanceID, nil).WantProblem(t, http.StatusNotFound, "RESOURCE_NOT_FOUND")
 		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
-		eventually(t, "old resource DELETED", func() bool { return e.resource(t, o.InstanceID).Status == "DELETED" })
+		poll.Until(t, "old resource DELETED", func() bool { return e.resource(t, o.InstanceID).Status == "DELETED" })
 
 		// Status reports for the new instance now move the order; the
 		// old instance's don't.
@@ -265,7 +266,7 @@ func TestRehydrate_MovesProviderCreateBeforeDelete(t *testing.T) {
 		}
 		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
 		e.report(t, "moved", "RUNNING")
-		eventually(t, "order status RUNNING", func() bool { return e.order(t, "mv").Status == "RUNNING" })
+		poll.Until(t, "order status RUNNING", func() bool { return e.order(t, "mv").Status == "RUNNING" })
 
 		// Done: another rehydration may start.
 		e.rehydrate(t, "/api/v1/catalog-item-instances/mv:rehydrate", nil, "catalog-item-instances/mv", "moved")
@@ -282,7 +283,7 @@ func TestRehydrate_CleanupAfterOldProviderComesBack(t *testing.T) {
 		e.s.Do(t, "POST", "/api/v1/providers", b.Registration("vm-sp-b", "vm")).Want(t, http.StatusCreated)
 
 		e.p.GoDown()
-		eventually(t, "vm-sp unavailable", func() bool {
+		poll.Until(t, "vm-sp unavailable", func() bool {
 			var p struct {
 				Status string `json:"status"`
 			}
@@ -302,7 +303,7 @@ func TestRehydrate_CleanupAfterOldProviderComesBack(t *testing.T) {
 			t.Fatalf("old instance %+v: want a pending deletion", in)
 		}
 		e.p.ComeBack()
-		eventually(t, "old instance DELETED", func() bool { return e.instance(t, o.InstanceID).Status == "DELETED" })
+		poll.Until(t, "old instance DELETED", func() bool { return e.instance(t, o.InstanceID).Status == "DELETED" })
 		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
 		if r := e.resource(t, o.InstanceID); r.Status != "DELETED" {
 			t.Errorf("old resource %+v", r)

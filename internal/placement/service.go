@@ -12,7 +12,6 @@ import (
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // evaluator runs the policy chain (*policy.Service).
@@ -34,6 +33,11 @@ type provisioner interface {
 	// CleanupEnqueueTx queues the deferred deletion of an instance in tx,
 	// without contacting its provider.
 	CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID string) error
+	// Update changes an instance in place (sprm.ErrUpdateNotSupported when
+	// its provider cannot).
+	Update(ctx context.Context, p sprm.UpdateParams) (sprm.Instance, error)
+	// ProviderSupports reports whether a provider registered an operation.
+	ProviderSupports(ctx context.Context, name, operation string) (bool, error)
 }
 
 // operationRecorder starts and finishes operations in the caller's
@@ -43,34 +47,12 @@ type operationRecorder interface {
 	FinishTx(ctx context.Context, tx *store.Tx, id string, p operations.FinishParams) (operations.Operation, error)
 }
 
-// Repoint is a rehydration's last step as the order sees it: the order
-// whose current resource is OldInstanceID now has NewInstanceID.
-type Repoint struct {
-	OrderID       string
-	OldInstanceID string
-	NewInstanceID string
-	ProviderName  string
-	// Spec is the new resource's validated request.
-	Spec map[string]any
-	// Status is the new resource's status now.
-	Status  provider.Status
-	Message string
-}
-
-// OrderRepointer moves an order to its rehydrated resource in the caller's
-// transaction (the catalog, wired in internal/server). It returns
-// [ErrOrderGone] when the order no longer points at OldInstanceID or was
-// deleted.
-type OrderRepointer interface {
-	RepointOrderTx(ctx context.Context, tx *store.Tx, r Repoint) error
-}
-
 // jobInserter queues River jobs in a transaction (*jobs.Client).
 type jobInserter interface {
 	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
 }
 
-// Config configures the Service. Every field but Logger, Now, Orders,
+// Config configures the Service. Every field but Logger, Now,
 // MaxAttempts and RetryBackoff is required.
 type Config struct {
 	DB        *store.DB
@@ -81,17 +63,15 @@ type Config struct {
 	// Specs checks a spec changed by the policy chain against its service
 	// type's schema. Defaults to no check.
 	Specs specValidator
-	// Orders is told of every status change of a resource, in the same
-	// transaction (the order flow). Defaults to none.
-	Orders sprm.StatusObserver
+	// Orders is told what becomes of orders' resources, in the
+	// transaction that records it (the lifecycle). Required for orders.
+	Orders OrderObserver
 	// Operations records the operations rehydrations answer with. Required
 	// for rehydration.
 	Operations operationRecorder
-	// Repointer moves an order to its rehydrated resource. Required for
-	// rehydration.
-	Repointer OrderRepointer
-	Logger    *slog.Logger
-	// Now reads the clock. Defaults to time.Now.
+	Logger     *slog.Logger
+	// Now reads the clock that dates every write. Job retries are not timed
+	// by it but by River's own clock (see backoff). Defaults to time.Now.
 	Now func() time.Time
 	// MaxAttempts bounds the attempts of a provision or delete job.
 	// Defaults to 8.
@@ -132,6 +112,7 @@ func (s *Service) RegisterWorkers(w *river.Workers) {
 	river.AddWorker(w, &provisionWorker{s: s})
 	river.AddWorker(w, &deprovisionWorker{s: s})
 	river.AddWorker(w, &rehydrateWorker{s: s})
+	river.AddWorker(w, &updateWorker{s: s})
 }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return store.Now(s.cfg.Now) }

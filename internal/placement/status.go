@@ -22,7 +22,12 @@ func (s *Service) InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st 
 	if n == 0 || s.cfg.Orders == nil {
 		return nil
 	}
-	return s.cfg.Orders.InstanceStatusChangedTx(ctx, tx, st)
+	orderID, err := s.orderOf(ctx, tx, st.InstanceID)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Orders.ResourceStatusTx(ctx, tx, ResourceStatus{OrderID: orderID, InstanceID: st.InstanceID,
+		Status: st.Status, Message: st.Message})
 }
 
 // fail marks a resource FAILED, with the order, in one transaction.

@@ -40,15 +40,6 @@ func scanResource(row scanner) (Resource, error) {
 	return r, nil
 }
 
-// jsonArg encodes v for a JSON column.
-func jsonArg(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("placement: encode %T: %v", v, err)) // only decoded JSON values reach here
-	}
-	return b
-}
-
 func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 	if m == nil {
 		return map[K]V{}

@@ -36,7 +36,7 @@ type CreateParams struct {
 // cleanup. A retried create with the same ID finds the first one
 // (ErrInstanceExists), so it never provisions twice.
 func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) {
-	serviceType, err := s.validateCreate(&p)
+	serviceType, err := s.validateCreate(ctx, &p)
 	if err != nil {
 		s.metrics.creates.WithLabelValues("rejected").Inc()
 		return Instance{}, err
@@ -55,7 +55,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 		}
 		t := s.now()
 		_, err = tx.Exec(ctx, s.q.Get("InstanceInsert"), p.ID, p.Project, instanceName(p.Spec), prov.Name, serviceType,
-			jsonArg(p.Spec), t, t)
+			store.JSON(p.Spec), t, t)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("%w: %s", ErrInstanceExists, p.ID)
 		}
@@ -131,7 +131,7 @@ func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceTyp
 		"provider", providerName, "cause", cause)
 }
 
-func (s *Service) validateCreate(p *CreateParams) (string, error) {
+func (s *Service) validateCreate(ctx context.Context, p *CreateParams) (string, error) {
 	var errs invalid.Errors
 	if p.ID == "" {
 		p.ID = uuid.NewString()
@@ -152,7 +152,7 @@ func (s *Service) validateCreate(p *CreateParams) (string, error) {
 	if err := errs.Err(); err != nil {
 		return "", err
 	}
-	err := s.cfg.Specs.ValidateSpec(serviceType, p.Spec)
+	err := s.cfg.Specs.ValidateSpec(ctx, serviceType, p.Spec)
 	var bad *invalid.Error
 	if err != nil && !errors.As(err, &bad) {
 		// The validator's only other answer is an unknown service type.

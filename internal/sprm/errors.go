@@ -21,6 +21,10 @@ var (
 	ErrInstanceNotFound = errors.New("service-type instance not found")
 	// ErrInstanceExists is returned when a create's id is taken.
 	ErrInstanceExists = errors.New("a service-type instance with this id already exists")
+	// ErrUpdateNotSupported is returned by [Service.Update] when the
+	// instance's provider did not register the update operation: the
+	// update must be realised by replacement.
+	ErrUpdateNotSupported = errors.New("provider does not update instances in place")
 	// ErrCleanupTaskNotFound is returned when no cleanup task has the id.
 	ErrCleanupTaskNotFound = errors.New("cleanup task not found")
 	// ErrCleanupTaskNotFailed is returned when retrying a task that is not FAILED.

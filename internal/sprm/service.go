@@ -16,12 +16,13 @@ import (
 type providerClient interface {
 	Create(ctx context.Context, endpoint string, req provider.CreateRequest) (provider.Instance, error)
 	Delete(ctx context.Context, endpoint, instanceID string) (provider.Instance, error)
+	Update(ctx context.Context, endpoint string, req provider.UpdateRequest) (provider.Instance, error)
 	Health(ctx context.Context, endpoint string) (provider.Health, error)
 }
 
 // specValidator checks a spec against its service type's schema (catalog).
 type specValidator interface {
-	ValidateSpec(serviceType string, spec map[string]any) error
+	ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error
 }
 
 // Config configures the Service. DB, Providers and Specs are required.
@@ -35,7 +36,10 @@ type Config struct {
 	Logger   *slog.Logger
 	// Registerer receives the SPRM's metrics. Defaults to none.
 	Registerer prometheus.Registerer
-	// Now reads the clock. Defaults to time.Now.
+	// Now reads the clock. It dates every write and decides every timing:
+	// when a provider is next checked and how far that backs off, a health
+	// answer's latency, when a cleanup claim expires, the stale-intent grace
+	// and the unknown-report TTL. Defaults to time.Now.
 	Now func() time.Time
 
 	// HealthInterval is the time between two checks of a provider that
@@ -105,4 +109,4 @@ func New(cfg Config) *Service {
 	}
 }
 
-func (s *Service) now() time.Time { return now(s.cfg.Now) }
+func (s *Service) now() time.Time { return store.Now(s.cfg.Now) }

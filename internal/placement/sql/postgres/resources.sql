@@ -51,3 +51,12 @@ WHERE instance_id = $3 AND rehydration_status = 'RUNNING';
 -- name: ResourceNoteRehydration :exec
 UPDATE resources SET last_rehydration = $1, update_time = $2
 WHERE instance_id = $3;
+
+-- name: ResourceOrderID :one
+SELECT catalog_item_instance_id FROM resources WHERE instance_id = $1;
+
+-- name: ResourceSetRequest :exec
+-- An update realised in place: the resource now stands for a new intent.
+UPDATE resources
+SET original_request = $1, validated_request = $2, policy_status = $3, update_time = $4
+WHERE instance_id = $5 AND deleted_at IS NULL;

@@ -51,3 +51,12 @@ WHERE instance_id = ? AND rehydration_status = 'RUNNING';
 -- name: ResourceNoteRehydration :exec
 UPDATE resources SET last_rehydration = ?, update_time = ?
 WHERE instance_id = ?;
+
+-- name: ResourceOrderID :one
+SELECT catalog_item_instance_id FROM resources WHERE instance_id = ?;
+
+-- name: ResourceSetRequest :exec
+-- An update realised in place: the resource now stands for a new intent.
+UPDATE resources
+SET original_request = ?, validated_request = ?, policy_status = ?, update_time = ?
+WHERE instance_id = ? AND deleted_at IS NULL;

@@ -60,3 +60,11 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = $1 AND deleted
 
 -- name: InstanceCountLivePerProvider :many
 SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
+
+-- name: InstanceRecordUpdate :exec
+-- An in-place update the provider accepted: the new spec and the status it
+-- answered. Reports observed before the update are older than it, and are
+-- ignored from now on.
+UPDATE service_type_instances
+SET spec = $1, status = $2, status_message = $3, status_observed_time = $4, version = version + 1, update_time = $5
+WHERE id = $6 AND deleted_at IS NULL;

@@ -60,3 +60,11 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_
 
 -- name: InstanceCountLivePerProvider :many
 SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
+
+-- name: InstanceRecordUpdate :exec
+-- An in-place update the provider accepted: the new spec and the status it
+-- answered. Reports observed before the update are older than it, and are
+-- ignored from now on.
+UPDATE service_type_instances
+SET spec = ?, status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?
+WHERE id = ? AND deleted_at IS NULL;
