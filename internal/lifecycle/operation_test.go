@@ -1,0 +1,64 @@
+package lifecycle
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestApplyOperation(t *testing.T) {
+	t.Parallel()
+	v1 := map[string]any{"vcpu": 1.0}
+	v2 := map[string]any{"vcpu": 2.0}
+	v3 := map[string]any{"vcpu": 3.0}
+	cases := map[string]struct {
+		reason  string
+		op      Operation
+		in      Attributes
+		want    Attributes
+		wantErr error
+	}{
+		"None": {reason: "No operation changes nothing.",
+			in: Attributes{Candidate: v1, Active: v2}, want: Attributes{Candidate: v1, Active: v2}},
+		"PromoteFirst": {reason: "The first promote makes the candidate active.", op: OpPromote,
+			in: Attributes{Candidate: v1}, want: Attributes{Active: v1}},
+		"PromoteUpdate": {reason: "Promoting an update keeps the old active set as rollback.", op: OpPromote,
+			in: Attributes{Candidate: v2, Active: v1, Rollback: v3}, want: Attributes{Active: v2, Rollback: v1}},
+		"PromoteEmptySet": {reason: "An empty but present candidate set is a set.", op: OpPromote,
+			in: Attributes{Candidate: map[string]any{}}, want: Attributes{Active: map[string]any{}}},
+		"PromoteNothing": {reason: "Without a candidate set, promote cannot apply.", op: OpPromote,
+			in: Attributes{Active: v1}, wantErr: ErrOperationNotApplicable},
+		"Rollback": {reason: "Rollback restores the previous set and keeps the newer one as candidate.", op: OpRollback,
+			in: Attributes{Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1}},
+		"RollbackDropsCandidate": {reason: "The candidate set is replaced by the active one.", op: OpRollback,
+			in: Attributes{Candidate: v3, Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1}},
+		"RollbackNothing": {reason: "Without a rollback set, rollback cannot apply.", op: OpRollback,
+			in: Attributes{Candidate: v2, Active: v1}, wantErr: ErrOperationNotApplicable},
+		"ClearCandidate": {reason: "clear candidate empties one set.", op: OpClearCandidate,
+			in: Attributes{Candidate: v1, Active: v2, Rollback: v3}, want: Attributes{Active: v2, Rollback: v3}},
+		"ClearActive": {reason: "clear active empties one set.", op: OpClearActive,
+			in: Attributes{Candidate: v1, Active: v2, Rollback: v3}, want: Attributes{Candidate: v1, Rollback: v3}},
+		"ClearRollback": {reason: "clear rollback empties one set, even an empty one.", op: OpClearRollback,
+			in: Attributes{Active: v2}, want: Attributes{Active: v2}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			before := Attributes{Candidate: tc.in.Candidate, Active: tc.in.Active, Rollback: tc.in.Rollback}
+			got, err := ApplyOperation(tc.op, tc.in)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("%s\nerror = %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(before, tc.in); diff != "" {
+				t.Errorf("ApplyOperation changed its input: -before +after:\n%s", diff)
+			}
+		})
+	}
+	if _, err := ApplyOperation("merge", Attributes{}); err == nil || errors.Is(err, ErrOperationNotApplicable) {
+		t.Errorf("unknown operation: error %v, want one that is not ErrOperationNotApplicable", err)
+	}
+}

@@ -1,0 +1,66 @@
+package lifecycle
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// ServiceTypeUsage tells which service types use a lifecycle. The catalog
+// implements it; [Service.Delete] asks it before removing a lifecycle.
+type ServiceTypeUsage interface {
+	// ServiceTypesUsingLifecycle returns the ids of the service types whose
+	// lifecycle is lifecycleID, none when it is unused. It must not write.
+	ServiceTypesUsingLifecycle(ctx context.Context, lifecycleID string) ([]string, error)
+}
+
+// ServiceTypeUsageFunc adapts a function to [ServiceTypeUsage].
+type ServiceTypeUsageFunc func(ctx context.Context, lifecycleID string) ([]string, error)
+
+// ServiceTypesUsingLifecycle calls f.
+func (f ServiceTypeUsageFunc) ServiceTypesUsingLifecycle(ctx context.Context, lifecycleID string) ([]string, error) {
+	return f(ctx, lifecycleID)
+}
+
+// Config configures the Service. DB is required.
+type Config struct {
+	DB *store.DB
+	// Usage, when set, is asked for the service types using a lifecycle
+	// before it is deleted. Defaults to none: every delete is allowed.
+	Usage ServiceTypeUsage
+	// Logger receives the service's logs. Defaults to discarding them.
+	Logger *slog.Logger
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Service stores lifecycle definitions and serves them with the built-ins.
+// It is safe for concurrent use by multiple goroutines.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+	q   store.Queries
+}
+
+// New returns a Service. It panics when Config.DB is missing.
+func New(cfg Config) *Service {
+	if cfg.DB == nil {
+		panic("lifecycle: Config.DB is required")
+	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{
+		cfg: cfg,
+		log: cfg.Logger.With("component", "lifecycle"),
+		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+	}
+}
+
+// now truncates to the stores' common precision, so what is written reads
+// back equal.
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
