@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/stewardhq/steward/internal/invalid"
@@ -34,25 +35,84 @@ type UserValue struct {
 // or its service type is broken. It does no I/O, does not change item or
 // values, and is safe for concurrent use. Validation schemas are compiled
 // on each call (about 15µs each for a small one), so none is cached.
-func (s *Service) BuildSpec(item Item, values []UserValue) (map[string]any, error) {
-	return buildSpec(s.cfg.ServiceTypes, item, values)
+func (s *Service) BuildSpec(ctx context.Context, item Item, values []UserValue) (map[string]any, error) {
+	return buildSpec(ctx, s.cfg.ServiceTypes, item, values)
 }
 
-func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]any, error) {
-	paths := make([]schema.Path, len(item.Fields))
-	fieldAt := make(map[string]int, len(item.Fields))
-	for i, f := range item.Fields {
-		p, err := schema.ParsePath(f.Path)
-		if err != nil {
-			return nil, fmt.Errorf("catalog item %s: fields[%d].path: %v", item.ID, i, err)
-		}
-		paths[i] = p
-		fieldAt[p.String()] = i
+func buildSpec(ctx context.Context, types *ServiceTypes, item Item, values []UserValue) (map[string]any, error) {
+	paths, fieldAt, err := fieldIndex(item)
+	if err != nil {
+		return nil, err
 	}
 	spec, err := resolveDefaults(item, paths)
 	if err != nil {
 		return nil, fmt.Errorf("catalog item %s: %w", item.ID, err)
 	}
+	return applyValues(ctx, types, item, fieldAt, spec, values)
+}
+
+// ApplyUserValues returns base with values set at their editable fields of
+// item, checked as [Service.BuildSpec] checks them, and the result checked
+// against the service type's schema: an update of an order's attributes
+// keeps what it was built with and changes what the values name. base is
+// not changed.
+func (s *Service) ApplyUserValues(ctx context.Context, item Item, base map[string]any, values []UserValue) (map[string]any, error) {
+	_, fieldAt, err := fieldIndex(item)
+	if err != nil {
+		return nil, err
+	}
+	spec, _ := schema.DeepCopy(base).(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	return applyValues(ctx, s.cfg.ServiceTypes, item, fieldAt, spec, values)
+}
+
+// fieldIndex parses an item's field paths and indexes them by canonical
+// path.
+func fieldIndex(item Item) ([]schema.Path, map[string]int, error) {
+	paths := make([]schema.Path, len(item.Fields))
+	fieldAt := make(map[string]int, len(item.Fields))
+	for i, f := range item.Fields {
+		p, err := schema.ParsePath(f.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("catalog item %s: fields[%d].path: %v", item.ID, i, err)
+		}
+		paths[i] = p
+		fieldAt[p.String()] = i
+	}
+	return paths, fieldAt, nil
+}
+
+// applyValues sets values in spec (see setUserValues), then service_type,
+// and checks the whole against the type's schema, naming a failure at or
+// under a value's path after the value.
+func applyValues(ctx context.Context, types *ServiceTypes, item Item, fieldAt map[string]int, spec map[string]any,
+	values []UserValue) (map[string]any, error) {
+	set, err := setUserValues(item, fieldAt, spec, values)
+	if err != nil {
+		return nil, err
+	}
+	spec["service_type"] = item.ServiceType
+	if err := types.ValidateSpec(ctx, item.ServiceType, spec); err != nil {
+		return nil, renameFields(err, func(field string) string {
+			// The last value to write a location is the one to fix.
+			for i := len(set) - 1; i >= 0; i-- {
+				if rest, ok := schema.UnderPath(field, set[i].Under("spec")); ok {
+					return fmt.Sprintf("user_values[%d].value%s", i, rest)
+				}
+			}
+			return field
+		})
+	}
+	return spec, nil
+}
+
+// setUserValues sets each value at its editable field of item in spec,
+// checking it against the field's validation schema, and returns where
+// each went. fieldAt indexes the item's fields by canonical path.
+func setUserValues(item Item, fieldAt map[string]int, spec map[string]any,
+	values []UserValue) ([]schema.Path, error) {
 	var errs invalid.Errors
 	set := make([]schema.Path, len(values)) // where each good value went
 	seen := make(map[string]int, len(values))
@@ -96,17 +156,5 @@ func buildSpec(types *ServiceTypes, item Item, values []UserValue) (map[string]a
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	spec["service_type"] = item.ServiceType
-	if err := types.ValidateSpec(item.ServiceType, spec); err != nil {
-		return nil, renameFields(err, func(field string) string {
-			// The last value to write a location is the one to fix.
-			for i := len(set) - 1; i >= 0; i-- {
-				if rest, ok := schema.UnderPath(field, set[i].Under("spec")); ok {
-					return fmt.Sprintf("user_values[%d].value%s", i, rest)
-				}
-			}
-			return field
-		})
-	}
-	return spec, nil
+	return set, errs.Err()
 }

@@ -104,7 +104,7 @@ func TestBuildSpec(t *testing.T) {
 			it := item(t, tc.item)
 			before := item(t, tc.item)
 			values := userValues(t, tc.values)
-			got, err := buildSpec(newServiceTypes(t), it, values)
+			got, err := buildSpec(t.Context(), newServiceTypes(t), it, values)
 			if diff := cmp.Diff(before, it); diff != "" {
 				t.Errorf("%s\nbuildSpec changed the item: -before +after:\n%s", tc.reason, diff)
 			}
@@ -130,7 +130,7 @@ func TestBuildSpec(t *testing.T) {
 func TestBuildSpec_ValuesFromGo(t *testing.T) {
 	t.Parallel()
 	it := item(t, smallVM)
-	got, err := buildSpec(newServiceTypes(t), it, []UserValue{
+	got, err := buildSpec(t.Context(), newServiceTypes(t), it, []UserValue{
 		{Path: "metadata.name", Value: "web-1"},
 		{Path: "vcpu.count", Value: 3}, // an int, not a float64
 		{Path: "storage.disks[1]", Value: map[string]string{"name": "data", "capacity": "1TB"}},
@@ -149,14 +149,14 @@ func TestBuildSpec_SpecsAreIndependent(t *testing.T) {
 	t.Parallel()
 	types := newServiceTypes(t)
 	it := item(t, smallVM)
-	first, err := buildSpec(types, it, userValues(t, `[{"path": "metadata.name", "value": "a"}]`))
+	first, err := buildSpec(t.Context(), types, it, userValues(t, `[{"path": "metadata.name", "value": "a"}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := schema.SetPath(first, "storage.disks[0].capacity", "1GB"); err != nil {
 		t.Fatal(err)
 	}
-	second, err := buildSpec(types, it, userValues(t, `[{"path": "metadata.name", "value": "b"}]`))
+	second, err := buildSpec(t.Context(), types, it, userValues(t, `[{"path": "metadata.name", "value": "b"}]`))
 	if err != nil {
 		t.Fatal(err)
 	}

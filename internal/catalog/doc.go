@@ -6,12 +6,18 @@
 //
 // Service types: the ones API.md builds in — vm, container, database and
 // cluster — are JSON Schema 2020-12 documents embedded from servicetypes/,
-// modelled on DCM's service type definitions in snake_case. [ServiceTypes]
-// is the registry: it compiles each schema once and checks specs against it
-// for the SP Resource Manager ("spec.service_type names the service type
-// whose schema the spec must satisfy"). The API serves them read-only
-// (GET /api/v1/service-types); user-defined types join the registry later,
-// and [Compile] is the check a stored type's schema will pass first.
+// modelled on DCM's service type definitions in snake_case, and read-only.
+// Administrators define more through the API (POST/PUT/DELETE
+// /api/v1/service-types), stored in the service_types table. [ServiceTypes]
+// is the registry: it compiles each schema once per version and checks
+// specs against it for the SP Resource Manager ("spec.service_type names
+// the service type whose schema the spec must satisfy"). A stored type is
+// checked before it is stored: its schema compiles (schema.Check) with an
+// object root, its lifecycle exists (Config.Lifecycles), its parent exists
+// without a cycle, its identity attribute is a required rw property. A
+// replacement that live orders' stored attributes break, or that changes
+// the lifecycle under live orders, is refused; so is a delete while items,
+// live orders or child types use the type.
 //
 // Catalog items (DCM's catalog-item-schema, one resource per item) are
 // stored in the catalog_items table and served at /api/v1/catalog-items by

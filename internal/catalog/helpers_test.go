@@ -55,17 +55,18 @@ type env struct {
 func setup(t *testing.T, engine store.Engine) *env {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	types, err := catalog.NewServiceTypes()
+	db := storetest.Open(t, engine)
+	types, err := catalog.NewServiceTypes(db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{}
 	e.svc = catalog.New(catalog.Config{
-		DB: storetest.Open(t, engine), ServiceTypes: types, Logger: logger,
-		Orders: catalog.OrderCounterFunc(func(_ context.Context, tx *store.Tx, _ string) (int, error) {
+		DB: db, ServiceTypes: types, Logger: logger,
+		Orders: catalog.OrdersFuncs{OfCatalogItemFunc: func(_ context.Context, tx *store.Tx, _ string) (int, error) {
 			e.countedInTx.Store(tx != nil)
 			return int(e.liveOrders.Load()), nil
-		}),
+		}},
 	})
 	api, err := httpapi.New(httpapi.Config{Logger: logger, Problems: problems(), Auth: devAuth{}})
 	if err != nil {

@@ -12,7 +12,10 @@ import (
 // (catalog-item-instances) resources on api.
 func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/service-types", s.handleListServiceTypes)
+	api.Handle("POST /api/v1/service-types", s.handleCreateServiceType)
 	api.Handle("GET /api/v1/service-types/{service_type_id}", s.handleGetServiceType)
+	api.Handle("PUT /api/v1/service-types/{service_type_id}", s.handleReplaceServiceType)
+	api.Handle("DELETE /api/v1/service-types/{service_type_id}", s.handleDeleteServiceType)
 
 	api.Handle("POST /api/v1/catalog-items", s.handleCreateItem)
 	api.Handle("GET /api/v1/catalog-items", s.handleListItems)
@@ -37,7 +40,13 @@ func (v serviceTypeView) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	members["path"], _ = json.Marshal("service-types/" + v.ID)
+	members["etag"], _ = json.Marshal(httpapi.ETag(v.Version))
 	return json.Marshal(members)
+}
+
+func writeServiceType(w http.ResponseWriter, status int, st ServiceType) error {
+	w.Header().Set("ETag", httpapi.ETag(st.Version))
+	return httpapi.WriteJSON(w, status, serviceTypeView{st})
 }
 
 type itemView struct {
@@ -61,17 +70,64 @@ func (s *Service) handleListServiceTypes(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(s.ServiceTypes(page), func(st ServiceType) serviceTypeView {
+	types, err := s.ServiceTypes(r.Context(), page)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(types, func(st ServiceType) serviceTypeView {
 		return serviceTypeView{st}
 	}))
 }
 
 func (s *Service) handleGetServiceType(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.ServiceType(r.PathValue("service_type_id"))
+	st, err := s.ServiceType(r.Context(), r.PathValue("service_type_id"))
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, serviceTypeView{st})
+	return writeServiceType(w, http.StatusOK, st)
+}
+
+func (s *Service) handleCreateServiceType(w http.ResponseWriter, r *http.Request) error {
+	var p ServiceTypeParams
+	if err := httpapi.DecodeJSON(r, &p); err != nil {
+		return err
+	}
+	p.ID = r.URL.Query().Get("id")
+	st, err := s.CreateServiceType(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/service-types/"+st.ID)
+	return writeServiceType(w, http.StatusCreated, st)
+}
+
+func (s *Service) handleReplaceServiceType(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
+	var p ServiceTypeParams
+	if err := httpapi.DecodeJSON(r, &p); err != nil {
+		return err
+	}
+	p.ID = r.PathValue("service_type_id")
+	st, err := s.ReplaceServiceType(r.Context(), p, ifMatch)
+	if err != nil {
+		return err
+	}
+	return writeServiceType(w, http.StatusOK, st)
+}
+
+func (s *Service) handleDeleteServiceType(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
+	if err := s.DeleteServiceType(r.Context(), r.PathValue("service_type_id"), ifMatch); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func (s *Service) handleCreateItem(w http.ResponseWriter, r *http.Request) error {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,13 +84,13 @@ type Field struct {
 //     order replace it, because an order that sets nothing keeps it.
 //
 // It does not check the id.
-func checkItem(types *ServiceTypes, it Item) error {
+func checkItem(ctx context.Context, types *ServiceTypes, it Item) error {
 	var errs invalid.Errors
 	if utf8.RuneCountInString(it.DisplayName) > maxDisplayName {
 		errs.Add("display_name", "must be at most %d characters long", maxDisplayName)
 	}
 	knownType := false
-	switch _, err := types.Get(it.ServiceType); {
+	switch _, err := types.Get(ctx, it.ServiceType); {
 	case it.ServiceType == "":
 		errs.Add("service_type", "is required")
 	case errors.Is(err, ErrServiceTypeNotFound):
@@ -131,7 +132,7 @@ func checkItem(types *ServiceTypes, it Item) error {
 			}
 		}
 	}
-	err = types.validateFragment(it.ServiceType, "defaults", spec)
+	err = types.validateFragment(ctx, it.ServiceType, "defaults", spec)
 	err = renameFields(err, func(field string) string {
 		// A bad value that a field's default put there is that default's
 		// fault; the last field to write a location wins.

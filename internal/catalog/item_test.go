@@ -106,7 +106,7 @@ func TestCheckItem(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := checkItem(newServiceTypes(t), item(t, tc.item))
+			err := checkItem(t.Context(), newServiceTypes(t), item(t, tc.item))
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("%s\ncheckItem: %v", tc.reason, err)

@@ -37,12 +37,12 @@ func (s *Service) CreateItem(ctx context.Context, p CreateItemParams) (Item, err
 	if err := normalizeItem(&it); err != nil {
 		return Item{}, err
 	}
-	if err := checkItem(s.cfg.ServiceTypes, it); err != nil {
+	if err := checkItem(ctx, s.cfg.ServiceTypes, it); err != nil {
 		return Item{}, err
 	}
 	t := s.now()
 	_, err := s.cfg.DB.Exec(ctx, s.q.Get("CatalogItemInsert"), it.ID, it.DisplayName, it.ServiceType,
-		jsonArg(it.Defaults), jsonArg(it.Fields), t, t)
+		store.JSON(it.Defaults), store.JSON(it.Fields), t, t)
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return Item{}, fmt.Errorf("catalog item %q: %w", it.ID, ErrCatalogItemExists)
 	}
@@ -117,10 +117,10 @@ func (s *Service) UpdateItem(ctx context.Context, id string, patch ItemPatch, if
 		if err := normalizeItem(&it); err != nil {
 			return err
 		}
-		if err := checkItem(s.cfg.ServiceTypes, it); err != nil {
+		if err := checkItem(ctx, s.cfg.ServiceTypes, it); err != nil {
 			return err
 		}
-		n, err := tx.Exec(ctx, s.q.Get("CatalogItemUpdate"), it.DisplayName, jsonArg(it.Defaults), jsonArg(it.Fields),
+		n, err := tx.Exec(ctx, s.q.Get("CatalogItemUpdate"), it.DisplayName, store.JSON(it.Defaults), store.JSON(it.Fields),
 			s.now(), it.ID, it.Version)
 		if err == nil && n == 0 {
 			return store.ErrStale

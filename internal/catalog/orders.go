@@ -65,7 +65,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if err != nil {
 		return Order{}, err
 	}
-	spec, err := s.BuildSpec(item, p.UserValues)
+	spec, err := s.BuildSpec(ctx, item, p.UserValues)
 	if err != nil {
 		return Order{}, err
 	}
@@ -82,8 +82,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		}
 		t := s.now()
 		_, err := tx.Exec(ctx, s.q.Get("OrderInsert"), p.ID, p.Project, item.ID, item.ServiceType,
-			cmpOr(p.DisplayName, p.ID), jsonArg(nonNilMap(p.Labels)), jsonArg(nonNilSlice(p.UserValues)), p.ParentID,
-			jsonArg(Attributes{Candidate: spec, Active: placed.Spec}), instanceID, placed.ProviderName, t, t)
+			cmpOr(p.DisplayName, p.ID), store.JSON(nonNilMap(p.Labels)), store.JSON(nonNilSlice(p.UserValues)), p.ParentID,
+			store.JSON(Attributes{Candidate: spec, Active: placed.Spec}), instanceID, placed.ProviderName, t, t)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("order %q: %w", p.ID, ErrOrderExists)
 		}

@@ -50,7 +50,7 @@ func (s *Service) RepointOrderTx(ctx context.Context, tx *store.Tx, r placement.
 	attrs := o.Attributes
 	attrs.Active = r.Spec
 	state := s.lifecycle.StateFor(o.State, r.Status, false)
-	n, err := tx.Exec(ctx, s.q.Get("OrderRepoint"), r.NewInstanceID, r.ProviderName, jsonArg(attrs), string(r.Status),
+	n, err := tx.Exec(ctx, s.q.Get("OrderRepoint"), r.NewInstanceID, r.ProviderName, store.JSON(attrs), string(r.Status),
 		r.Message, state, s.now(), o.ID, r.OldInstanceID, o.Version)
 	if err != nil {
 		return fmt.Errorf("repoint order %s: %w", o.ID, err)

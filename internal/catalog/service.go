@@ -3,32 +3,85 @@ package catalog
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// OrderCounter counts the live orders (catalog item instances not yet
-// terminated) made from a catalog item. The order flow implements it; a
-// delete of the item asks it before removing the item.
-type OrderCounter interface {
-	// LiveOrdersOfCatalogItemTx returns the number of live orders of the
-	// item, read in tx, the delete's transaction. It must not write. The
-	// delete holds the item's row lock (FOR UPDATE on PostgreSQL) while it
-	// asks, so an order create that reads the item with [Service.ItemTx] in
-	// its own transaction either commits first (and is counted) or waits
-	// and then finds the item gone.
+// Orders is what the catalog asks of the orders made from it (the
+// lifecycle implements it, wired in internal/server). Every method reads
+// in tx, the caller's transaction, and must not write. "Live" orders are
+// those not in a state their lifecycle marks deleted.
+type Orders interface {
+	// LiveOrdersOfCatalogItemTx counts the live orders of an item. A delete
+	// of the item holds the item's row lock (FOR UPDATE on PostgreSQL)
+	// while it asks, so an order create that reads the item with
+	// [Service.ItemTx] in its own transaction either commits first (and is
+	// counted) or waits and then finds the item gone.
 	LiveOrdersOfCatalogItemTx(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error)
+	// LiveOrdersOfServiceTypeTx counts the live orders of a service type.
+	LiveOrdersOfServiceTypeTx(ctx context.Context, tx *store.Tx, serviceType string) (int, error)
+	// LiveAttributeSetsTx returns the stored attribute sets of each live
+	// order of a service type, by order id.
+	LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error)
 }
 
-// OrderCounterFunc adapts a function to [OrderCounter].
-type OrderCounterFunc func(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error)
-
-// LiveOrdersOfCatalogItemTx calls f.
-func (f OrderCounterFunc) LiveOrdersOfCatalogItemTx(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error) {
-	return f(ctx, tx, catalogItemID)
+// OrdersFuncs adapts functions to [Orders]; a nil function answers none.
+type OrdersFuncs struct {
+	OfCatalogItemFunc func(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error)
+	OfServiceTypeFunc func(ctx context.Context, tx *store.Tx, serviceType string) (int, error)
+	AttributeSetsFunc func(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error)
 }
+
+// LiveOrdersOfCatalogItemTx calls OfCatalogItemFunc.
+func (f OrdersFuncs) LiveOrdersOfCatalogItemTx(ctx context.Context, tx *store.Tx, id string) (int, error) {
+	if f.OfCatalogItemFunc == nil {
+		return 0, nil
+	}
+	return f.OfCatalogItemFunc(ctx, tx, id)
+}
+
+// LiveOrdersOfServiceTypeTx calls OfServiceTypeFunc.
+func (f OrdersFuncs) LiveOrdersOfServiceTypeTx(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
+	if f.OfServiceTypeFunc == nil {
+		return 0, nil
+	}
+	return f.OfServiceTypeFunc(ctx, tx, serviceType)
+}
+
+// LiveAttributeSetsTx calls AttributeSetsFunc.
+func (f OrdersFuncs) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
+	if f.AttributeSetsFunc == nil {
+		return nil, nil
+	}
+	return f.AttributeSetsFunc(ctx, tx, serviceType)
+}
+
+// LifecycleChecker says whether a lifecycle exists (the lifecycle domain,
+// wired in internal/server), so a service type cannot name one that does
+// not.
+type LifecycleChecker interface {
+	// CheckLifecycle returns nil when the lifecycle id exists, an error
+	// wrapping [ErrUnknownLifecycle] when it does not, or another error
+	// when it cannot tell.
+	CheckLifecycle(ctx context.Context, id string) error
+}
+
+// LifecycleCheckerFunc adapts a function to [LifecycleChecker].
+type LifecycleCheckerFunc func(ctx context.Context, id string) error
+
+// CheckLifecycle calls f.
+func (f LifecycleCheckerFunc) CheckLifecycle(ctx context.Context, id string) error { return f(ctx, id) }
+
+// builtinLifecycles knows only the lifecycles every server has.
+var builtinLifecycles = LifecycleCheckerFunc(func(_ context.Context, id string) error {
+	if id == LifecycleSimple || id == LifecycleService {
+		return nil
+	}
+	return fmt.Errorf("lifecycle %q: %w", id, ErrUnknownLifecycle)
+})
 
 // Config configures the Service. DB and ServiceTypes are required.
 type Config struct {
@@ -36,9 +89,12 @@ type Config struct {
 	// ServiceTypes is the registry of service types items are checked
 	// against.
 	ServiceTypes *ServiceTypes
+	// Lifecycles checks the lifecycle a service type names. Defaults to
+	// knowing the built-in ones (simple, service) only.
+	Lifecycles LifecycleChecker
 	// Orders, when set, is asked for an item's live orders before the item
 	// is deleted. Defaults to none: every delete is allowed.
-	Orders OrderCounter
+	Orders Orders
 	// Placement places orders and realises them (placement). Required for
 	// orders; without it, creating one fails.
 	Placement placer
@@ -67,6 +123,9 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Lifecycles == nil {
+		cfg.Lifecycles = builtinLifecycles
+	}
 	return &Service{
 		cfg: cfg,
 		log: cfg.Logger.With("component", "catalog"),
@@ -79,27 +138,6 @@ func New(cfg Config) *Service {
 // serviceTypeCursorTime is the time of every service type page token:
 // service types page by id alone, and a cursor needs a time.
 var serviceTypeCursorTime = time.Unix(1, 0).UTC()
-
-// ServiceType returns the service type with the id, or an error wrapping
-// [ErrServiceTypeNotFound].
-func (s *Service) ServiceType(id string) (ServiceType, error) {
-	return s.cfg.ServiceTypes.Get(id)
-}
-
-// ServiceTypes returns a page of the service types, sorted by id.
-func (s *Service) ServiceTypes(page store.PageRequest) store.Page[ServiceType] {
-	size := cmp.Or(page.Size, store.DefaultPageSize)
-	_, after := page.Keyset()
-	var rows []ServiceType
-	for _, st := range s.cfg.ServiceTypes.List() {
-		if st.ID > after && len(rows) <= size {
-			rows = append(rows, st)
-		}
-	}
-	return store.NewPage(rows, size, func(st ServiceType) store.Cursor {
-		return store.Cursor{Time: serviceTypeCursorTime, ID: st.ID}
-	})
-}
 
 // now truncates to the stores' common precision, so what is written reads
 // back equal.

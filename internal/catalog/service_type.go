@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"time"
 )
 
 // Values of [ServiceType] fields that API.md names.
 const (
 	// LifecycleSimple is the built-in lifecycle every built-in service type uses.
 	LifecycleSimple = "simple"
+	// LifecycleService is LSM's full built-in lifecycle, with approval
+	// gates.
+	LifecycleService = "service"
 	// OnParentDeleteCascade deletes an instance when its parent is deleted.
 	OnParentDeleteCascade = "cascade"
+	// OnParentDeleteRestrict refuses to delete a parent that has instances.
+	OnParentDeleteRestrict = "restrict"
 	// RuntimeKindKubernetes is a runtime whose members are repaired or
 	// reconciled, never restarted.
 	RuntimeKindKubernetes = "kubernetes"
@@ -53,6 +59,13 @@ type ServiceType struct {
 	// Runtime is set for app instances that have a runtime (repair seed);
 	// nil otherwise.
 	Runtime *Runtime `json:"runtime"`
+	// Builtin marks the types Steward ships (vm, container, database,
+	// cluster), which cannot be changed or deleted.
+	Builtin bool `json:"builtin"`
+	// Version counts the type's changes; its ETag.
+	Version    int64     `json:"-"`
+	CreateTime time.Time `json:"create_time"`
+	UpdateTime time.Time `json:"update_time"`
 }
 
 // Runtime describes the runtime an app instance runs on, which decides how

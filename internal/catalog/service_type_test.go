@@ -17,7 +17,7 @@ func TestServiceType_MarshalJSON(t *testing.T) {
 		"AbsentFieldsAreNull": {
 			reason: "API.md shows every member, with null pointers and [] for no adapters.",
 			st:     ServiceType{ID: "vm", Schema: json.RawMessage(`{}`), Lifecycle: LifecycleSimple, OnParentDelete: OnParentDeleteCascade},
-			want:   `{"id":"vm","schema":{},"lifecycle":"simple","identity_attribute":null,"parent_service_type":null,"on_parent_delete":"cascade","required_adapters":[],"runtime":null}`,
+			want:   `{"id":"vm","schema":{},"lifecycle":"simple","identity_attribute":null,"parent_service_type":null,"on_parent_delete":"cascade","required_adapters":[],"runtime":null,"builtin":false,"create_time":"0001-01-01T00:00:00Z","update_time":"0001-01-01T00:00:00Z"}`,
 		},
 		"AllFieldsSet": {
 			reason: "Set fields are written under API.md's names.",
@@ -26,7 +26,7 @@ func TestServiceType_MarshalJSON(t *testing.T) {
 				IdentityAttribute: new("metadata.name"), ParentServiceType: new("cluster"), OnParentDelete: OnParentDeleteCascade,
 				RequiredAdapters: []string{"dns"}, Runtime: &Runtime{Kind: RuntimeKindKubernetes, Members: true},
 			},
-			want: `{"id":"app","schema":{"type":"object"},"lifecycle":"service","identity_attribute":"metadata.name","parent_service_type":"cluster","on_parent_delete":"cascade","required_adapters":["dns"],"runtime":{"kind":"kubernetes","members":true}}`,
+			want: `{"id":"app","schema":{"type":"object"},"lifecycle":"service","identity_attribute":"metadata.name","parent_service_type":"cluster","on_parent_delete":"cascade","required_adapters":["dns"],"runtime":{"kind":"kubernetes","members":true},"builtin":false,"create_time":"0001-01-01T00:00:00Z","update_time":"0001-01-01T00:00:00Z"}`,
 		},
 	}
 	for name, tc := range cases {

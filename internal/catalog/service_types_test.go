@@ -15,7 +15,7 @@ import (
 // newServiceTypes returns a registry of the built-ins; each test gets its own.
 func newServiceTypes(tb testing.TB) *ServiceTypes {
 	tb.Helper()
-	r, err := NewServiceTypes()
+	r, err := NewServiceTypes(nil)
 	if err != nil {
 		tb.Fatalf("NewServiceTypes: %v", err)
 	}
@@ -36,7 +36,11 @@ func TestServiceTypes_List(t *testing.T) {
 	t.Parallel()
 	r := newServiceTypes(t)
 	var got []string
-	for _, st := range r.List() {
+	list, err := r.List(t.Context(), "", 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range list {
 		got = append(got, st.ID)
 		if st.Lifecycle != LifecycleSimple || st.OnParentDelete != OnParentDeleteCascade ||
 			st.IdentityAttribute != nil || st.ParentServiceType != nil || st.Runtime != nil ||
@@ -69,7 +73,7 @@ func TestServiceTypes_Get(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := newServiceTypes(t)
-			got, err := r.Get(tc.id)
+			got, err := r.Get(t.Context(), tc.id)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("%s\nGet(%q) error = %v, want %v", tc.reason, tc.id, err, tc.wantErr)
 			}
@@ -83,14 +87,14 @@ func TestServiceTypes_Get(t *testing.T) {
 func TestServiceTypes_Get_ReturnsCopy(t *testing.T) {
 	t.Parallel()
 	r := newServiceTypes(t)
-	first, err := r.Get("vm")
+	first, err := r.Get(t.Context(), "vm")
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
 	want := string(first.Schema)
 	first.Schema[0] = '['
 	first.RequiredAdapters = append(first.RequiredAdapters, "dns")
-	again, err := r.Get("vm")
+	again, err := r.Get(t.Context(), "vm")
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
@@ -172,7 +176,7 @@ func TestServiceTypes_ValidateSpec_Accepts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := newServiceTypes(t)
-			if err := r.ValidateSpec(tc.serviceType, spec(t, tc.spec)); err != nil {
+			if err := r.ValidateSpec(t.Context(), tc.serviceType, spec(t, tc.spec)); err != nil {
 				t.Errorf("%s\nValidateSpec(%q) = %v, want nil", tc.reason, tc.serviceType, err)
 			}
 		})
@@ -359,7 +363,7 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := newServiceTypes(t)
-			err := r.ValidateSpec(tc.serviceType, spec(t, tc.spec))
+			err := r.ValidateSpec(t.Context(), tc.serviceType, spec(t, tc.spec))
 			var got *invalid.Error
 			if !errors.As(err, &got) {
 				t.Fatalf("%s\nValidateSpec(%q) = %v, want an *invalid.Error", tc.reason, tc.serviceType, err)
@@ -394,7 +398,7 @@ func TestServiceTypes_ValidateSpec_ServiceType(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := newServiceTypes(t)
-			err := r.ValidateSpec(tc.serviceType, map[string]any{"service_type": tc.serviceType})
+			err := r.ValidateSpec(t.Context(), tc.serviceType, map[string]any{"service_type": tc.serviceType})
 			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Fatalf("%s\nValidateSpec(%q) = %v, want %v", tc.reason, tc.serviceType, err, tc.wantErr)
 			}
@@ -422,12 +426,12 @@ func TestServiceTypes_ValidateSpec_GoValues(t *testing.T) {
 		"memory":       map[string]any{"size": "2GB"},
 		"guest_os":     map[string]any{"type": "x"},
 	}
-	if err := r.ValidateSpec("vm", ok); err != nil {
+	if err := r.ValidateSpec(t.Context(), "vm", ok); err != nil {
 		t.Errorf("ValidateSpec(Go values) = %v, want nil", err)
 	}
 	bad := map[string]any{"service_type": "vm", "vcpu": map[string]int{"count": 0}, "memory": map[string]any{"size": "2GB"}, "guest_os": map[string]any{"type": "x"}}
 	var inv *invalid.Error
-	if err := r.ValidateSpec("vm", bad); !errors.As(err, &inv) || len(inv.Fields) != 1 || inv.Fields[0].Field != "spec.vcpu.count" {
+	if err := r.ValidateSpec(t.Context(), "vm", bad); !errors.As(err, &inv) || len(inv.Fields) != 1 || inv.Fields[0].Field != "spec.vcpu.count" {
 		t.Errorf("ValidateSpec(vcpu.count 0 as map[string]int) = %v, want spec.vcpu.count", err)
 	}
 }
@@ -435,7 +439,7 @@ func TestServiceTypes_ValidateSpec_GoValues(t *testing.T) {
 func TestServiceTypes_ValidateSpec_NilSpec(t *testing.T) {
 	t.Parallel()
 	r := newServiceTypes(t)
-	err := r.ValidateSpec("cluster", nil)
+	err := r.ValidateSpec(t.Context(), "cluster", nil)
 	var inv *invalid.Error
 	if !errors.As(err, &inv) {
 		t.Fatalf("ValidateSpec(nil) = %v, want an *invalid.Error", err)
@@ -455,7 +459,7 @@ func TestServiceTypes_ValidateSpec_DoesNotChangeSpec(t *testing.T) {
 	r := newServiceTypes(t)
 	const s = `{"service_type":"database","engine":"postgres","version":"16"}`
 	got := spec(t, s)
-	if err := r.ValidateSpec("database", got); err != nil {
+	if err := r.ValidateSpec(t.Context(), "database", got); err != nil {
 		t.Fatalf("ValidateSpec: %v", err)
 	}
 	if diff := cmp.Diff(spec(t, s), got); diff != "" {
@@ -476,20 +480,21 @@ func TestServiceTypes_Concurrent(t *testing.T) {
 		invalidSpec := spec(t, `{"service_type":"container","network":{"ports":[{"container_port":0}]}}`)
 		wg.Go(func() {
 			for range rounds {
-				if err := r.ValidateSpec("vm", valid); err != nil {
+				if err := r.ValidateSpec(t.Context(), "vm", valid); err != nil {
 					errs <- fmt.Errorf("goroutine %d: valid spec: %w", g, err)
 					return
 				}
 				var inv *invalid.Error
-				if err := r.ValidateSpec("container", invalidSpec); !errors.As(err, &inv) || len(inv.Fields) != 2 {
+				if err := r.ValidateSpec(t.Context(), "container", invalidSpec); !errors.As(err, &inv) || len(inv.Fields) != 2 {
 					errs <- fmt.Errorf("goroutine %d: invalid spec: %v", g, err)
 					return
 				}
-				if _, err := r.Get("database"); err != nil {
+				if _, err := r.Get(t.Context(), "database"); err != nil {
 					errs <- fmt.Errorf("goroutine %d: Get: %w", g, err)
 					return
 				}
-				if n := len(r.List()); n != 4 {
+				if list, err := r.List(t.Context(), "", 50); err != nil || len(list) != 4 {
+					n := len(list)
 					errs <- fmt.Errorf("goroutine %d: List has %d types", g, n)
 					return
 				}
@@ -510,14 +515,14 @@ func BenchmarkServiceTypes_ValidateSpec(b *testing.B) {
 	invalidSpec := spec(b, `{"service_type":"vm","vcpu":{"count":0},"memory":{"size":"2G"}}`)
 	b.Run("Valid", func(b *testing.B) {
 		for b.Loop() {
-			if err := r.ValidateSpec("vm", valid); err != nil {
+			if err := r.ValidateSpec(b.Context(), "vm", valid); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("Invalid", func(b *testing.B) {
 		for b.Loop() {
-			if err := r.ValidateSpec("vm", invalidSpec); err == nil {
+			if err := r.ValidateSpec(b.Context(), "vm", invalidSpec); err == nil {
 				b.Fatal("want an error")
 			}
 		}

@@ -33,11 +33,30 @@ func scanItem(row scanner) (Item, error) {
 	return it, nil
 }
 
-// jsonArg encodes v for a JSON column.
-func jsonArg(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("catalog: encode %T: %v", v, err)) // only normalized JSON values reach here
+func scanServiceType(row scanner) (ServiceType, error) {
+	var st ServiceType
+	var schemaText string
+	var adapters, runtime json.RawMessage
+	err := row.Scan(&st.ID, &schemaText, &st.Lifecycle, &st.IdentityAttribute, &st.ParentServiceType,
+		&st.OnParentDelete, &adapters, &runtime, &st.Version, &st.CreateTime, &st.UpdateTime)
+	if errors.Is(err, store.ErrNotFound) {
+		return ServiceType{}, ErrServiceTypeNotFound
 	}
-	return b
+	if err != nil {
+		return ServiceType{}, fmt.Errorf("read service type: %w", err)
+	}
+	st.Schema = json.RawMessage(schemaText)
+	if err := json.Unmarshal(adapters, &st.RequiredAdapters); err != nil {
+		return ServiceType{}, fmt.Errorf("read service type %s adapters: %w", st.ID, err)
+	}
+	if err := json.Unmarshal(runtime, &st.Runtime); err != nil {
+		return ServiceType{}, fmt.Errorf("read service type %s runtime: %w", st.ID, err)
+	}
+	return st, nil
+}
+
+func scanString(row scanner) (string, error) {
+	var s string
+	err := row.Scan(&s)
+	return s, err
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,14 +20,55 @@ const (
 // use for the same location, so the two can be compared: a property name
 // after a dot ("vcpu.count"), an array index in brackets ("env[0].value"),
 // and a property name that is not an identifier quoted in brackets
-// (`metadata.labels["app.kubernetes.io/name"]`).
+// (`metadata.labels["app.kubernetes.io/name"]`). An array item may also
+// be selected by the value of one of its properties, LSM's dict-path
+// selector: `process.env[name=LOG_LEVEL].value`, `disks[name="data disk"]`;
+// exactly one item must match.
 type Path []pathStep
 
-// pathStep is a property name, or an array index when isIndex is set.
+// pathStep is a property name, an array index when isIndex is set, or an
+// array item selected by key = match when isSelector is set.
 type pathStep struct {
-	key     string
-	index   int
-	isIndex bool
+	key        string
+	index      int
+	isIndex    bool
+	isSelector bool
+	match      string
+}
+
+// matches reports whether an array item is the one a selector step picks:
+// an object whose property key is the string match, or a number or boolean
+// written match.
+func (s pathStep) matches(item any) bool {
+	obj, ok := item.(map[string]any)
+	if !ok {
+		return false
+	}
+	switch v := obj[s.key].(type) {
+	case string:
+		return v == s.match
+	case bool, float64, int, int64, json.Number:
+		return fmt.Sprint(v) == s.match
+	}
+	return false
+}
+
+// pick returns the index of the one item of arr the selector step matches,
+// or an error saying there is none or more than one.
+func (p Path) pick(arr []any, i int) (int, error) {
+	found := -1
+	for j, item := range arr {
+		if p[i].matches(item) {
+			if found >= 0 {
+				return 0, fmt.Errorf("%s matches more than one item (%d and %d)", p[:i+1], found, j)
+			}
+			found = j
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("%s matches no item", p[:i+1])
+	}
+	return found, nil
 }
 
 // ParsePath reads a field path. The error says what is wrong, without the
@@ -96,6 +138,12 @@ func parseBracket(s string, first bool) (pathStep, string, error) {
 		}
 		return pathStep{key: key}, rest, nil
 	}
+	if key, value, ok := strings.Cut(inner, "="); ok && simpleKey.MatchString(key) {
+		if first {
+			return pathStep{}, "", errors.New("must start with a property name: a spec is an object")
+		}
+		return parseSelector(key, value)
+	}
 	digits, rest, ok := strings.Cut(inner, "]")
 	if !ok {
 		return pathStep{}, "", errors.New("has an unclosed '['")
@@ -110,8 +158,36 @@ func parseBracket(s string, first bool) (pathStep, string, error) {
 	return pathStep{index: n, isIndex: true}, rest, nil
 }
 
+// parseSelector reads the value of a `[key=value]` step, bare (up to the
+// ']') or quoted, and what follows the ']'.
+func parseSelector(key, s string) (pathStep, string, error) {
+	if strings.HasPrefix(s, `"`) {
+		quoted, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return pathStep{}, "", errors.New("has an unterminated quoted value in a [key=value] selector")
+		}
+		value, _ := strconv.Unquote(quoted)
+		rest, ok := strings.CutPrefix(s[len(quoted):], "]")
+		if !ok {
+			return pathStep{}, "", errors.New("has an unclosed [key=value] selector")
+		}
+		return pathStep{key: key, isSelector: true, match: value}, rest, nil
+	}
+	value, rest, ok := strings.Cut(s, "]")
+	if !ok {
+		return pathStep{}, "", errors.New("has an unclosed [key=value] selector")
+	}
+	if value == "" || strings.ContainsAny(value, `["`) {
+		return pathStep{}, "", fmt.Errorf("has a bad selector value %q: quote it", value)
+	}
+	return pathStep{key: key, isSelector: true, match: value}, rest, nil
+}
+
 // String renders p in its canonical form, which validation errors also use.
 func (p Path) String() string { return p.Under("") }
+
+// Key returns the path of the top-level property name.
+func Key(name string) Path { return Path{{key: name}} }
 
 // Head returns the property name the path starts with ("" for an index).
 func (p Path) Head() string {
@@ -127,11 +203,18 @@ func (p Path) Under(root string) string {
 	var b strings.Builder
 	b.WriteString(root)
 	for _, s := range p {
-		if s.isIndex {
+		switch {
+		case s.isIndex:
 			b.WriteString("[" + strconv.Itoa(s.index) + "]")
-			continue
+		case s.isSelector:
+			value := s.match
+			if !simpleKey.MatchString(value) && strings.ContainsAny(value, `[]".= `) {
+				value = strconv.Quote(value)
+			}
+			b.WriteString("[" + s.key + "=" + value + "]")
+		default:
+			writeKey(&b, s.key)
 		}
-		writeKey(&b, s.key)
 	}
 	return b.String()
 }
@@ -154,6 +237,22 @@ func (p Path) setIn(cur any, i int, v any) (any, error) {
 		return v, nil
 	}
 	step := p[i]
+	if step.isSelector {
+		arr, ok := cur.([]any)
+		if !ok {
+			return nil, fmt.Errorf("cannot set %s: %s is %s, not an array", p, p[:i], jsonKind(cur))
+		}
+		j, err := p.pick(arr, i)
+		if err != nil {
+			return nil, fmt.Errorf("cannot set %s: %w", p, err)
+		}
+		nv, err := p.setIn(arr[j], i+1, v)
+		if err != nil {
+			return nil, err
+		}
+		arr[j] = nv
+		return arr, nil
+	}
 	if step.isIndex {
 		arr, ok := cur.([]any)
 		if !ok && cur != nil {
@@ -194,7 +293,16 @@ func (p Path) setIn(cur any, i int, v any) (any, error) {
 // get returns the value at p in m, and whether there is one.
 func (p Path) Get(m map[string]any) (any, bool) {
 	var cur any = m
-	for _, step := range p {
+	for i, step := range p {
+		if step.isSelector {
+			arr, _ := cur.([]any)
+			j, err := p.pick(arr, i)
+			if err != nil {
+				return nil, false
+			}
+			cur = arr[j]
+			continue
+		}
 		if step.isIndex {
 			arr, ok := cur.([]any)
 			if !ok || step.index >= len(arr) {

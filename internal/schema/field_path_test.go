@@ -42,6 +42,12 @@ func TestParsePath(t *testing.T) {
 		"TooLong":         {reason: "Paths are bounded.", path: strings.Repeat("a", maxPathLen+1), wantErr: "at most 512 characters"},
 		"TooManySteps":    {reason: "Paths are bounded.", path: strings.Repeat("a.", maxPathSteps) + "a", wantErr: "at most 32 steps"},
 		"UnicodeNotIdent": {reason: "Only ASCII identifiers go unquoted.", path: "caf\u00e9", wantErr: "not a property name"},
+		"Selector":        {reason: "An item selected by a property's value.", path: "process.env[name=LOG_LEVEL].value", want: "process.env[name=LOG_LEVEL].value"},
+		"SelectorQuoted":  {reason: "A value with other characters is quoted.", path: `disks[name="data disk"]`, want: `disks[name="data disk"]`},
+		"SelectorNumber":  {reason: "Numbers select too.", path: "ports[port=8080].protocol", want: "ports[port=8080].protocol"},
+		"SelectorFirst":   {reason: "A spec is an object.", path: "[a=b]", wantErr: "must start with a property name"},
+		"SelectorEmpty":   {reason: "A selector has a value.", path: "a[b=]", wantErr: "bad selector value"},
+		"SelectorOpen":    {reason: "Selectors close.", path: "a[b=c", wantErr: "unclosed"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -207,4 +213,41 @@ func spec(tb testing.TB, s string) map[string]any {
 		tb.Fatalf("decode %s: %v", s, err)
 	}
 	return m
+}
+
+func TestPath_Selectors(t *testing.T) {
+	t.Parallel()
+	doc := `{"env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "B", "value": "3"}],
+		"ports": [{"port": 80}, {"port": 8080, "protocol": "tcp"}]}`
+	m := spec(t, doc)
+	if v, ok := GetPath(m, "env[name=A].value"); !ok || v != "1" {
+		t.Errorf("get env[name=A].value = %v, %v", v, ok)
+	}
+	if v, ok := GetPath(m, "ports[port=8080].protocol"); !ok || v != "tcp" {
+		t.Errorf("get ports[port=8080].protocol = %v, %v", v, ok)
+	}
+	for _, path := range []string{"env[name=B].value", "env[name=C].value", "ports[name=A]"} {
+		if v, ok := GetPath(m, path); ok {
+			t.Errorf("get %s = %v, want none (ambiguous or missing)", path, v)
+		}
+	}
+	if err := SetPath(m, "env[name=A].value", "9"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := GetPath(m, "env[0].value"); v != "9" {
+		t.Errorf("after set, env[0].value = %v", v)
+	}
+	for path, want := range map[string]string{"env[name=B].value": "more than one item", "env[name=C].value": "matches no item",
+		"ports[port=80].protocol.x": ""} {
+		err := SetPath(m, path, "x")
+		if want == "" {
+			if err != nil {
+				t.Errorf("set %s: %v", path, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("set %s error = %v, want %q", path, err, want)
+		}
+	}
 }

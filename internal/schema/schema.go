@@ -91,7 +91,7 @@ func (s *Schema) Validate(field string, v any) error {
 	return s.check(flattener{root: field, doc: s.doc}, v)
 }
 
-// validateFragment is validate for a value that may still lack parts (a
+// ValidateFragment is Validate for a value that may still lack parts (a
 // catalog item's defaults): failures that only say something is missing
 // are not errors.
 func (s *Schema) ValidateFragment(field string, v any) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
@@ -40,6 +41,9 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: sprm.ErrCleanupTaskNotFailed, Status: http.StatusConflict, Reason: "CLEANUP_TASK_NOT_FAILED", Title: "Cleanup task not failed"},
 
 		httpapi.Mapping{Err: catalog.ErrServiceTypeNotFound, Status: http.StatusNotFound, Reason: "SERVICE_TYPE_NOT_FOUND", Title: "Service type not found"},
+		httpapi.Mapping{Err: catalog.ErrServiceTypeExists, Status: http.StatusConflict, Reason: "SERVICE_TYPE_EXISTS", Title: "Service type exists"},
+		httpapi.Mapping{Err: catalog.ErrServiceTypeReadOnly, Status: http.StatusConflict, Reason: "SERVICE_TYPE_READ_ONLY", Title: "Service type is read-only"},
+		httpapi.Mapping{Err: catalog.ErrServiceTypeInUse, Status: http.StatusConflict, Reason: "SERVICE_TYPE_IN_USE", Title: "Service type in use"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemNotFound, Status: http.StatusNotFound, Reason: "CATALOG_ITEM_NOT_FOUND", Title: "Catalog item not found"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemExists, Status: http.StatusConflict, Reason: "CATALOG_ITEM_EXISTS", Title: "Catalog item exists"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemInUse, Status: http.StatusConflict, Reason: "CATALOG_ITEM_IN_USE", Title: "Catalog item in use"},
@@ -59,6 +63,11 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: policy.ErrConflict, Status: http.StatusConflict, Reason: "POLICY_CONFLICT", Title: "Policy conflict"},
 		httpapi.Mapping{Err: policy.ErrEvaluation, Status: http.StatusInternalServerError, Reason: "POLICY_EVALUATION_FAILED", Title: "Policy evaluation failed"},
 		httpapi.Mapping{Err: policy.ErrNoProvider, Status: http.StatusServiceUnavailable, Reason: "NO_PROVIDER_AVAILABLE", Title: "No provider available"},
+
+		httpapi.Mapping{Err: lifecycle.ErrLifecycleNotFound, Status: http.StatusNotFound, Reason: "LIFECYCLE_NOT_FOUND", Title: "Lifecycle not found"},
+		httpapi.Mapping{Err: lifecycle.ErrLifecycleExists, Status: http.StatusConflict, Reason: "LIFECYCLE_EXISTS", Title: "Lifecycle exists"},
+		httpapi.Mapping{Err: lifecycle.ErrLifecycleReadOnly, Status: http.StatusConflict, Reason: "LIFECYCLE_READ_ONLY", Title: "Lifecycle is read-only"},
+		httpapi.Mapping{Err: lifecycle.ErrLifecycleInUse, Status: http.StatusConflict, Reason: "LIFECYCLE_IN_USE", Title: "Lifecycle in use"},
 	)
 }
 

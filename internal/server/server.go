@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
@@ -113,6 +114,7 @@ type Server struct {
 	catalog     *catalog.Service
 	placement   *placement.Service
 	policy      *policy.Service
+	lifecycle   *lifecycle.Service
 	stopStatus  func()
 	idempotency *httpapi.IdempotencyStore
 	api         *httpapi.API
@@ -258,7 +260,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	serviceTypes, err := catalog.NewServiceTypes()
+	serviceTypes, err := catalog.NewServiceTypes(s.db)
 	if err != nil {
 		return err
 	}
@@ -291,19 +293,22 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
 		Jobs: lazyJobs{s}, Logger: s.logger, Specs: serviceTypes,
-		Orders: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
-			return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
-		}),
+		Orders: placement.OrderObserverFuncs{
+			StatusFunc: func(ctx context.Context, tx *store.Tx, st placement.ResourceStatus) error {
+				return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
+			},
+			ReplacedFunc: func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+				return s.catalog.RepointOrderTx(ctx, tx, r)
+			},
+		},
 		Operations: s.operations,
-		Repointer: repointerFunc(func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-			return s.catalog.RepointOrderTx(ctx, tx, r)
-		}),
 	})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger,
 		Placement: s.placement,
-		Orders: catalog.OrderCounterFunc(func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
+		Orders: catalog.OrdersFuncs{OfCatalogItemFunc: func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
 			return s.catalog.LiveOrdersOfCatalogItemTx(ctx, tx, itemID)
-		}),
+		}},
 	})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
@@ -340,6 +345,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.sprm.Routes(s.api)
 	s.catalog.Routes(s.api)
 	s.policy.Routes(s.api)
+	s.lifecycle.Routes(s.api)
 	s.placement.Routes(s.api)
 	return nil
 }
@@ -493,12 +499,4 @@ func Run(ctx context.Context, cfg Config) error {
 		s.logger.Error("HTTP server failed", "error", err)
 	}
 	return s.Stop(context.WithoutCancel(ctx))
-}
-
-// repointerFunc adapts a function to placement.OrderRepointer (the catalog
-// is built after placement).
-type repointerFunc func(ctx context.Context, tx *store.Tx, r placement.Repoint) error
-
-func (f repointerFunc) RepointOrderTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-	return f(ctx, tx, r)
 }
