@@ -32,13 +32,6 @@ var (
 	// ErrCatalogItemInUse is returned by [Service.DeleteItem] while orders
 	// made from the item are live. The error is an [*ItemInUseError].
 	ErrCatalogItemInUse = errors.New("catalog item has live orders")
-	// ErrOrderNotFound is returned when no order (catalog item instance)
-	// has the id in the caller's project, or it was deleted and deleted
-	// orders were not asked for.
-	ErrOrderNotFound = errors.New("order not found")
-	// ErrOrderExists is returned by [Service.CreateOrder] when the id is
-	// taken (by a live or a deleted order).
-	ErrOrderExists = errors.New("an order with this id already exists")
 )
 
 // ItemInUseError is [ErrCatalogItemInUse] with the number of live orders.

@@ -8,8 +8,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// Routes registers the service types, catalog items and orders
-// (catalog-item-instances) resources on api.
+// Routes registers the service types and catalog items resources on api.
 func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/service-types", s.handleListServiceTypes)
 	api.Handle("POST /api/v1/service-types", s.handleCreateServiceType)
@@ -23,7 +22,6 @@ func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("PATCH /api/v1/catalog-items/{catalog_item_id}", s.handleUpdateItem)
 	api.Handle("DELETE /api/v1/catalog-items/{catalog_item_id}", s.handleDeleteItem)
 
-	s.orderRoutes(api)
 }
 
 // serviceTypeView is a ServiceType with its path. ServiceType marshals

@@ -92,12 +92,9 @@ type Config struct {
 	// Lifecycles checks the lifecycle a service type names. Defaults to
 	// knowing the built-in ones (simple, service) only.
 	Lifecycles LifecycleChecker
-	// Orders, when set, is asked for an item's live orders before the item
-	// is deleted. Defaults to none: every delete is allowed.
+	// Orders is asked about live orders before an item or a service type
+	// is changed or deleted. Defaults to none: every change is allowed.
 	Orders Orders
-	// Placement places orders and realises them (placement). Required for
-	// orders; without it, creating one fails.
-	Placement placer
 	// Logger receives the catalog's logs. Defaults to discarding them.
 	Logger *slog.Logger
 	// Now reads the clock. Defaults to time.Now.
@@ -108,10 +105,9 @@ type Config struct {
 // orders made from them (catalog item instances). It is safe
 // for concurrent use by multiple goroutines.
 type Service struct {
-	cfg       Config
-	log       *slog.Logger
-	q         store.Queries
-	lifecycle lifecycle
+	cfg Config
+	log *slog.Logger
+	q   store.Queries
 }
 
 // New returns a Service. It panics when a required Config field is missing.
@@ -126,12 +122,13 @@ func New(cfg Config) *Service {
 	if cfg.Lifecycles == nil {
 		cfg.Lifecycles = builtinLifecycles
 	}
+	if cfg.Orders == nil {
+		cfg.Orders = OrdersFuncs{}
+	}
 	return &Service{
 		cfg: cfg,
 		log: cfg.Logger.With("component", "catalog"),
 		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
-
-		lifecycle: simpleLifecycle{},
 	}
 }
 

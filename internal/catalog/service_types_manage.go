@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/stewardhq/steward/internal/invalid"
@@ -169,8 +170,8 @@ func (s *Service) ReplaceServiceType(ctx context.Context, p ServiceTypeParams, i
 // not live with: a new lifecycle, or a schema their stored attribute sets
 // break.
 func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next ServiceType) error {
-	var live int
-	if err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByServiceType"), cur.ID).Scan(&live); err != nil {
+	live, err := s.cfg.Orders.LiveOrdersOfServiceTypeTx(ctx, tx, cur.ID)
+	if err != nil {
 		return fmt.Errorf("count live orders of %q: %w", cur.ID, err)
 	}
 	if live == 0 {
@@ -184,31 +185,19 @@ func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next S
 	if err != nil {
 		return err
 	}
-	rows, err := tx.Query(ctx, s.q.Get("OrderAttributesLiveByServiceType"), cur.ID)
+	sets, err := s.cfg.Orders.LiveAttributeSetsTx(ctx, tx, cur.ID)
 	if err != nil {
 		return fmt.Errorf("read live orders of %q: %w", cur.ID, err)
 	}
-	broken, err := store.Collect(rows, func(row store.Scanner) (string, error) {
-		var id string
-		var raw json.RawMessage
-		if err := row.Scan(&id, &raw); err != nil {
-			return "", err
-		}
-		var sets Attributes
-		if err := json.Unmarshal(raw, &sets); err != nil {
-			return "", fmt.Errorf("read attributes of order %s: %w", id, err)
-		}
-		for _, set := range []map[string]any{sets.Candidate, sets.Active, sets.Rollback} {
-			if set != nil && entry.schema.Validate("spec", entry.envelopeFree(set)) != nil {
-				return id, nil
+	var broken []string
+	for _, id := range slices.Sorted(maps.Keys(sets)) {
+		for _, set := range sets[id] {
+			if entry.schema.Validate("spec", entry.envelopeFree(set)) != nil {
+				broken = append(broken, id)
+				break
 			}
 		}
-		return "", nil
-	})
-	if err != nil {
-		return err
 	}
-	broken = slices.DeleteFunc(broken, func(id string) bool { return id == "" })
 	if len(broken) > 0 {
 		return &ServiceTypeInUseError{ServiceTypeID: cur.ID, LiveOrders: live, BrokenOrders: len(broken),
 			Examples: broken[:min(len(broken), 5)],
@@ -237,7 +226,7 @@ func (s *Service) DeleteServiceType(ctx context.Context, id string, ifMatch *int
 		if err := tx.QueryRow(ctx, s.q.Get("CatalogItemCountByServiceType"), id).Scan(&inUse.CatalogItems); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByServiceType"), id).Scan(&inUse.LiveOrders); err != nil {
+		if inUse.LiveOrders, err = s.cfg.Orders.LiveOrdersOfServiceTypeTx(ctx, tx, id); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, s.q.Get("ServiceTypeIDsByParent"), id)

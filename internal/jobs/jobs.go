@@ -61,12 +61,17 @@ type Config struct {
 	PollInterval time.Duration
 	// JobTimeout bounds one attempt of a job. Defaults to 1m.
 	JobTimeout time.Duration
+	// Paused makes Start run nothing: jobs are queued and stay queued until
+	// a client that is not paused starts (maintenance, and tests that show
+	// queued work survives a restart).
+	Paused bool
 }
 
 // Client enqueues and runs jobs. It is safe for concurrent use.
 type Client struct {
-	lite *river.Client[*sql.Tx]
-	pg   *river.Client[pgx.Tx]
+	lite   *river.Client[*sql.Tx]
+	pg     *river.Client[pgx.Tx]
+	paused bool
 }
 
 // New builds a Client; it runs nothing until Start.
@@ -89,7 +94,7 @@ func New(cfg Config) (*Client, error) {
 		PeriodicJobs: periodic,
 		JobTimeout:   cmp.Or(cfg.JobTimeout, time.Minute),
 	}
-	c := &Client{}
+	c := &Client{paused: cfg.Paused}
 	switch cfg.DB.Engine() {
 	case store.SQLite:
 		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
@@ -140,6 +145,9 @@ func Migrator() store.Migrator {
 // client runs until Stop: River would stop when its start context ends, and
 // a start context is usually bounded.
 func (c *Client) Start(ctx context.Context) error {
+	if c.paused {
+		return nil
+	}
 	ctx = context.WithoutCancel(ctx)
 	if c.lite != nil {
 		return c.lite.Start(ctx)
@@ -149,6 +157,9 @@ func (c *Client) Start(ctx context.Context) error {
 
 // Stop stops fetching jobs and waits for running ones until ctx ends.
 func (c *Client) Stop(ctx context.Context) error {
+	if c.paused {
+		return nil
+	}
 	var err error
 	if c.lite != nil {
 		err = c.lite.Stop(ctx)

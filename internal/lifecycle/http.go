@@ -9,13 +9,15 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// Routes registers the lifecycles resource on api.
+// Routes registers the lifecycles and orders (catalog-item-instances)
+// resources on api.
 func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("POST /api/v1/lifecycles", s.handleCreate)
 	api.Handle("GET /api/v1/lifecycles", s.handleList)
 	api.Handle("GET /api/v1/lifecycles/{lifecycle_id}", s.handleGet)
 	api.Handle("PUT /api/v1/lifecycles/{lifecycle_id}", s.handleReplace)
 	api.Handle("DELETE /api/v1/lifecycles/{lifecycle_id}", s.handleDelete)
+	s.orderRoutes(api)
 }
 
 type lifecycleView struct {

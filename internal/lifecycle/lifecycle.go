@@ -96,7 +96,7 @@ const (
 	OpClearRollback Operation = "clear rollback"
 )
 
-var operations = []Operation{OpPromote, OpRollback, OpClearCandidate, OpClearActive, OpClearRollback}
+var allOperations = []Operation{OpPromote, OpRollback, OpClearCandidate, OpClearActive, OpClearRollback}
 
 // MarshalJSON writes "" as null.
 func (o Operation) MarshalJSON() ([]byte, error) { return nullString(string(o)) }

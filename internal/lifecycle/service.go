@@ -25,9 +25,17 @@ func (f ServiceTypeUsageFunc) ServiceTypesUsingLifecycle(ctx context.Context, li
 	return f(ctx, lifecycleID)
 }
 
-// Config configures the Service. DB is required.
+// Config configures the Service. DB is required; Catalog, Placement and
+// Jobs are required for orders.
 type Config struct {
 	DB *store.DB
+	// Catalog builds orders' specs from catalog items and knows their
+	// service types.
+	Catalog catalogView
+	// Placement places and realises orders' attribute sets.
+	Placement placer
+	// Jobs queues the engine's validations in the transfers' transactions.
+	Jobs jobInserter
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage

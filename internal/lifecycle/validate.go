@@ -149,8 +149,8 @@ func (d Definition) checkTransfer(errs *invalid.Errors, field string, t Transfer
 		name string
 		op   Operation
 	}{{"target_operation", t.TargetOperation}, {"error_operation", t.ErrorOperation}} {
-		if op.op != "" && !slices.Contains(operations, op.op) {
-			errs.Add(field+"."+op.name, "must be null or one of %s, not %q", list(operations), op.op)
+		if op.op != "" && !slices.Contains(allOperations, op.op) {
+			errs.Add(field+"."+op.name, "must be null or one of %s, not %q", list(allOperations), op.op)
 		}
 	}
 	if t.Validate && t.Trigger != TriggerAuto && t.Trigger != TriggerAPI {

@@ -24,8 +24,10 @@ func TestOrder_CreateUpDeleteTerminated(t *testing.T) {
 			o.Conditions[0].Reason != "Provisioning" || o.Conditions[0].Status != "False" {
 			t.Fatalf("created %+v", o)
 		}
-		if o.Attributes.Active["ha"] != true || o.Attributes.Candidate["ha"] != nil {
-			t.Errorf("attributes %+v: want the patch in active only", o.Attributes)
+		// The validated candidate was promoted: the active set is the intent,
+		// the policy's patch goes to the provider (the validated request).
+		if o.Attributes.Active["ha"] != nil || o.Attributes.Active["vcpu"] == nil || o.Attributes.Candidate != nil {
+			t.Errorf("attributes %+v: want the intent promoted to active", o.Attributes)
 		}
 
 		// The provider gets the validated spec, with the policy's patch.

@@ -120,7 +120,8 @@ func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 
 		// The order is repointed; the new resource keeps the intent.
 		now := e.order(t, "rh")
-		if now.InstanceID != newID || now.ProviderName != "vm-sp" || now.Attributes.Active["ha"] != true {
+		// The active set is the intent; the policy's patch is in the validated request.
+		if now.InstanceID != newID || now.ProviderName != "vm-sp" || now.Attributes.Active["ha"] != nil {
 			t.Errorf("order after rehydration %+v", now)
 		}
 		r := e.resource(t, newID)

@@ -290,6 +290,45 @@ func (p Path) setIn(cur any, i int, v any) (any, error) {
 	return obj, nil
 }
 
+// Delete removes the value at p from m: a property is deleted from its
+// object, an array item (by index or selector) removed from its array.
+// A path that names nothing is not an error: the value is gone already.
+func (p Path) Delete(m map[string]any) error {
+	if len(p) == 0 {
+		return errors.New("is empty")
+	}
+	parent, last := p[:len(p)-1], p[len(p)-1]
+	var container any = m
+	if len(parent) > 0 {
+		v, ok := parent.Get(m)
+		if !ok {
+			return nil
+		}
+		container = v
+	}
+	switch c := container.(type) {
+	case map[string]any:
+		if !last.isIndex && !last.isSelector {
+			delete(c, last.key)
+		}
+		return nil
+	case []any:
+		i := last.index
+		if last.isSelector {
+			j, err := p.pick(c, len(p)-1)
+			if err != nil {
+				return nil
+			}
+			i = j
+		}
+		if !last.isIndex && !last.isSelector || i >= len(c) {
+			return nil
+		}
+		return parent.Set(m, append(c[:i:i], c[i+1:]...))
+	}
+	return nil
+}
+
 // get returns the value at p in m, and whether there is one.
 func (p Path) Get(m map[string]any) (any, bool) {
 	var cur any = m

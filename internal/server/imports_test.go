@@ -31,8 +31,7 @@ var allowedImports = map[string][]string{
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
 	"internal/cli":             {"internal/bench", "internal/processprovider", "internal/server"},
-	"internal/catalog": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
-		"internal/placement", "internal/schema", "internal/store", "pkg/provider"},
+	"internal/catalog":         {"internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/sprm", "internal/store", "pkg/provider"},
 	"internal/sprm": {"internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
@@ -41,7 +40,10 @@ var allowedImports = map[string][]string{
 	"pkg/provider":              nil,
 	"pkg/provider/providertest": {"pkg/provider"},
 	"internal/policy":           {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/lifecycle":        {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	// The lifecycle owns the order at the top of the domains (DESIGN §2).
+	"internal/lifecycle": {"internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
+		"internal/operations", "internal/placement", "internal/policy", "internal/schema", "internal/store",
+		"pkg/provider"},
 }
 
 // testOnly packages may never be imported by production code: only _test.go

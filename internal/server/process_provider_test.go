@@ -75,3 +75,57 @@ func poll(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// The simple lifecycle with the real process provider, which updates in
+// place: an order of the seeded sleeper item runs, a PATCH restarts its
+// process with the new arguments under the same instance, a DELETE stops it.
+func TestProcessProvider_OrderUpdatedInPlaceThenDeleted(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+		select {
+		case <-s.ProcessProvider().Registered():
+		case <-deadline(t):
+			t.Fatal("the in-process provider never registered")
+		}
+		type order struct {
+			State      string `json:"state"`
+			InstanceID string `json:"instance_id"`
+			Status     string `json:"status"`
+		}
+		get := func() order {
+			var o order
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/nap?show_deleted=true", nil).Want(t, 200).JSON(t, &o)
+			return o
+		}
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=nap", map[string]any{
+			"catalog_item_id": "sleeper", "user_values": []any{map[string]any{"path": "process.args", "value": []string{"600"}}},
+		}).Want(t, http.StatusCreated)
+		poll(t, "the order is up", func() bool { return get().State == "up" })
+		first := get().InstanceID
+
+		s.Do(t, "PATCH", "/api/v1/catalog-item-instances/nap", map[string]any{
+			"user_values": []any{map[string]any{"path": "process.args", "value": []string{"601"}}},
+		}).Want(t, http.StatusOK)
+		args := func() any {
+			var in struct {
+				Spec struct {
+					Process struct {
+						Args []string `json:"args"`
+					} `json:"process"`
+				} `json:"spec"`
+			}
+			s.Do(t, "GET", "/api/v1/service-type-instances/"+first, nil).Want(t, 200).JSON(t, &in)
+			return strings.Join(in.Spec.Process.Args, " ")
+		}
+		poll(t, "the instance runs the new arguments", func() bool { return args() == "601" })
+		poll(t, "the order is up again", func() bool { o := get(); return o.State == "up" && o.Status == "RUNNING" })
+		if o := get(); o.InstanceID != first {
+			t.Errorf("updated in place, yet the instance changed: %s -> %s", first, o.InstanceID)
+		}
+
+		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/nap", nil).Want(t, http.StatusAccepted)
+		poll(t, "the order is terminated", func() bool { return get().State == "terminated" })
+	})
+}

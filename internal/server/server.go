@@ -88,6 +88,10 @@ type Config struct {
 	// changes made on another. Defaults to 2s.
 	PolicyRefreshInterval time.Duration
 
+	// PauseJobs runs no background jobs: work is queued and stays queued
+	// until a server without it starts (maintenance; restart tests).
+	PauseJobs bool
+
 	// ProcessProvider runs the reference process provider in-process and
 	// registers it as "process-sp", so orders of `container` start real
 	// processes with nothing else installed (on by default with --dev).
@@ -293,27 +297,47 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
 		Jobs: lazyJobs{s}, Logger: s.logger, Specs: serviceTypes,
+		// The lifecycle is the one observer of resource status (DESIGN §2);
+		// it is built below, so the observer reaches it late.
 		Orders: placement.OrderObserverFuncs{
 			StatusFunc: func(ctx context.Context, tx *store.Tx, st placement.ResourceStatus) error {
-				return s.catalog.InstanceStatusChangedTx(ctx, tx, st.InstanceID, st.Status, st.Message)
+				return s.lifecycle.ResourceStatusTx(ctx, tx, st)
 			},
 			ReplacedFunc: func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-				return s.catalog.RepointOrderTx(ctx, tx, r)
+				return s.lifecycle.ResourceReplacedTx(ctx, tx, r)
+			},
+			ReplacingFunc: func(ctx context.Context, tx *store.Tx, orderID, newInstanceID string) error {
+				return s.lifecycle.ResourceReplacingTx(ctx, tx, orderID, newInstanceID)
+			},
+			ReplacementFailedFunc: func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+				return s.lifecycle.ReplacementFailedTx(ctx, tx, r)
 			},
 		},
 		Operations: s.operations,
 	})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger,
-		Placement: s.placement,
-		Orders: catalog.OrdersFuncs{OfCatalogItemFunc: func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
-			return s.catalog.LiveOrdersOfCatalogItemTx(ctx, tx, itemID)
-		}},
+		Lifecycles: catalog.LifecycleCheckerFunc(func(ctx context.Context, id string) error {
+			return s.lifecycle.CheckLifecycle(ctx, id)
+		}),
+		Orders: catalog.OrdersFuncs{
+			OfCatalogItemFunc: func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
+				return s.lifecycle.LiveOrdersOfCatalogItemTx(ctx, tx, itemID)
+			},
+			OfServiceTypeFunc: func(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
+				return s.lifecycle.LiveOrdersOfServiceTypeTx(ctx, tx, serviceType)
+			},
+			AttributeSetsFunc: func(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
+				return s.lifecycle.LiveAttributeSetsTx(ctx, tx, serviceType)
+			},
+		},
 	})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
+		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
+	s.lifecycle.RegisterWorkers(workers)
 	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic,
-		Workers: workers})
+		Workers: workers, Paused: s.cfg.PauseJobs})
 	if err != nil {
 		return err
 	}
@@ -350,8 +374,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	return nil
 }
 
-// lazyJobs lets placement enqueue through the jobs client, which is built
-// after placement has registered its workers.
+// lazyJobs lets placement and the lifecycle enqueue through the jobs
+// client, which is built after they have registered their workers.
 type lazyJobs struct{ s *Server }
 
 func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {

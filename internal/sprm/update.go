@@ -23,7 +23,8 @@ type UpdateParams struct {
 // {endpoint}/api/v1/services/{instance_id}, for providers registered with
 // the "update" operation) and records the new spec with the status the
 // provider answered (usually PROVISIONING; RUNNING or FAILED follow as
-// status reports). Reports observed before the update are ignored after it.
+// status reports). Reports observed before the update was sent are ignored
+// after it.
 // Errors: [ErrInstanceNotFound] (also when the provider no longer holds it),
 // [ErrUpdateNotSupported], [ErrProviderUnavailable], a refusal as
 // *ProviderError, a bad spec as [*invalid.Error]; anything else is
@@ -54,6 +55,9 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	if !usable(prov) {
 		return Instance{}, fmt.Errorf("%w: %q is %s", ErrProviderUnavailable, prov.Name, prov.Status)
 	}
+	// Reports the provider makes once it has the update are newer than
+	// this; the ones before are of the old spec.
+	sent := s.now()
 	got, err := s.cfg.Providers.Update(ctx, prov.Endpoint, provider.UpdateRequest{
 		InstanceID: p.ID, ServiceType: in.ServiceType, Spec: p.Spec,
 	})
@@ -72,9 +76,22 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	if !status.Valid() || status == provider.StatusPending {
 		status = provider.StatusProvisioning
 	}
-	t := s.now()
-	if _, err := s.setStatus(wctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		s.q.Get("InstanceRecordUpdate"), store.JSON(p.Spec), string(status), got.Message, t, t, p.ID); err != nil {
+	// The row keeps a report newer than the update; the observer is told
+	// the status the row has.
+	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
+		n, err := tx.Exec(wctx, s.q.Get("InstanceRecordUpdate"), store.JSON(p.Spec), sent, string(status), sent,
+			got.Message, sent, sent, s.now(), p.ID)
+		if err != nil || n == 0 || s.cfg.Observer == nil {
+			return err
+		}
+		cur, err := scanInstance(tx.QueryRow(wctx, s.q.Get("InstanceGet"), p.ID, "", ""))
+		if err != nil {
+			return err
+		}
+		return s.cfg.Observer.InstanceStatusChangedTx(wctx, tx, InstanceStatus{InstanceID: p.ID, Status: cur.Status,
+			Message: cur.StatusMessage})
+	})
+	if err != nil {
 		return Instance{}, fmt.Errorf("record update of %s: %w", p.ID, err)
 	}
 	s.log.InfoContext(ctx, "instance updated in place", "instance_id", p.ID, "provider", prov.Name, "status", status)

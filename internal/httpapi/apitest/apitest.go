@@ -65,13 +65,18 @@ func start(t testing.TB, cfg server.Config) *Server {
 }
 
 // Restart stops the server and starts a new one on the same data dir and
-// database, as a process restart would.
-func (s *Server) Restart(t testing.TB) *Server {
+// database, as a process restart would; adjust, when given, changes the
+// config first.
+func (s *Server) Restart(t testing.TB, adjust ...func(*server.Config)) *Server {
 	t.Helper()
 	if err := s.Stop(context.Background()); err != nil {
 		t.Fatalf("stop server: %v", err)
 	}
-	return start(t, s.cfg)
+	cfg := s.cfg
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	return start(t, cfg)
 }
 
 // Response is an answer read in full.

@@ -43,11 +43,3 @@ SELECT id FROM service_types WHERE parent_service_type = ? ORDER BY id;
 
 -- name: CatalogItemCountByServiceType :one
 SELECT COUNT(*) FROM catalog_items WHERE service_type = ?;
-
--- name: OrderCountLiveByServiceType :one
-SELECT COUNT(*) FROM catalog_item_instances WHERE service_type = ? AND state <> 'terminated';
-
--- name: OrderAttributesLiveByServiceType :many
--- The stored attribute sets of every live order of a type, for checking a
--- new schema against them.
-SELECT id, attributes FROM catalog_item_instances WHERE service_type = ? AND state <> 'terminated' ORDER BY id;

@@ -63,8 +63,14 @@ SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS N
 
 -- name: InstanceRecordUpdate :exec
 -- An in-place update the provider accepted: the new spec and the status it
--- answered. Reports observed before the update are older than it, and are
+-- answered, unless a report observed after the update was sent got there
+-- first. Reports observed before it was sent are of the old spec and are
 -- ignored from now on.
 UPDATE service_type_instances
-SET spec = $1, status = $2, status_message = $3, status_observed_time = $4, version = version + 1, update_time = $5
-WHERE id = $6 AND deleted_at IS NULL;
+SET spec = $1,
+    status = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $2 THEN $3 ELSE status END,
+    status_message = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $4 THEN $5 ELSE status_message END,
+    status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $6 THEN $7
+                                ELSE status_observed_time END,
+    version = version + 1, update_time = $8
+WHERE id = $9 AND deleted_at IS NULL;

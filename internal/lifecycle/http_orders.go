@@ -1,0 +1,155 @@
+package lifecycle
+
+import (
+	"net/http"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// orderRoutes registers the catalog-item-instances collection on api.
+func (s *Service) orderRoutes(api *httpapi.API) {
+	api.Handle("POST /api/v1/catalog-item-instances", s.handleCreateOrder)
+	api.Handle("GET /api/v1/catalog-item-instances", s.handleListOrders)
+	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleGetOrder)
+	api.Handle("PATCH /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleUpdateOrder)
+	api.Handle("DELETE /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleDeleteOrder)
+	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate", s.handleRehydrateOrder)
+	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:setState", s.handleSetState)
+	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events", s.handleListEvents)
+}
+
+type orderView struct {
+	Order
+	Path       string      `json:"path"`
+	Conditions []Condition `json:"conditions"`
+	ETag       string      `json:"etag"`
+}
+
+func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
+	return func(o Order) orderView {
+		var st State
+		if def, err := s.definition(r.Context(), o.Lifecycle); err == nil {
+			st, _ = def.State(o.State)
+		}
+		return orderView{Order: o, Path: "catalog-item-instances/" + o.ID, Conditions: o.Conditions(st),
+			ETag: httpapi.ETag(o.Version)}
+	}
+}
+
+func (s *Service) writeOrder(w http.ResponseWriter, r *http.Request, status int, o Order) error {
+	v := s.viewOrder(r)(o)
+	w.Header().Set("ETag", v.ETag)
+	return httpapi.WriteJSON(w, status, v)
+}
+
+func orderRef(r *http.Request) string { return r.PathValue("catalog_item_instance_id") }
+
+func (s *Service) handleCreateOrder(w http.ResponseWriter, r *http.Request) error {
+	var p CreateOrderParams
+	if err := httpapi.DecodeJSON(r, &p); err != nil {
+		return err
+	}
+	p.ID = r.URL.Query().Get("id")
+	p.Project = auth.ProjectFrom(r.Context())
+	o, err := s.CreateOrder(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/catalog-item-instances/"+o.ID)
+	return s.writeOrder(w, r, http.StatusCreated, o)
+}
+
+func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	orders, err := s.Orders(r.Context(), ListOrdersParams{
+		Project: auth.ProjectFrom(r.Context()), ServiceType: q.Get("service_type"), State: q.Get("state"),
+		CatalogItemID: q.Get("catalog_item_id"), ParentID: q.Get("parent_id"), ShowDeleted: showDeleted, Page: page,
+	})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(orders, s.viewOrder(r)))
+}
+
+func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
+	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
+	if err != nil {
+		return err
+	}
+	o, err := s.Order(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), showDeleted)
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, r, http.StatusOK, o)
+}
+
+func (s *Service) handleUpdateOrder(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
+	var patch OrderPatch
+	if err := httpapi.DecodeJSON(r, &patch); err != nil {
+		return err
+	}
+	o, err := s.UpdateOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), patch, ifMatch)
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, r, http.StatusOK, o)
+}
+
+func (s *Service) handleDeleteOrder(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
+	o, err := s.DeleteOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), ifMatch)
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, r, http.StatusAccepted, o)
+}
+
+func (s *Service) handleSetState(w http.ResponseWriter, r *http.Request) error {
+	var p SetStateParams
+	if err := httpapi.DecodeJSON(r, &p); err != nil {
+		return err
+	}
+	o, err := s.SetState(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), p)
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, r, http.StatusOK, o)
+}
+
+func (s *Service) handleRehydrateOrder(w http.ResponseWriter, r *http.Request) error {
+	op, err := s.RehydrateOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r))
+	if err != nil {
+		return err
+	}
+	return placement.WriteOperation(w, op)
+}
+
+func (s *Service) handleListEvents(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	events, err := s.Events(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), page)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, events)
+}

@@ -1,0 +1,122 @@
+package lifecycle
+
+import (
+	"cmp"
+	"encoding/json"
+	"time"
+
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// Order is a catalog item instance (API.md, Orders): the user's object,
+// driven through its service type's lifecycle by the engine. InstanceID is
+// its current resource (ID separation): the id placement and the SPRM know
+// it by, "" until the order is first realised.
+type Order struct {
+	ID            string              `json:"id"`
+	Project       string              `json:"project"`
+	CatalogItemID string              `json:"catalog_item_id"`
+	ServiceType   string              `json:"service_type"`
+	DisplayName   string              `json:"display_name"`
+	Labels        map[string]string   `json:"labels"`
+	UserValues    []catalog.UserValue `json:"user_values"`
+	ParentID      *string             `json:"parent_id"`
+	State         string              `json:"state"`
+	Lifecycle     string              `json:"lifecycle"`
+	// Version counts the order's transfers (and edits); a self-transfer
+	// with no operation does not bump it.
+	Version int64 `json:"version"`
+	// Generation counts changes of the desired state an adapter acts on:
+	// the create, and the delete.
+	Generation    int64           `json:"generation"`
+	Attributes    Attributes      `json:"attributes"`
+	InstanceID    string          `json:"instance_id"`
+	ProviderName  string          `json:"provider_name"`
+	Status        provider.Status `json:"status"`
+	StatusMessage string          `json:"status_message"`
+	// LastError says why the last validation or realisation failed ("" when
+	// the last one succeeded).
+	LastError  string     `json:"last_error"`
+	CreateTime time.Time  `json:"create_time"`
+	UpdateTime time.Time  `json:"update_time"`
+	DeletedAt  *time.Time `json:"deleted_at"`
+
+	// Terminal is set in a state its lifecycle marks deleted.
+	Terminal bool `json:"-"`
+	// Identity is the value of the service type's identity attribute.
+	Identity *string `json:"-"`
+	// PendingInstanceID is the resource the order waits on before a
+	// resource transfer may fire: its own InstanceID while an in-place
+	// update is sent, a replacing resource's id while one is created; ""
+	// when nothing is pending.
+	PendingInstanceID string `json:"-"`
+	// validation is what the last successful validation made of the
+	// candidate set (the policy chain's spec and provider); it is used when
+	// that set, promoted, is realised.
+	validation *placement.Placement
+}
+
+// Condition is one condition of an order (API.md).
+type Condition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason"`
+	Message            string    `json:"message"`
+	LastTransitionTime time.Time `json:"last_transition_time"`
+}
+
+// Conditions derives the order's conditions from its state and its
+// resource's status: Ready is True while a realised order's resource runs
+// and it is neither failed, being deleted, nor gone.
+func (o Order) Conditions(st State) []Condition {
+	c := Condition{Type: "Ready", Status: "False", LastTransitionTime: o.UpdateTime, Message: o.LastError}
+	switch {
+	case o.Terminal && o.DeletedAt == nil && st.Label == LabelDanger:
+		c.Reason = "Rejected"
+	case o.Terminal:
+		c.Reason = "Terminated"
+	case o.DeletedAt != nil || st.PurgeResources:
+		c.Reason = "Deleting"
+	case st.Label == LabelDanger:
+		c.Reason = "Failed"
+		c.Message = cmp.Or(o.LastError, o.StatusMessage)
+	case o.Status == provider.StatusRunning && o.Attributes.Active != nil && o.PendingInstanceID == "":
+		c.Status, c.Reason = "True", "Running"
+	default:
+		c.Reason = "Provisioning"
+	}
+	return []Condition{c}
+}
+
+// Event is one line of an order's lifecycle log: a transfer, with the
+// version it produced.
+type Event struct {
+	Version   int64     `json:"version"`
+	Time      time.Time `json:"time"`
+	Trigger   string    `json:"trigger"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Operation string    `json:"operation"`
+	Error     string    `json:"error"`
+}
+
+// validationJSON is how Order.validation is stored.
+func (o Order) validationJSON() any {
+	if o.validation == nil {
+		return nil
+	}
+	return o.validation
+}
+
+func decodeValidation(raw json.RawMessage) (*placement.Placement, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var p placement.Placement
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

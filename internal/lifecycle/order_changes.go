@@ -1,0 +1,261 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// change runs fn on the order ref names, locked in one transaction with
+// its lifecycle definition, and saves it when fn returns nil. ifMatch, when
+// not nil, is the version the caller read: another gives [store.ErrStale].
+func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int64,
+	fn func(tx *store.Tx, o *Order, def Definition) error) (Order, error) {
+	id, err := s.resolve(ctx, project, ref)
+	if err != nil {
+		return Order{}, err
+	}
+	var o Order
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if o, err = s.lockOrderTx(ctx, tx, id); err != nil {
+			return err
+		}
+		if o.Project != project {
+			return ErrOrderNotFound
+		}
+		if ifMatch != nil && *ifMatch != o.Version {
+			return store.ErrStale
+		}
+		def, err := s.definition(ctx, o.Lifecycle)
+		if err != nil {
+			return err
+		}
+		read := o.Version
+		if err := fn(tx, &o, def); err != nil {
+			return err
+		}
+		return s.saveOrderTx(ctx, tx, &o, read)
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return s.Order(ctx, project, id, true)
+}
+
+// DeleteOrder starts the deletion of an order (API.md: DELETE → 202):
+// deleted_at is set and the generation bumped, and the state's on_delete
+// transfer fires; in a state without one (a validation under way) it fires
+// as soon as the order reaches a state that has one. Deleting an order
+// already deleted returns it unchanged.
+func (s *Service) DeleteOrder(ctx context.Context, project, ref string, ifMatch *int64) (Order, error) {
+	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
+		if o.DeletedAt != nil {
+			return nil
+		}
+		t := s.now()
+		o.DeletedAt = &t
+		o.Generation++
+		o.Version++
+		if err := s.recordEventTx(ctx, tx, o.ID, Event{Version: o.Version, Time: t, Trigger: eventDelete,
+			From: o.State, To: o.State}); err != nil {
+			return err
+		}
+		tr, ok := def.Transfer(o.State, TriggerOnDelete)
+		if !ok {
+			s.log.InfoContext(ctx, "order deletion deferred until its state has an on_delete transfer",
+				"order_id", o.ID, "state", o.State)
+			return nil
+		}
+		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnDelete}, 0)
+	})
+}
+
+// OrderPatch is a PATCH of an order: a merge patch of user_values (the
+// whole list is replaced; each value is set at its editable field on the
+// current attributes) and labels (RFC 7396: null removes a label), and/or
+// dict-path edits of the attributes ({"path": "env[name=LOG].value",
+// "value": ...}; a null value removes the attribute).
+type OrderPatch struct {
+	UserValues  []catalog.UserValue `json:"user_values"`
+	Labels      map[string]*string  `json:"labels"`
+	Edits       []Edit              `json:"edits"`
+	DisplayName *string             `json:"display_name"`
+}
+
+// Edit sets one attribute at a dict path.
+type Edit struct {
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+// UpdateOrder runs a PATCH (LSM on_update): the new attributes, built on
+// the active set (or the candidate set before the first promote), must
+// change only rw+ attributes ([*AttributeNotUpdatableError] naming each
+// other path) and satisfy the service type's schema; they become the
+// candidate set and the state's on_update transfer fires ([ErrInvalidState]
+// when it has none; [ErrOrderDeleting] once deleted). A PATCH of labels or
+// display_name alone changes them without a transfer.
+func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch OrderPatch, ifMatch *int64) (Order, error) {
+	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
+		if o.DeletedAt != nil {
+			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
+		}
+		if patch.DisplayName != nil {
+			o.DisplayName = cmpOr(*patch.DisplayName, o.ID)
+		}
+		if patch.Labels != nil {
+			o.Labels = mergeLabels(o.Labels, patch.Labels)
+		}
+		if patch.UserValues == nil && patch.Edits == nil {
+			o.Version++
+			return nil
+		}
+		tr, ok := def.Transfer(o.State, TriggerOnUpdate)
+		if !ok {
+			return fmt.Errorf("%w: order %s is %s, which has no on_update transfer", ErrInvalidState, o.ID, o.State)
+		}
+		next, err := s.patchedAttributes(ctx, o, patch)
+		if err != nil {
+			return err
+		}
+		if patch.UserValues != nil {
+			o.UserValues = patch.UserValues
+		}
+		o.Attributes.Candidate = next
+		o.validation = nil
+		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnUpdate}, 0)
+	})
+}
+
+// patchedAttributes builds the attributes a PATCH asks for and checks them.
+func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPatch) (map[string]any, error) {
+	base := o.Attributes.Active
+	if base == nil {
+		base = o.Attributes.Candidate
+	}
+	next := deepCopyMap(base)
+	if patch.UserValues != nil {
+		item, err := s.cfg.Catalog.Item(ctx, o.CatalogItemID)
+		if err != nil {
+			return nil, err
+		}
+		if next, err = s.cfg.Catalog.ApplyUserValues(ctx, item, next, patch.UserValues); err != nil {
+			return nil, err
+		}
+	}
+	var errs invalid.Errors
+	for i, e := range patch.Edits {
+		p, err := schema.ParsePath(e.Path)
+		if err != nil {
+			errs.Add(fmt.Sprintf("edits[%d].path", i), "%v", err)
+			continue
+		}
+		var v any
+		if len(e.Value) > 0 {
+			if err := json.Unmarshal(e.Value, &v); err != nil {
+				errs.Add(fmt.Sprintf("edits[%d].value", i), "must be a JSON value")
+				continue
+			}
+		}
+		if v == nil {
+			err = p.Delete(next)
+		} else {
+			err = p.Set(next, v)
+		}
+		if err != nil {
+			errs.Add(fmt.Sprintf("edits[%d].path", i), "%v", err)
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	_, sch, err := s.serviceType(ctx, o.ServiceType)
+	if err != nil {
+		return nil, err
+	}
+	if bad := sch.NotUpdatable(base, next); len(bad) > 0 {
+		fields := make([]invalid.Field, 0, len(bad))
+		for path, mod := range bad {
+			fields = append(fields, invalid.Field{Field: path,
+				Message: fmt.Sprintf("is %q: only rw+ attributes change after creation", mod)})
+		}
+		return nil, newAttributeNotUpdatable(fields)
+	}
+	if err := s.cfg.Catalog.ValidateSpec(ctx, o.ServiceType, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// SetStateParams is a `:setState` request.
+type SetStateParams struct {
+	TargetState    string `json:"target_state"`
+	CurrentVersion *int64 `json:"current_version"`
+}
+
+// SetState takes the api transfer from the order's state to the target
+// (LSM set_state). The caller's current_version must be the order's
+// ([ErrVersionMismatch] otherwise: re-read and re-decide); no api transfer
+// between the two states is [ErrNoTransfer]; once deleted, only a
+// transfer to a purging or deleted state is allowed ([ErrOrderDeleting]).
+// A validating transfer is queued: the answer shows the order before it,
+// and its outcome appears in the order's state and events.
+func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateParams) (Order, error) {
+	var errs invalid.Errors
+	if p.TargetState == "" {
+		errs.Add("target_state", "is required")
+	}
+	if p.CurrentVersion == nil {
+		errs.Add("current_version", "is required: the version you read")
+	}
+	if err := errs.Err(); err != nil {
+		return Order{}, err
+	}
+	return s.change(ctx, project, ref, nil, func(tx *store.Tx, o *Order, def Definition) error {
+		if *p.CurrentVersion != o.Version {
+			return &VersionMismatchError{OrderID: o.ID, Current: o.Version, Given: *p.CurrentVersion}
+		}
+		tr, ok := def.APITransfer(o.State, p.TargetState)
+		if !ok {
+			return fmt.Errorf("%w: lifecycle %s has no api transfer from %s to %s", ErrNoTransfer, o.Lifecycle,
+				o.State, p.TargetState)
+		}
+		if target, _ := def.State(tr.Target); o.DeletedAt != nil && !target.PurgeResources && !target.Deleted {
+			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
+		}
+		if tr.Validate {
+			return s.queueValidationTx(ctx, tx, o, tr)
+		}
+		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerAPI}, 0)
+	})
+}
+
+func mergeLabels(cur map[string]string, patch map[string]*string) map[string]string {
+	out := maps.Clone(cur)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	out, _ := schema.DeepCopy(m).(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package lifecycle
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// catalogView is what orders need from the catalog (*catalog.Service).
+type catalogView interface {
+	Item(ctx context.Context, id string) (catalog.Item, error)
+	ItemTx(ctx context.Context, tx *store.Tx, id string) (catalog.Item, error)
+	BuildSpec(ctx context.Context, item catalog.Item, values []catalog.UserValue) (map[string]any, error)
+	ApplyUserValues(ctx context.Context, item catalog.Item, base map[string]any, values []catalog.UserValue) (map[string]any, error)
+	ServiceType(ctx context.Context, id string) (catalog.ServiceType, error)
+	Schema(ctx context.Context, serviceType string) (*schema.Schema, error)
+	ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error
+}
+
+// placer is what the engine needs from placement (*placement.Service).
+type placer interface {
+	Place(ctx context.Context, p placement.PlaceParams) (placement.Placement, error)
+	RecordTx(ctx context.Context, tx *store.Tx, p placement.RecordParams) error
+	DeleteTx(ctx context.Context, tx *store.Tx, instanceID string) error
+	UpdateTx(ctx context.Context, tx *store.Tx, p placement.UpdateParams) (placement.UpdateResult, error)
+	ResourceTx(ctx context.Context, tx *store.Tx, instanceID string) (placement.Resource, error)
+	Rehydrate(ctx context.Context, p placement.RehydrateParams) (operations.Operation, error)
+}
+
+// jobInserter queues River jobs in a transaction (*jobs.Client).
+type jobInserter interface {
+	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// RegisterWorkers adds the engine's River workers (validation) to the
+// registry the jobs client is built with.
+func (s *Service) RegisterWorkers(w *river.Workers) {
+	river.AddWorker(w, &validateWorker{s: s})
+}
+
+// definition returns a lifecycle's state machine.
+func (s *Service) definition(ctx context.Context, id string) (Definition, error) {
+	l, err := s.Lifecycle(ctx, id)
+	if err != nil {
+		return Definition{}, err
+	}
+	return l.Definition, nil
+}
+
+// serviceType returns a service type with its compiled schema.
+func (s *Service) serviceType(ctx context.Context, id string) (catalog.ServiceType, *schema.Schema, error) {
+	st, err := s.cfg.Catalog.ServiceType(ctx, id)
+	if err != nil {
+		return catalog.ServiceType{}, nil, err
+	}
+	sch, err := s.cfg.Catalog.Schema(ctx, id)
+	if err != nil {
+		return catalog.ServiceType{}, nil, err
+	}
+	return st, sch, nil
+}
+
+// CheckLifecycle implements catalog.LifecycleChecker.
+func (s *Service) CheckLifecycle(ctx context.Context, id string) error {
+	_, err := s.Lifecycle(ctx, id)
+	if errors.Is(err, ErrLifecycleNotFound) {
+		return fmt.Errorf("%w: %s", catalog.ErrUnknownLifecycle, id)
+	}
+	return err
+}
+
+func sortFields(fields []invalid.Field) {
+	slices.SortFunc(fields, func(a, b invalid.Field) int { return cmp.Compare(a.Field, b.Field) })
+}
+
+func cmpOr(a, b string) string { return cmp.Or(a, b) }

@@ -1,0 +1,218 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// The engine is the one observer of resource status (DESIGN §2): these
+// methods make *Service a placement.OrderObserver. Each runs in the
+// transaction that recorded what it reports.
+
+// ResourceStatusTx mirrors a resource's status on its order and, when the
+// status is a deployment outcome for the order's state, fires the state's
+// resource transfer (success to the target, failure to the error state).
+// A resource the order no longer points at is ignored, and while the order
+// waits on an update (PendingInstanceID) only the update's own report
+// (st.Updated) counts.
+func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placement.ResourceStatus) error {
+	o, err := s.lockOrderTx(ctx, tx, st.OrderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.InstanceID != st.InstanceID {
+		return nil
+	}
+	read := o.Version
+	changed := o.Status != st.Status || o.StatusMessage != st.Message
+	o.Status, o.StatusMessage = st.Status, st.Message
+	if o.PendingInstanceID == o.InstanceID && st.Updated {
+		o.PendingInstanceID = ""
+		changed = true
+	}
+	if o.PendingInstanceID == "" {
+		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
+			return err
+		}
+	}
+	if !changed && o.Version == read {
+		return nil
+	}
+	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// resourceOutcomeTx fires the resource transfer of o's state for o's
+// status, when that status is an outcome.
+func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order, depth int) error {
+	def, err := s.definition(ctx, o.Lifecycle)
+	if err != nil {
+		return err
+	}
+	cur, _ := def.State(o.State)
+	tr, ok := def.Transfer(o.State, TriggerResource)
+	if !ok {
+		return nil
+	}
+	failed, ok := outcome(cur, o.Status)
+	if !ok {
+		return nil
+	}
+	reason := ""
+	if failed {
+		reason = fmt.Sprintf("resource %s is %s", o.InstanceID, o.Status)
+		if o.StatusMessage != "" {
+			reason += ": " + o.StatusMessage
+		}
+	}
+	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerResource, failed: failed, reason: reason}, depth)
+}
+
+// ResourceReplacedTx moves the order to its new resource (a rehydration,
+// or an update realised by replacement) and reads the new resource's
+// status as a report. It returns placement.ErrOrderGone when the order was
+// deleted or no longer points at the old resource.
+func (s *Service) ResourceReplacedTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+	o, err := s.lockOrderTx(ctx, tx, r.OrderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return fmt.Errorf("%w: order %s", placement.ErrOrderGone, r.OrderID)
+	}
+	if err != nil {
+		return err
+	}
+	if o.DeletedAt != nil || o.InstanceID != r.OldInstanceID {
+		return fmt.Errorf("%w: order %s", placement.ErrOrderGone, r.OrderID)
+	}
+	read := o.Version
+	o.InstanceID, o.ProviderName, o.Status, o.StatusMessage = r.NewInstanceID, r.ProviderName, r.Status, r.Message
+	if o.PendingInstanceID == r.NewInstanceID {
+		o.PendingInstanceID = ""
+	}
+	if o.PendingInstanceID == "" {
+		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
+			return err
+		}
+	}
+	s.log.InfoContext(ctx, "order repointed", "order_id", o.ID, "old_instance_id", r.OldInstanceID,
+		"new_instance_id", r.NewInstanceID, "provider", r.ProviderName)
+	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// ResourceReplacingTx notes that an update planned in place is realised by
+// replacement: the order now waits on the new resource.
+func (s *Service) ResourceReplacingTx(ctx context.Context, tx *store.Tx, orderID, newInstanceID string) error {
+	o, err := s.lockOrderTx(ctx, tx, orderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return nil
+	}
+	if err != nil || o.PendingInstanceID != o.InstanceID {
+		return err
+	}
+	read := o.Version
+	o.PendingInstanceID = newInstanceID
+	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// ReplacementFailedTx takes the error edge of the order's resource
+// transfer when the replacement it was waiting on could not be created.
+// A failed rehydration (nothing was waiting) leaves the order as it is.
+func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
+	o, err := s.lockOrderTx(ctx, tx, r.OrderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return nil
+	}
+	if err != nil || o.PendingInstanceID != r.NewInstanceID {
+		return err
+	}
+	read := o.Version
+	o.PendingInstanceID = ""
+	def, err := s.definition(ctx, o.Lifecycle)
+	if err != nil {
+		return err
+	}
+	if tr, ok := def.Transfer(o.State, TriggerResource); ok {
+		if err := s.fireTx(ctx, tx, &o, def, step{transfer: tr, trigger: TriggerResource, failed: true,
+			reason: "replacement " + r.NewInstanceID + " failed: " + r.Message}, 0); err != nil {
+			return err
+		}
+	}
+	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// RehydrateOrder triggers the rehydration of an order (rehydration seed):
+// a new instance id is generated and placement rehydrates the order's
+// current resource into it from its original intent; the order is
+// repointed once the new create is accepted ([Service.ResourceReplacedTx]).
+func (s *Service) RehydrateOrder(ctx context.Context, project, ref string) (operations.Operation, error) {
+	o, err := s.Order(ctx, project, ref, false)
+	if err != nil {
+		return operations.Operation{}, err
+	}
+	if o.InstanceID == "" {
+		return operations.Operation{}, fmt.Errorf("%w: order %s has no resource yet", ErrInvalidState, o.ID)
+	}
+	return s.cfg.Placement.Rehydrate(ctx, placement.RehydrateParams{
+		Project: project, InstanceID: o.InstanceID, NewInstanceID: uuid.NewString(),
+		Target: "catalog-item-instances/" + o.ID,
+	})
+}
+
+// LiveOrdersOfCatalogItemTx counts the orders of the item not in a
+// deleted state, in tx (catalog.Orders).
+func (s *Service) LiveOrdersOfCatalogItemTx(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByCatalogItem"), catalogItemID).Scan(&n)
+	return n, err
+}
+
+// LiveOrdersOfServiceTypeTx counts the live orders of a service type, in
+// tx (catalog.Orders).
+func (s *Service) LiveOrdersOfServiceTypeTx(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByServiceType"), serviceType).Scan(&n)
+	return n, err
+}
+
+// LiveAttributeSetsTx returns the attribute sets (candidate, active,
+// rollback; nil ones left out) of every live order of a service type, by
+// order id, in tx (catalog.Orders).
+func (s *Service) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
+	rows, err := tx.Query(ctx, s.q.Get("OrderAttributesLiveByServiceType"), serviceType)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		id   string
+		sets Attributes
+	}
+	all, err := store.Collect(rows, func(r store.Scanner) (row, error) {
+		var x row
+		var raw []byte
+		if err := r.Scan(&x.id, &raw); err != nil {
+			return x, err
+		}
+		return x, json.Unmarshal(raw, &x.sets)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]map[string]any, len(all))
+	for _, x := range all {
+		for _, set := range []map[string]any{x.sets.Candidate, x.sets.Active, x.sets.Rollback} {
+			if set != nil {
+				out[x.id] = append(out[x.id], set)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,223 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// orderIDPattern is API.md's client id rule.
+var orderIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// CreateOrderParams is a new order (API.md, catalog-item-instances).
+type CreateOrderParams struct {
+	// ID is the order's id (API.md's client id rule); empty generates a UUID.
+	ID            string              `json:"-"`
+	Project       string              `json:"-"`
+	CatalogItemID string              `json:"catalog_item_id"`
+	DisplayName   string              `json:"display_name"`
+	UserValues    []catalog.UserValue `json:"user_values"`
+	ParentID      *string             `json:"parent_id"`
+	Labels        map[string]string   `json:"labels"`
+}
+
+// CreateOrder runs an order's creation (LSM "create"): the spec built from
+// the catalog item and the user's values (an [*invalid.Error] naming the
+// field; a user value at an "r" attribute is an
+// [*AttributeNotUpdatableError]) becomes the candidate set and the order
+// enters its lifecycle's initial state. When that state's auto transfer
+// validates (the built-ins' start), the policy chain runs first, in the
+// request: a rejection is answered (406 POLICY_REJECTED) and nothing is
+// stored, as API.md says. Then one transaction stores the order, its
+// events, and everything the transfers that follow cause (the resource and
+// its provisioning job, queued validations). A taken id is
+// [ErrOrderExists], so a create retried with its id never provisions twice.
+func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, error) {
+	var errs invalid.Errors
+	switch {
+	case p.ID == "":
+		p.ID = uuid.NewString()
+	case !orderIDPattern.MatchString(p.ID):
+		errs.Add("id", "must match %s", orderIDPattern)
+	}
+	if p.CatalogItemID == "" {
+		errs.Add("catalog_item_id", "is required")
+	}
+	if err := errs.Err(); err != nil {
+		return Order{}, err
+	}
+	if _, err := s.orderByID(ctx, p.ID); err == nil {
+		return Order{}, &OrderExistsError{ID: p.ID}
+	}
+	item, err := s.cfg.Catalog.Item(ctx, p.CatalogItemID)
+	if err != nil {
+		return Order{}, err
+	}
+	spec, err := s.cfg.Catalog.BuildSpec(ctx, item, p.UserValues)
+	if err != nil {
+		return Order{}, err
+	}
+	st, sch, err := s.serviceType(ctx, item.ServiceType)
+	if err != nil {
+		return Order{}, err
+	}
+	if err := checkCreateModifiers(sch, p.UserValues); err != nil {
+		return Order{}, err
+	}
+	def, err := s.definition(ctx, st.Lifecycle)
+	if err != nil {
+		return Order{}, err
+	}
+	now := s.now()
+	o := Order{ID: p.ID, Project: p.Project, CatalogItemID: item.ID, ServiceType: item.ServiceType,
+		DisplayName: cmpOr(p.DisplayName, p.ID), Labels: p.Labels, UserValues: p.UserValues, ParentID: p.ParentID,
+		State: def.InitialState, Lifecycle: st.Lifecycle, Version: 1, Generation: 1,
+		Attributes: Attributes{Candidate: spec}, Status: provider.StatusPending, CreateTime: now, UpdateTime: now,
+		Identity: identityOf(st, spec)}
+	initial, _ := def.State(def.InitialState)
+	o.Terminal = initial.Deleted
+	// The first validation runs in the request, so a rejection is the
+	// answer to the create.
+	var first *step
+	if tr, ok := def.Transfer(def.InitialState, TriggerAuto); ok && tr.Validate {
+		placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: spec, Labels: p.Labels, Project: p.Project})
+		if err != nil {
+			return Order{}, err
+		}
+		o.validation = &placed
+		first = &step{transfer: tr, trigger: TriggerAuto}
+	}
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		// Under the item's share lock: a concurrent delete of the item
+		// either counts this order or is seen here as gone.
+		if _, err := s.cfg.Catalog.ItemTx(ctx, tx, item.ID); err != nil {
+			return err
+		}
+		if err := s.recordEventTx(ctx, tx, o.ID, Event{Version: 1, Time: now, Trigger: eventCreate,
+			To: o.State}); err != nil {
+			return err
+		}
+		if first != nil {
+			err = s.fireTx(ctx, tx, &o, def, *first, 0)
+		} else {
+			err = s.enterTx(ctx, tx, &o, def, initial, 0)
+		}
+		if err != nil {
+			return err
+		}
+		return s.insertOrderTx(ctx, tx, &o)
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	s.log.InfoContext(ctx, "order created", "order_id", o.ID, "state", o.State, "instance_id", o.InstanceID,
+		"provider", o.ProviderName)
+	return s.Order(ctx, p.Project, p.ID, true)
+}
+
+// checkCreateModifiers refuses user values at attributes the server or
+// provider sets (x-modifier r).
+func checkCreateModifiers(sch *schema.Schema, values []catalog.UserValue) error {
+	var fields []invalid.Field
+	for i, uv := range values {
+		p, err := schema.ParsePath(uv.Path)
+		if err == nil && sch.Modifier(p) == schema.ModifierR {
+			fields = append(fields, invalid.Field{Field: fmt.Sprintf("user_values[%d].path", i),
+				Message: fmt.Sprintf("%s is set by the server or provider (x-modifier r)", p)})
+		}
+	}
+	if len(fields) > 0 {
+		return &AttributeNotUpdatableError{Fields: fields}
+	}
+	return nil
+}
+
+// identityOf returns the order's identity value, when its type has one.
+func identityOf(st catalog.ServiceType, spec map[string]any) *string {
+	if st.IdentityAttribute == nil {
+		return nil
+	}
+	v, ok := spec[*st.IdentityAttribute]
+	if !ok || v == nil {
+		return nil
+	}
+	id := fmt.Sprint(v)
+	return &id
+}
+
+// Order returns the order ref names in project: its id, or
+// "<service_type>.<identity_attribute>=<value>" (LSM's service identity,
+// for types that declare one). A deleted order is [ErrOrderNotFound]
+// unless showDeleted.
+func (s *Service) Order(ctx context.Context, project, ref string, showDeleted bool) (Order, error) {
+	id, err := s.resolve(ctx, project, ref)
+	if err != nil {
+		return Order{}, err
+	}
+	o, err := scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderGet"), id, project))
+	if err == nil && o.DeletedAt != nil && !showDeleted {
+		return Order{}, ErrOrderNotFound
+	}
+	return o, err
+}
+
+// resolve turns an identity reference into the order's id.
+func (s *Service) resolve(ctx context.Context, project, ref string) (string, error) {
+	typeAndAttr, value, ok := strings.Cut(ref, "=")
+	if !ok {
+		return ref, nil
+	}
+	serviceType, attr, ok := strings.Cut(typeAndAttr, ".")
+	if !ok {
+		return "", fmt.Errorf("%w: %q is neither an id nor <service_type>.<attribute>=<value>", ErrOrderNotFound, ref)
+	}
+	st, _, err := s.serviceType(ctx, serviceType)
+	if err != nil || st.IdentityAttribute == nil || *st.IdentityAttribute != attr {
+		return "", fmt.Errorf("%w: service type %q has no identity attribute %q", ErrOrderNotFound, serviceType, attr)
+	}
+	var id string
+	err = s.cfg.DB.QueryRow(ctx, s.q.Get("OrderIDByIdentity"), serviceType, value, project).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w: %s", ErrOrderNotFound, ref)
+	}
+	return id, err
+}
+
+// orderByID reads an order in any project.
+func (s *Service) orderByID(ctx context.Context, id string) (Order, error) {
+	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderLock"), id))
+}
+
+// ListOrdersParams filters and pages orders.
+type ListOrdersParams struct {
+	Project       string
+	ServiceType   string
+	State         string
+	CatalogItemID string
+	ParentID      string
+	ShowDeleted   bool
+	Page          store.PageRequest
+}
+
+// Orders lists a project's orders, oldest first.
+func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanOrder,
+		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
+		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,
+		p.ParentID, p.ShowDeleted)
+	if err != nil {
+		return page, fmt.Errorf("list orders: %w", err)
+	}
+	return page, nil
+}

@@ -1,0 +1,184 @@
+package lifecycle_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider/providertest"
+)
+
+// orders is a server with a test provider "vm-sp" for vm and the catalog
+// item small-vm (vcpu.count editable up to 4, ip editable although the
+// schema says the provider sets it, to try the r modifier).
+type orders struct {
+	s *apitest.Server
+	p *providertest.Server
+}
+
+func fast(c *server.Config) {
+	c.HealthInterval = 100 * time.Millisecond
+	c.ProviderFailureThreshold = 2
+	c.CleanupInterval = 100 * time.Millisecond
+	c.ProviderTimeout = 2 * time.Second
+}
+
+func setupOrders(t *testing.T, engine store.Engine, providerUpdates bool) *orders {
+	t.Helper()
+	s := apitest.Start(t, engine, fast)
+	p := providertest.New(t, func(c *providertest.Config) { c.Update = providerUpdates })
+	s.Do(t, "POST", "/api/v1/providers", p.Registration("vm-sp", "vm")).Want(t, http.StatusCreated)
+	s.Do(t, "POST", "/api/v1/catalog-items?id=small-vm", map[string]any{
+		"service_type": "vm",
+		"defaults":     map[string]any{"memory": map[string]any{"size": "2GB"}, "guest_os": map[string]any{"type": "fedora-39"}},
+		"fields": []any{
+			map[string]any{"path": "vcpu.count", "editable": true, "default": 2, "validation_schema": map[string]any{"maximum": 4}},
+			map[string]any{"path": "ip", "editable": true},
+		},
+	}).Want(t, http.StatusCreated)
+	return &orders{s, p}
+}
+
+type order struct {
+	ID           string `json:"id"`
+	State        string `json:"state"`
+	Lifecycle    string `json:"lifecycle"`
+	Version      int64  `json:"version"`
+	Generation   int64  `json:"generation"`
+	Status       string `json:"status"`
+	InstanceID   string `json:"instance_id"`
+	ProviderName string `json:"provider_name"`
+	LastError    string `json:"last_error"`
+	ETag         string `json:"etag"`
+	Attributes   struct {
+		Candidate map[string]any `json:"candidate"`
+		Active    map[string]any `json:"active"`
+		Rollback  map[string]any `json:"rollback"`
+	} `json:"attributes"`
+	Conditions []struct {
+		Type, Status, Reason string
+	} `json:"conditions"`
+	DeletedAt *time.Time `json:"deleted_at"`
+}
+
+type event struct {
+	Version   int64  `json:"version"`
+	Trigger   string `json:"trigger"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Operation string `json:"operation"`
+	Error     string `json:"error"`
+}
+
+func (e *orders) create(t *testing.T, id string, vcpus int) order {
+	t.Helper()
+	var o order
+	e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{
+		"catalog_item_id": "small-vm",
+		"user_values":     []any{map[string]any{"path": "vcpu.count", "value": vcpus}},
+	}).Want(t, http.StatusCreated).JSON(t, &o)
+	return o
+}
+
+func (e *orders) get(t *testing.T, id string) order {
+	t.Helper()
+	var o order
+	e.s.Do(t, "GET", "/api/v1/catalog-item-instances/"+id+"?show_deleted=true", nil).Want(t, http.StatusOK).JSON(t, &o)
+	return o
+}
+
+func (e *orders) waitState(t *testing.T, id, state string) order {
+	t.Helper()
+	var o order
+	poll.Until(t, fmt.Sprintf("order %s is %s", id, state), func() bool { o = e.get(t, id); return o.State == state })
+	return o
+}
+
+// report PUTs a provider status report for an instance.
+func (e *orders) report(t *testing.T, instanceID, status string) {
+	t.Helper()
+	e.s.Do(t, "PUT", "/api/v1/service-type-instances/"+instanceID+"/status", map[string]any{
+		"status": status, "observed_time": time.Now().UTC().Format(time.RFC3339Nano),
+	}).Want(t, http.StatusOK)
+}
+
+// up creates an order and reports its instance RUNNING.
+func (e *orders) up(t *testing.T, id string, vcpus int) order {
+	t.Helper()
+	o := e.create(t, id, vcpus)
+	e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
+	e.report(t, o.InstanceID, "RUNNING")
+	return e.waitState(t, id, "up")
+}
+
+func (e *orders) patch(t *testing.T, id string, body any) order {
+	t.Helper()
+	var o order
+	e.s.Do(t, "PATCH", "/api/v1/catalog-item-instances/"+id, body).Want(t, http.StatusOK).JSON(t, &o)
+	return o
+}
+
+func (e *orders) setState(t *testing.T, id, target string, version int64) *apitest.Response {
+	t.Helper()
+	return e.s.Do(t, "POST", "/api/v1/catalog-item-instances/"+id+":setState",
+		map[string]any{"target_state": target, "current_version": version})
+}
+
+func (e *orders) events(t *testing.T, id string) []event {
+	t.Helper()
+	var all []event
+	token := ""
+	for {
+		var page struct {
+			Results       []event `json:"results"`
+			NextPageToken string  `json:"next_page_token"`
+		}
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances/"+id+"/events?max_page_size=3&page_token="+token, nil).
+			Want(t, http.StatusOK).JSON(t, &page)
+		all = append(all, page.Results...)
+		if token = page.NextPageToken; token == "" {
+			return all
+		}
+	}
+}
+
+// path renders events as "from>to" steps, for comparing.
+func path(events []event) []string {
+	out := make([]string, len(events))
+	for i, ev := range events {
+		out[i] = ev.From + ">" + ev.To
+	}
+	return out
+}
+
+// newCreate waits for a create call of an instance other than known and
+// returns its id.
+func (e *orders) newCreate(t *testing.T, known ...string) string {
+	t.Helper()
+	var id string
+	poll.Until(t, "a new instance is created", func() bool {
+		for _, c := range e.p.Creates() {
+			if !slices.Contains(known, c.InstanceID) {
+				id = c.InstanceID
+				return true
+			}
+		}
+		return false
+	})
+	return id
+}
+
+func vcpu(attrs map[string]any) any {
+	v, _ := attrs["vcpu"].(map[string]any)
+	return v["count"]
+}
+
+func edit(path string, value any) map[string]any {
+	return map[string]any{"edits": []any{map[string]any{"path": path, "value": value}}}
+}

@@ -1,0 +1,70 @@
+-- name: OrderInsert :exec
+INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
+                                    parent_id, state, lifecycle, version, generation, attributes, instance_id,
+                                    provider_name, status, status_message, create_time, update_time, terminal,
+                                    identity, pending_instance_id, validation, last_error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24);
+
+-- name: OrderGet :one
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE id = $1 AND project = $2;
+
+-- name: OrderLock :one
+-- Locks an order for a transfer: the engine's writers serialise on it.
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE id = $1
+FOR UPDATE;
+
+-- name: OrderList :many
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE project = $1
+  AND ($2::text = '' OR service_type = $3)
+  AND ($4::text = '' OR state = $5)
+  AND ($6::text = '' OR catalog_item_id = $7)
+  AND ($8::text = '' OR parent_id = $9)
+  AND ($10::boolean OR deleted_at IS NULL)
+  AND (create_time, id) > ($11, $12)
+ORDER BY create_time, id
+LIMIT $13;
+
+-- name: OrderSave :exec
+-- Writes an order after a transfer or an edit; version is the one read.
+UPDATE catalog_item_instances
+SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, generation = $6, attributes = $7,
+    instance_id = $8, provider_name = $9, status = $10, status_message = $11, update_time = $12, deleted_at = $13,
+    terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18
+WHERE id = $19 AND version = $20;
+
+-- name: OrderCountLiveByCatalogItem :one
+SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND NOT terminal;
+
+-- name: OrderCountLiveByServiceType :one
+SELECT COUNT(*) FROM catalog_item_instances WHERE service_type = $1 AND NOT terminal;
+
+-- name: OrderAttributesLiveByServiceType :many
+SELECT id, attributes FROM catalog_item_instances WHERE service_type = $1 AND NOT terminal ORDER BY id;
+
+-- name: OrderIDByIdentity :one
+SELECT id FROM catalog_item_instances
+WHERE service_type = $1 AND identity = $2 AND project = $3 AND deleted_at IS NULL;
+
+-- name: OrderEventInsert :exec
+INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- name: OrderEventList :many
+-- Events page by version (the cursor's id is the version, zero-padded).
+SELECT version, time, trigger, source, target, operation, error
+FROM order_events
+WHERE order_id = $1 AND version > $2
+ORDER BY version
+LIMIT $3;

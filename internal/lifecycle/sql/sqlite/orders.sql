@@ -1,0 +1,70 @@
+-- name: OrderInsert :exec
+INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
+                                    parent_id, state, lifecycle, version, generation, attributes, instance_id,
+                                    provider_name, status, status_message, create_time, update_time, terminal,
+                                    identity, pending_instance_id, validation, last_error)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: OrderGet :one
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE id = ? AND project = ?;
+
+-- name: OrderLock :one
+-- Reads an order inside a write transaction before a transfer; SQLite's
+-- immediate transactions already hold the write lock.
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE id = ?;
+
+-- name: OrderList :many
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+FROM catalog_item_instances
+WHERE project = ?
+  AND (? = '' OR service_type = ?)
+  AND (? = '' OR state = ?)
+  AND (? = '' OR catalog_item_id = ?)
+  AND (? = '' OR parent_id = ?)
+  AND (? OR deleted_at IS NULL)
+  AND (create_time, id) > (?, ?)
+ORDER BY create_time, id
+LIMIT ?;
+
+-- name: OrderSave :exec
+-- Writes an order after a transfer or an edit; version is the one read.
+UPDATE catalog_item_instances
+SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, generation = ?, attributes = ?,
+    instance_id = ?, provider_name = ?, status = ?, status_message = ?, update_time = ?, deleted_at = ?,
+    terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?
+WHERE id = ? AND version = ?;
+
+-- name: OrderCountLiveByCatalogItem :one
+SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = ? AND NOT terminal;
+
+-- name: OrderCountLiveByServiceType :one
+SELECT COUNT(*) FROM catalog_item_instances WHERE service_type = ? AND NOT terminal;
+
+-- name: OrderAttributesLiveByServiceType :many
+SELECT id, attributes FROM catalog_item_instances WHERE service_type = ? AND NOT terminal ORDER BY id;
+
+-- name: OrderIDByIdentity :one
+SELECT id FROM catalog_item_instances
+WHERE service_type = ? AND identity = ? AND project = ? AND deleted_at IS NULL;
+
+-- name: OrderEventInsert :exec
+INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: OrderEventList :many
+-- Events page by version (the cursor's id is the version, zero-padded).
+SELECT version, time, trigger, source, target, operation, error
+FROM order_events
+WHERE order_id = ? AND version > ?
+ORDER BY version
+LIMIT ?;
