@@ -15,6 +15,7 @@ func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/service-types/{service_type_id}", s.handleGetServiceType)
 	api.Handle("PUT /api/v1/service-types/{service_type_id}", s.handleReplaceServiceType)
 	api.Handle("DELETE /api/v1/service-types/{service_type_id}", s.handleDeleteServiceType)
+	api.Handle("GET /api/v1/service-types/{service_type_id}/openapi.json", s.handleServiceTypeOpenAPI)
 
 	api.Handle("POST /api/v1/catalog-items", s.handleCreateItem)
 	api.Handle("GET /api/v1/catalog-items", s.handleListItems)
@@ -188,4 +189,12 @@ func (s *Service) handleDeleteItem(w http.ResponseWriter, r *http.Request) error
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func (s *Service) handleServiceTypeOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	doc, err := s.OpenAPI(r.Context(), r.PathValue("service_type_id"))
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, doc)
 }

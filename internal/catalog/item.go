@@ -249,9 +249,9 @@ func normalizeItem(it *Item) error {
 	if it.Defaults == nil {
 		it.Defaults = map[string]any{}
 	}
-	if it.Fields == nil {
-		it.Fields = []Field{}
-	}
+	// A copy: the caller's fields are not changed (the dev catalog's are
+	// shared by every server in a process).
+	it.Fields = append([]Field{}, it.Fields...)
 	for i := range it.Fields {
 		f := &it.Fields[i]
 		if f.Default, err = normalizeJSON(f.Default); err != nil {

@@ -275,3 +275,26 @@ func TestServiceTypes_OrdersOfAUserDefinedType(t *testing.T) {
 		s.Do(t, "DELETE", "/api/v1/service-types/cache", nil).Want(t, http.StatusNoContent)
 	})
 }
+
+func TestServiceTypes_OpenAPIPerType(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, store.SQLite) // generated from the stored type; one engine suffices
+	s.Do(t, "POST", "/api/v1/service-types?id=cache-replica", cacheType()).Want(t, http.StatusCreated)
+	var doc struct {
+		OpenAPI    string                    `json:"openapi"`
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	s.Do(t, "GET", "/api/v1/service-types/cache-replica/openapi.json", nil).Want(t, http.StatusOK).JSON(t, &doc)
+	attrs := doc.Components.Schemas["CacheReplicaAttributes"]
+	props, _ := attrs["properties"].(map[string]any)
+	size, _ := props["size"].(map[string]any)
+	if doc.OpenAPI != "3.1.0" || size["x-modifier"] != "rw+" || attrs["$id"] == nil ||
+		doc.Paths["/api/v1/catalog-item-instances/{id}"]["patch"] == nil || doc.Components.Schemas["CacheReplicaOrder"] == nil {
+		t.Errorf("document = %+v", doc)
+	}
+	s.Do(t, "GET", "/api/v1/service-types/vm/openapi.json", nil).Want(t, http.StatusOK)
+	s.Do(t, "GET", "/api/v1/service-types/nope/openapi.json", nil).WantProblem(t, http.StatusNotFound, "SERVICE_TYPE_NOT_FOUND")
+}
