@@ -23,7 +23,9 @@ func (s *Service) OpenAPI(ctx context.Context, id string) (map[string]any, error
 	}
 	attrs["$id"] = "steward:///service-types/" + id + "/attributes"
 	name := exportedName(id)
-	ref := func(schema string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name + schema} }
+	ref := func(schema string) map[string]any {
+		return map[string]any{"$ref": "#/components/schemas/" + name + schema}
+	}
 	problem := map[string]any{"description": "An error (application/problem+json with a stable reason).",
 		"content": map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"type": "object"}}}}
 	order := map[string]any{"description": "The order.", "content": map[string]any{

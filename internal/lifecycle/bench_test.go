@@ -77,7 +77,9 @@ func benchUpdates(b *testing.B, engine store.Engine, clients int) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	slices.Sort(latencies)
-	pct := func(p float64) float64 { return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000 }
+	pct := func(p float64) float64 {
+		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "updates/s")
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
