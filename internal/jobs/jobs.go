@@ -56,7 +56,7 @@ type Config struct {
 	// MaxWorkers bounds concurrent jobs in this process. Defaults to 10.
 	MaxWorkers int
 	// PollInterval is how often a replica looks for new jobs when it was not
-	// notified of them. Defaults to 200ms on SQLite (which has no
+	// notified of them. Defaults to 50ms on SQLite (which has no
 	// notifications) and 1s on PostgreSQL.
 	PollInterval time.Duration
 	// JobTimeout bounds one attempt of a job. Defaults to 1m.
@@ -97,7 +97,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{paused: cfg.Paused}
 	switch cfg.DB.Engine() {
 	case store.SQLite:
-		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
+		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 50*time.Millisecond)
 		rcfg.FetchCooldown = fetchCooldown(rcfg.FetchPollInterval)
 		c.lite, err = river.NewClient(riversqlite.New(cfg.DB.SQLDB()), rcfg)
 	default:

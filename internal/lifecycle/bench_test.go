@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -37,6 +38,11 @@ func benchUpdates(b *testing.B, engine store.Engine, clients int) {
 	s := apitest.Start(b, engine, func(c *server.Config) {
 		c.ProcessProvider, c.ProcessProviderNoOp = true, true
 		c.Logger = slog.New(slog.DiscardHandler)
+		if path := os.Getenv("STEWARD_BENCH_LOG"); path != "" { // to see why a run stalls
+			if f, err := os.Create(path); err == nil {
+				c.Logger = slog.New(slog.NewTextHandler(f, nil))
+			}
+		}
 	})
 	<-s.ProcessProvider().Registered()
 	ids := make([]string, clients)
@@ -86,7 +92,7 @@ func benchUpdates(b *testing.B, engine store.Engine, clients int) {
 }
 
 // waitUp polls an order until it is up with process.args [arg] active.
-func waitUp(b *testing.B, s *apitest.Server, id, arg string) {
+func waitUp(b testing.TB, s *apitest.Server, id, arg string) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var o struct {

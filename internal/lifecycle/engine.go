@@ -136,9 +136,38 @@ func (s *Service) enterTx(ctx context.Context, tx *store.Tx, o *Order, def Defin
 		return nil
 	}
 	if tr.Validate {
+		if v := o.inline; v != nil {
+			o.inline = nil
+			return s.fireTx(ctx, tx, o, def, validated(o, tr, TriggerAuto, v), depth)
+		}
 		return s.queueValidationTx(ctx, tx, o, tr)
 	}
 	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerAuto}, depth)
+}
+
+// validated turns a validation's outcome into the step it decides, keeping
+// what the policy chain made of the set for its realisation.
+func validated(o *Order, tr Transfer, trigger Trigger, v *inlineValidation) step {
+	st := step{transfer: tr, trigger: trigger}
+	if v.err != nil {
+		st.failed, st.reason = true, "validation failed: "+v.err.Error()
+		return st
+	}
+	placed := v.placed
+	o.validation = &placed
+	return st
+}
+
+// validateNow runs the policy chain on set in the request, for the next
+// validating transfer. A failure that is not the set's fault (the chain
+// could not run) returns nil: the transfer's validation is queued instead.
+func (s *Service) validateNow(ctx context.Context, o *Order, set map[string]any) *inlineValidation {
+	placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project})
+	if err != nil && !validationFailure(err) {
+		s.log.WarnContext(ctx, "validation deferred to a job", "order_id", o.ID, "error", err)
+		return nil
+	}
+	return &inlineValidation{placed: placed, err: err}
 }
 
 // realiseTx makes sure the order's resource realises its active set: a
@@ -289,7 +318,7 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 	if o.Version != a.Version {
 		return nil // moved on: a newer transfer decides
 	}
-	def, err := s.definition(ctx, o.Lifecycle)
+	def, err := s.definition(ctx, s.cfg.DB, o.Lifecycle)
 	if err != nil {
 		return err
 	}
@@ -311,12 +340,7 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 		if err != nil || o.Version != a.Version {
 			return err
 		}
-		st := step{transfer: tr, trigger: a.Trigger}
-		if verr != nil {
-			st.failed, st.reason = true, "validation failed: "+verr.Error()
-		} else {
-			o.validation = &placed
-		}
+		st := validated(&o, tr, a.Trigger, &inlineValidation{placed: placed, err: verr})
 		if err := s.fireTx(ctx, tx, &o, def, st, 0); err != nil {
 			return err
 		}

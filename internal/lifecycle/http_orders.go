@@ -31,7 +31,7 @@ type orderView struct {
 func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
 	return func(o Order) orderView {
 		var st State
-		if def, err := s.definition(r.Context(), o.Lifecycle); err == nil {
+		if def, err := s.definition(r.Context(), s.cfg.DB, o.Lifecycle); err == nil {
 			st, _ = def.State(o.State)
 		}
 		return orderView{Order: o, Path: "catalog-item-instances/" + o.ID, Conditions: o.Conditions(st),

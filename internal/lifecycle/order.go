@@ -56,6 +56,18 @@ type Order struct {
 	// candidate set (the policy chain's spec and provider); it is used when
 	// that set, promoted, is realised.
 	validation *placement.Placement
+	// inline is a validation already run for the next validating transfer
+	// (in the request, before its transaction); nil when the transfer's
+	// validation must be queued.
+	inline *inlineValidation
+}
+
+// inlineValidation is the outcome of the policy chain on a set, run in the
+// request so the answer shows it and no job hop is needed.
+type inlineValidation struct {
+	placed placement.Placement
+	// err is a validation failure (a policy refusal, no provider, ...).
+	err error
 }
 
 // Condition is one condition of an order (API.md).

@@ -33,7 +33,7 @@ func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int6
 		if ifMatch != nil && *ifMatch != o.Version {
 			return store.ErrStale
 		}
-		def, err := s.definition(ctx, o.Lifecycle)
+		def, err := s.definition(ctx, tx, o.Lifecycle)
 		if err != nil {
 			return err
 		}
@@ -103,6 +103,7 @@ type Edit struct {
 // when it has none; [ErrOrderDeleting] once deleted). A PATCH of labels or
 // display_name alone changes them without a transfer.
 func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch OrderPatch, ifMatch *int64) (Order, error) {
+	pre := s.prepareUpdate(ctx, project, ref, patch)
 	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
 		if o.DeletedAt != nil {
 			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
@@ -121,17 +122,67 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 		if !ok {
 			return fmt.Errorf("%w: order %s is %s, which has no on_update transfer", ErrInvalidState, o.ID, o.State)
 		}
-		next, err := s.patchedAttributes(ctx, o, patch)
-		if err != nil {
-			return err
+		next, inline := pre.next, pre.inline
+		if pre.version != o.Version || next == nil {
+			// The order changed since it was read: build again, and let the
+			// validation be queued.
+			var err error
+			if next, err = s.patchedAttributes(ctx, o, patch); err != nil {
+				return err
+			}
+			inline = nil
 		}
 		if patch.UserValues != nil {
 			o.UserValues = patch.UserValues
 		}
 		o.Attributes.Candidate = next
 		o.validation = nil
+		o.inline = inline
 		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnUpdate}, 0)
 	})
+}
+
+// preparedUpdate is a PATCH's new attributes and the validation they lead
+// to, worked out before the PATCH's transaction from the order as read at
+// version.
+type preparedUpdate struct {
+	version int64
+	next    map[string]any
+	inline  *inlineValidation
+}
+
+// prepareUpdate builds a PATCH's attributes and, when the on_update
+// transfer leads to a validating auto transfer (simple's update_start),
+// runs that validation now: the answer then shows its outcome, and no job
+// is needed. Whatever goes wrong here is found again, and answered, in the
+// transaction.
+func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch OrderPatch) preparedUpdate {
+	if patch.UserValues == nil && patch.Edits == nil {
+		return preparedUpdate{}
+	}
+	o, err := s.Order(ctx, project, ref, true)
+	if err != nil || o.DeletedAt != nil {
+		return preparedUpdate{}
+	}
+	def, err := s.definition(ctx, s.cfg.DB, o.Lifecycle)
+	if err != nil {
+		return preparedUpdate{}
+	}
+	tr, ok := def.Transfer(o.State, TriggerOnUpdate)
+	if !ok {
+		return preparedUpdate{}
+	}
+	next, err := s.patchedAttributes(ctx, &o, patch)
+	if err != nil {
+		return preparedUpdate{}
+	}
+	pre := preparedUpdate{version: o.Version, next: next}
+	if auto, ok := def.Transfer(tr.Target, TriggerAuto); ok && auto.Validate {
+		if st, _ := def.State(tr.Target); st.ValidateSelf != SetActive {
+			pre.inline = s.validateNow(ctx, &o, next)
+		}
+	}
+	return pre
 }
 
 // patchedAttributes builds the attributes a PATCH asks for and checks them.
@@ -205,8 +256,8 @@ type SetStateParams struct {
 // ([ErrVersionMismatch] otherwise: re-read and re-decide); no api transfer
 // between the two states is [ErrNoTransfer]; once deleted, only a
 // transfer to a purging or deleted state is allowed ([ErrOrderDeleting]).
-// A validating transfer is queued: the answer shows the order before it,
-// and its outcome appears in the order's state and events.
+// A validating transfer's validation runs in the request (queued as a job
+// when the policy chain cannot run now): the answer shows its outcome.
 func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateParams) (Order, error) {
 	var errs invalid.Errors
 	if p.TargetState == "" {
@@ -218,6 +269,7 @@ func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateP
 	if err := errs.Err(); err != nil {
 		return Order{}, err
 	}
+	inline := s.prepareSetState(ctx, project, ref, p)
 	return s.change(ctx, project, ref, nil, func(tx *store.Tx, o *Order, def Definition) error {
 		if *p.CurrentVersion != o.Version {
 			return &VersionMismatchError{OrderID: o.ID, Current: o.Version, Given: *p.CurrentVersion}
@@ -231,10 +283,36 @@ func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateP
 			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
 		}
 		if tr.Validate {
-			return s.queueValidationTx(ctx, tx, o, tr)
+			if inline == nil {
+				return s.queueValidationTx(ctx, tx, o, tr)
+			}
+			return s.fireTx(ctx, tx, o, def, validated(o, tr, TriggerAPI, inline), 0)
 		}
 		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerAPI}, 0)
 	})
+}
+
+// prepareSetState runs the validation of a validating api transfer before
+// its transaction, on the order as the caller read it (current_version);
+// nil when there is none to run, or it must be queued.
+func (s *Service) prepareSetState(ctx context.Context, project, ref string, p SetStateParams) *inlineValidation {
+	o, err := s.Order(ctx, project, ref, true)
+	if err != nil || o.Version != *p.CurrentVersion {
+		return nil
+	}
+	def, err := s.definition(ctx, s.cfg.DB, o.Lifecycle)
+	if err != nil {
+		return nil
+	}
+	tr, ok := def.APITransfer(o.State, p.TargetState)
+	if !ok || !tr.Validate {
+		return nil
+	}
+	set := o.Attributes.Candidate
+	if src, _ := def.State(o.State); src.ValidateSelf == SetActive {
+		set = o.Attributes.Active
+	}
+	return s.validateNow(ctx, &o, set)
 }
 
 func mergeLabels(cur map[string]string, patch map[string]*string) map[string]string {

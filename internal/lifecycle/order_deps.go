@@ -49,9 +49,13 @@ func (s *Service) RegisterWorkers(w *river.Workers) {
 	river.AddWorker(w, &validateWorker{s: s})
 }
 
-// definition returns a lifecycle's state machine.
-func (s *Service) definition(ctx context.Context, id string) (Definition, error) {
-	l, err := s.Lifecycle(ctx, id)
+// definition returns a lifecycle's state machine, read through q (the
+// caller's transaction, or the database).
+func (s *Service) definition(ctx context.Context, q store.Querier, id string) (Definition, error) {
+	if l, ok := builtin(id); ok {
+		return l.Definition, nil
+	}
+	l, err := s.lifecycleGetQ(ctx, q, id)
 	if err != nil {
 		return Definition{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // The engine is the one observer of resource status (DESIGN §2): these
@@ -34,6 +35,16 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 	if o.InstanceID != st.InstanceID {
 		return nil
 	}
+	if st.Updated && st.Status != provider.StatusFailed {
+		// Read the status again now the order is locked: a report that
+		// committed while this transaction waited for the lock saw the
+		// update still pending and left its outcome to this one.
+		cur, err := s.cfg.Placement.ResourceTx(ctx, tx, st.InstanceID)
+		if err != nil {
+			return err
+		}
+		st.Status, st.Message = cur.Status, cur.StatusMessage
+	}
 	read := o.Version
 	changed := o.Status != st.Status || o.StatusMessage != st.Message
 	o.Status, o.StatusMessage = st.Status, st.Message
@@ -55,7 +66,7 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 // resourceOutcomeTx fires the resource transfer of o's state for o's
 // status, when that status is an outcome.
 func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order, depth int) error {
-	def, err := s.definition(ctx, o.Lifecycle)
+	def, err := s.definition(ctx, tx, o.Lifecycle)
 	if err != nil {
 		return err
 	}
@@ -136,7 +147,7 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 	}
 	read := o.Version
 	o.PendingInstanceID = ""
-	def, err := s.definition(ctx, o.Lifecycle)
+	def, err := s.definition(ctx, tx, o.Lifecycle)
 	if err != nil {
 		return err
 	}

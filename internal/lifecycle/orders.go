@@ -75,7 +75,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if err := checkCreateModifiers(sch, p.UserValues); err != nil {
 		return Order{}, err
 	}
-	def, err := s.definition(ctx, st.Lifecycle)
+	def, err := s.definition(ctx, s.cfg.DB, st.Lifecycle)
 	if err != nil {
 		return Order{}, err
 	}

@@ -112,25 +112,62 @@ func TestOrders_CustomCompactLifecycle(t *testing.T) {
 	})
 }
 
-// A transfer queued when the server stops is taken when it starts again:
-// the validation job was written in the transfer's transaction.
-func TestOrders_QueuedTransfersSurviveRestart(t *testing.T) {
+// Work a transfer queued when the server stops is done when it starts
+// again: the provisioning job was written in the transfer's transaction.
+func TestOrders_QueuedWorkSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		s, p := gatedEnv(t, engine)
 		o := orderCache(t, s, "c1", "small")
-		// Stop with the jobs paused, after the approval was accepted but
-		// before its validation ran.
 		s = s.Restart(t, func(c *server.Config) { c.PauseJobs = true })
 		e := &orders{s, p}
+		// The approval validates in the request and promotes; realising it
+		// is queued, and with the jobs paused nothing reaches the provider.
 		e.setState(t, "c1", "creating", o.Version).Want(t, http.StatusOK)
-		if got := e.get(t, "c1"); got.State != "designed" {
-			t.Fatalf("with jobs paused the order moved: %+v", got)
+		creating := e.get(t, "c1")
+		if creating.State != "creating" || creating.InstanceID == "" || len(p.Creates()) != 0 {
+			t.Fatalf("with jobs paused: %+v, %d creates", creating, len(p.Creates()))
 		}
 		s = s.Restart(t, func(c *server.Config) { c.PauseJobs = false })
 		e = &orders{s, p}
-		creating := e.waitState(t, "c1", "creating")
 		p.WaitForCall(t, providertest.MethodCreate, creating.InstanceID)
+		e.report(t, creating.InstanceID, "RUNNING")
+		e.waitState(t, "c1", "up")
+	})
+}
+
+// LSM's service lifecycle validates twice before it realises: the first
+// validation runs in the create request, the second (acknowledged →
+// designed) as a job written in the create's transaction. Stopped before
+// that job ran, the server takes it up when it starts again.
+func TestOrders_ServiceLifecycle_QueuedValidationSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, fast, func(c *server.Config) { c.PauseJobs = true })
+		s.Do(t, "POST", "/api/v1/service-types?id=db", map[string]any{"lifecycle": "service",
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}}}},
+		).Want(t, http.StatusCreated)
+		p := providertest.New(t)
+		s.Do(t, "POST", "/api/v1/providers", p.Registration("db-sp", "db")).Want(t, http.StatusCreated)
+		s.Do(t, "POST", "/api/v1/catalog-items?id=db", map[string]any{"service_type": "db",
+			"defaults": map[string]any{"size": "s"}}).Want(t, http.StatusCreated)
+		var o order
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=pg", map[string]any{"catalog_item_id": "db"}).
+			Want(t, http.StatusCreated).JSON(t, &o)
+		if o.Lifecycle != "service" || o.State != "acknowledged" {
+			t.Fatalf("created = %+v: want acknowledged, its next validation queued", o)
+		}
+		s = s.Restart(t, func(c *server.Config) { c.PauseJobs = false })
+		e := &orders{s, p}
+		creating := e.waitState(t, "pg", "creating")
+		p.WaitForCall(t, providertest.MethodCreate, creating.InstanceID)
+		e.report(t, creating.InstanceID, "RUNNING")
+		e.waitState(t, "pg", "up")
+		want := []string{">start", "start>acknowledged", "acknowledged>designed", "designed>creating", "creating>up"}
+		if got := path(e.events(t, "pg")); !slices.Equal(got, want) {
+			t.Errorf("events %v, want %v", got, want)
+		}
 	})
 }

@@ -38,7 +38,13 @@ func scanLifecycle(row store.Scanner) (Lifecycle, error) {
 
 // lifecycleGet reads one stored lifecycle.
 func (s *Service) lifecycleGet(ctx context.Context, id string) (Lifecycle, error) {
-	l, err := scanLifecycle(s.cfg.DB.QueryRow(ctx, s.q.Get("LifecycleGet"), id))
+	return s.lifecycleGetQ(ctx, s.cfg.DB, id)
+}
+
+// lifecycleGetQ reads a stored lifecycle through q (a transaction, so a
+// transfer holding one never waits for a second connection).
+func (s *Service) lifecycleGetQ(ctx context.Context, q store.Querier, id string) (Lifecycle, error) {
+	l, err := scanLifecycle(q.QueryRow(ctx, s.q.Get("LifecycleGet"), id))
 	if err != nil {
 		return Lifecycle{}, fmt.Errorf("lifecycle %q: %w", id, err)
 	}

@@ -36,8 +36,9 @@ type provisioner interface {
 	// Update changes an instance in place (sprm.ErrUpdateNotSupported when
 	// its provider cannot).
 	Update(ctx context.Context, p sprm.UpdateParams) (sprm.Instance, error)
-	// ProviderSupports reports whether a provider registered an operation.
-	ProviderSupports(ctx context.Context, name, operation string) (bool, error)
+	// ProviderSupportsTx reports whether a provider registered an
+	// operation, read in tx.
+	ProviderSupportsTx(ctx context.Context, tx *store.Tx, name, operation string) (bool, error)
 }
 
 // operationRecorder starts and finishes operations in the caller's

@@ -61,7 +61,7 @@ func (s *Service) updateTx(ctx context.Context, tx *store.Tx, p UpdateParams, al
 	}
 	inPlace := false
 	if allowInPlace && p.Placement.ProviderName == cur.ProviderName {
-		if inPlace, err = s.cfg.SPRM.ProviderSupports(ctx, cur.ProviderName, provider.OperationUpdate); err != nil {
+		if inPlace, err = s.cfg.SPRM.ProviderSupportsTx(ctx, tx, cur.ProviderName, provider.OperationUpdate); err != nil {
 			return UpdateResult{}, err
 		}
 	}

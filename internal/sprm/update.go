@@ -98,10 +98,11 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	return s.instance(wctx, "", p.ID)
 }
 
-// ProviderSupports reports whether the provider registered the operation
-// (provider.OperationUpdate, ...). An unknown provider is ErrProviderNotFound.
-func (s *Service) ProviderSupports(ctx context.Context, name, operation string) (bool, error) {
-	prov, err := scanProvider(s.cfg.DB.QueryRow(ctx, s.q.Get("ProviderGetByName"), name))
+// ProviderSupportsTx reports whether the provider registered the operation
+// (provider.OperationUpdate, ...), read in tx. An unknown provider is
+// ErrProviderNotFound.
+func (s *Service) ProviderSupportsTx(ctx context.Context, tx *store.Tx, name, operation string) (bool, error) {
+	prov, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGetByName"), name))
 	if err != nil {
 		return false, err
 	}

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -72,6 +75,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 			return nil, fmt.Errorf("store: parse database URL: %w", err)
 		}
 		db.engine = Postgres
+		if !u.Query().Has("pool_max_conns") {
+			// pgx's default (the CPU count, at least 4) is too few for a
+			// server whose requests each hold a transaction: bursts of them
+			// then wait on the pool rather than on the database.
+			poolCfg.MaxConns = int32(max(16, 4*runtime.NumCPU()))
+		}
 		if db.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
 			return nil, fmt.Errorf("store: connect to postgres: %w", err)
 		}
@@ -222,8 +231,39 @@ func (tx *Tx) PgxTx() pgx.Tx { return tx.pg }
 
 // InTx runs fn in a transaction and commits it when fn returns nil. Any error,
 // or a panic, rolls it back. On SQLite the transaction takes the write lock at
-// BEGIN (_txlock=immediate), so two transactions never deadlock upgrading.
+// BEGIN (_txlock=immediate), so two transactions never deadlock upgrading. On
+// PostgreSQL a transaction chosen as a deadlock's victim (or failing to
+// serialise) is run again, a few times, after a short random pause: domains
+// lock rows in their own order (a status report takes the instance, then the
+// resource, then the order; a transfer the order first), and the database
+// breaks the cycle. fn must therefore be safe to run again: it must keep its
+// effects to tx and to values it sets afresh on each run.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	for attempt := 1; ; attempt++ {
+		err = db.inTxOnce(ctx, fn)
+		if attempt == maxTxAttempts || !retryable(err) {
+			return err
+		}
+		pause := time.Duration(attempt) * time.Duration(1+rand.IntN(10)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// maxTxAttempts bounds the runs of a transaction that keeps losing deadlocks.
+const maxTxAttempts = 5
+
+// retryable reports whether a transaction failed only because of others
+// running at the same time: a PostgreSQL deadlock or serialisation failure.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	tx := &Tx{}
 	if db.pool != nil {
 		if tx.pg, err = db.pool.Begin(ctx); err != nil {
