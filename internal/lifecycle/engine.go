@@ -77,16 +77,11 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	if st.failed {
 		o.LastError = st.reason
 	}
-	if op == OpPromote || op == OpRollback || op == OpClearCandidate {
-		// What validation said was of the candidate set, which is gone.
-		if op != OpPromote {
-			o.validation = nil
-		}
+	if op == OpRollback || op == OpClearCandidate {
+		o.validation = nil // it was of the candidate set, which is gone
 	}
-	if err := s.recordEventTx(ctx, tx, o.ID, Event{Version: o.Version, Time: s.now(), Trigger: string(st.trigger),
-		From: from, To: target, Operation: string(op), Error: o.LastError}); err != nil {
-		return err
-	}
+	recordEvent(o, Event{Version: o.Version, Time: s.now(), Trigger: string(st.trigger),
+		From: from, To: target, Operation: string(op), Error: o.LastError})
 	s.log.InfoContext(ctx, "order transfer", "order_id", o.ID, "from", from, "to", target, "trigger", st.trigger,
 		"operation", op, "version", o.Version, "error", o.LastError)
 	return s.enterTx(ctx, tx, o, def, next, depth+1)

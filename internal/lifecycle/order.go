@@ -60,6 +60,9 @@ type Order struct {
 	// (in the request, before its transaction); nil when the transfer's
 	// validation must be queued.
 	inline *inlineValidation
+	// events are the transfers taken since the order was read, written
+	// with it.
+	events []Event
 }
 
 // inlineValidation is the outcome of the policy chain on a set, run in the

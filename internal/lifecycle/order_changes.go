@@ -63,10 +63,8 @@ func (s *Service) DeleteOrder(ctx context.Context, project, ref string, ifMatch 
 		o.DeletedAt = &t
 		o.Generation++
 		o.Version++
-		if err := s.recordEventTx(ctx, tx, o.ID, Event{Version: o.Version, Time: t, Trigger: eventDelete,
-			From: o.State, To: o.State}); err != nil {
-			return err
-		}
+		recordEvent(o, Event{Version: o.Version, Time: t, Trigger: eventDelete,
+			From: o.State, To: o.State})
 		tr, ok := def.Transfer(o.State, TriggerOnDelete)
 		if !ok {
 			s.log.InfoContext(ctx, "order deletion deferred until its state has an on_delete transfer",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -52,7 +53,10 @@ func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) err
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return &OrderExistsError{ID: o.ID, Identity: o.Identity}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.flushEventsTx(ctx, tx, o)
 }
 
 // saveOrderTx writes o back, checking that nobody changed it since it was
@@ -69,7 +73,7 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 	if n == 0 {
 		return fmt.Errorf("save order %s: %w", o.ID, store.ErrStale)
 	}
-	return nil
+	return s.flushEventsTx(ctx, tx, o)
 }
 
 // lockOrderTx reads an order for a transfer in tx (locking its row on
@@ -78,13 +82,49 @@ func (s *Service) lockOrderTx(ctx context.Context, tx *store.Tx, id string) (Ord
 	return scanOrder(tx.QueryRow(ctx, s.q.Get("OrderLock"), id))
 }
 
-// recordEventTx appends an event to the order's lifecycle log.
-func (s *Service) recordEventTx(ctx context.Context, tx *store.Tx, orderID string, e Event) error {
-	_, err := tx.Exec(ctx, s.q.Get("OrderEventInsert"), orderID, e.Version, e.Time, e.Trigger, e.From, e.To,
-		e.Operation, e.Error)
-	if err != nil {
-		return fmt.Errorf("record event %d of order %s: %w", e.Version, orderID, err)
+// recordEvent appends an event to the order's lifecycle log; it is
+// written with the order (insertOrderTx, saveOrderTx), in its transaction.
+func recordEvent(o *Order, e Event) {
+	o.events = append(o.events, e)
+}
+
+// flushEventsTx writes the events recorded since the order was read, in
+// one statement: a create and the auto transfers after it are several.
+func (s *Service) flushEventsTx(ctx context.Context, tx *store.Tx, o *Order) error {
+	if len(o.events) == 0 {
+		return nil
 	}
+	base := s.q.Get("OrderEventInsert")
+	head, _, ok := strings.Cut(base, "VALUES")
+	if !ok {
+		return fmt.Errorf("query OrderEventInsert has no VALUES")
+	}
+	const cols = 8
+	var b strings.Builder
+	b.WriteString(head + "VALUES ")
+	args := make([]any, 0, cols*len(o.events))
+	for i, e := range o.events {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			if tx.Engine() == store.Postgres {
+				fmt.Fprintf(&b, "$%d", i*cols+c+1)
+			} else {
+				b.WriteString("?")
+			}
+		}
+		b.WriteString(")")
+		args = append(args, o.ID, e.Version, e.Time, e.Trigger, e.From, e.To, e.Operation, e.Error)
+	}
+	if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("record events of order %s: %w", o.ID, err)
+	}
+	o.events = nil
 	return nil
 }
 

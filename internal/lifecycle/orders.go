@@ -104,19 +104,21 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		if _, err := s.cfg.Catalog.ItemTx(ctx, tx, item.ID); err != nil {
 			return err
 		}
-		if err := s.recordEventTx(ctx, tx, o.ID, Event{Version: 1, Time: now, Trigger: eventCreate,
-			To: o.State}); err != nil {
-			return err
-		}
+		n := o // a run again after a deadlock starts from the order as built
+		recordEvent(&n, Event{Version: 1, Time: now, Trigger: eventCreate, To: n.State})
 		if first != nil {
-			err = s.fireTx(ctx, tx, &o, def, *first, 0)
+			err = s.fireTx(ctx, tx, &n, def, *first, 0)
 		} else {
-			err = s.enterTx(ctx, tx, &o, def, initial, 0)
+			err = s.enterTx(ctx, tx, &n, def, initial, 0)
 		}
 		if err != nil {
 			return err
 		}
-		return s.insertOrderTx(ctx, tx, &o)
+		if err := s.insertOrderTx(ctx, tx, &n); err != nil {
+			return err
+		}
+		o = n
+		return nil
 	})
 	if err != nil {
 		return Order{}, err
