@@ -1,8 +1,7 @@
 // Package catalog owns what users can order (DESIGN §2): service types (the
-// typed attribute schemas of the LSM seed), catalog items (service types with
-// defaults and editable fields) and, in the next step, catalog item
-// instances (orders), with the mapping from an order to its current
-// instance and the :rehydrate trigger.
+// typed attribute schemas of the LSM seed) and catalog items (service types
+// with defaults and editable fields). Orders made from them belong to the
+// lifecycle, which the catalog asks about live orders through [Orders].
 //
 // Service types: the ones API.md builds in — vm, container, database and
 // cluster — are JSON Schema 2020-12 documents embedded from servicetypes/,
@@ -48,7 +47,7 @@
 //     missing (a required property, too few items) may be left to orders,
 //     which is why [Service.BuildSpec] checks the whole spec again.
 //   - An item's service_type never changes, and an item with live orders is
-//     never deleted ([OrderCounter], asked under the item's row lock).
+//     never deleted ([Orders], asked under the item's row lock).
 //   - Orders keep the spec they were built with: changing an item changes
 //     only later orders (the rehydration seed re-evaluates an order's
 //     stored intent, never its catalog item).

@@ -21,12 +21,19 @@
 // [Service.DeleteTx] marks a resource deleted in the caller's transaction
 // and queues the job that deletes the instance through the SPRM.
 //
-// Status flows SPRM → placement → orders: placement observes the SPRM's
-// instance status changes ([Service.InstanceStatusChangedTx]) and passes
-// them on to Config.Orders, all in the SPRM's transaction.
+// Status flows SPRM → placement → lifecycle: placement observes the SPRM's
+// instance status changes ([Service.InstanceStatusChangedTx]) and reports
+// them to Config.Orders, an [OrderObserver] (the lifecycle), all in the
+// SPRM's transaction.
+//
+// [Service.UpdateTx] realises a new intent of an order: in place when the
+// placement keeps the provider and it registered the "update" operation
+// (the placement.update job sends sprm.Update and reports the update's
+// outcome with ResourceStatus.Updated), else as a replacement through the
+// rehydration job below (no operation; ReplacementFailedTx if it fails).
 //
 // [Service.Rehydrate] (POST /api/v1/resources/{instance_id}:rehydrate, and
-// the catalog's :rehydrate through it) re-runs today's policy chain on the
+// the order's :rehydrate through it) re-runs today's policy chain on the
 // resource's ORIGINAL intent; a rejection is noted on the resource
 // (last_rehydration) and recorded as a failed operation, nothing else
 // changes. Otherwise one transaction stores the new resource (same
@@ -36,7 +43,7 @@
 // SPRM (a retry finds it, sprm.ErrInstanceExists) and only once that create
 // was accepted, in one transaction, queues the old instance's deferred
 // deletion (sprm CleanupEnqueueTx), soft-removes the old resource, repoints
-// the order (Config.Repointer) and finishes the operation. Until then the
+// the order (Config.Orders.ResourceReplacedTx) and finishes the operation. Until then the
 // order's current resource is the old one, so status reports for the new
 // instance do not reach the order. A failed create finishes the operation
 // with the error and leaves the old resource current.
