@@ -30,7 +30,7 @@ const gated = `{"initial_state": "start",
 // that follows it, a provider for it and a catalog item.
 func gatedEnv(t *testing.T, engine store.Engine, adjust ...func(*server.Config)) (*apitest.Server, *providertest.Server) {
 	t.Helper()
-	s := apitest.Start(t, engine, append([]func(*server.Config){fast}, adjust...)...)
+	s := apitest.Start(t, engine, append([]func(*server.Config){apitest.Fast}, adjust...)...)
 	s.Do(t, "POST", "/api/v1/lifecycles?id=gated", []byte(`{"compact": `+gated+`}`)).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/service-types?id=cache", map[string]any{
 		"lifecycle": "gated",
@@ -145,7 +145,7 @@ func TestOrders_ServiceLifecycle_QueuedValidationSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, fast, func(c *server.Config) { c.PauseJobs = true })
+		s := apitest.Start(t, engine, apitest.Fast, func(c *server.Config) { c.PauseJobs = true })
 		s.Do(t, "POST", "/api/v1/service-types?id=db", map[string]any{"lifecycle": "service",
 			"schema": map[string]any{"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}}}},
 		).Want(t, http.StatusCreated)

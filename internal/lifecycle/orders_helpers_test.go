@@ -9,7 +9,6 @@ import (
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/poll"
-	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
@@ -22,16 +21,9 @@ type orders struct {
 	p *providertest.Server
 }
 
-func fast(c *server.Config) {
-	c.HealthInterval = 100 * time.Millisecond
-	c.ProviderFailureThreshold = 2
-	c.CleanupInterval = 100 * time.Millisecond
-	c.ProviderTimeout = 2 * time.Second
-}
-
 func setupOrders(t *testing.T, engine store.Engine, providerUpdates bool) *orders {
 	t.Helper()
-	s := apitest.Start(t, engine, fast)
+	s := apitest.Start(t, engine, apitest.Fast)
 	p := providertest.New(t, func(c *providertest.Config) { c.Update = providerUpdates })
 	s.Do(t, "POST", "/api/v1/providers", p.Registration("vm-sp", "vm")).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=small-vm", map[string]any{
@@ -103,9 +95,7 @@ func (e *orders) waitState(t *testing.T, id, state string) order {
 // report PUTs a provider status report for an instance.
 func (e *orders) report(t *testing.T, instanceID, status string) {
 	t.Helper()
-	e.s.Do(t, "PUT", "/api/v1/service-type-instances/"+instanceID+"/status", map[string]any{
-		"status": status, "observed_time": time.Now().UTC().Format(time.RFC3339Nano),
-	}).Want(t, http.StatusOK)
+	e.s.ReportStatus(t, instanceID, status)
 }
 
 // up creates an order and reports its instance RUNNING.

@@ -12,13 +12,6 @@ import (
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
-func fast(c *server.Config) {
-	c.HealthInterval = 100 * time.Millisecond
-	c.ProviderFailureThreshold = 2
-	c.CleanupInterval = 100 * time.Millisecond
-	c.ProviderTimeout = 2 * time.Second
-}
-
 type env struct {
 	s *apitest.Server
 	p *providertest.Server
@@ -28,7 +21,7 @@ type env struct {
 // small-fedora-vm (vcpu.count editable up to 4).
 func setup(t *testing.T, engine store.Engine, adjust ...func(*server.Config)) *env {
 	t.Helper()
-	s := apitest.Start(t, engine, append([]func(*server.Config){fast}, adjust...)...)
+	s := apitest.Start(t, engine, append([]func(*server.Config){apitest.Fast}, adjust...)...)
 	p := providertest.New(t)
 	s.Do(t, "POST", "/api/v1/providers", p.Registration("vm-sp", "vm")).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=small-fedora-vm", map[string]any{
@@ -95,9 +88,7 @@ func (e *env) resource(t *testing.T, id string) resource {
 // report PUTs a provider status report for the instance.
 func (e *env) report(t *testing.T, instanceID, status string) {
 	t.Helper()
-	e.s.Do(t, "PUT", "/api/v1/service-type-instances/"+instanceID+"/status", map[string]any{
-		"status": status, "observed_time": time.Now().UTC().Format(time.RFC3339Nano),
-	}).Want(t, http.StatusOK)
+	e.s.ReportStatus(t, instanceID, status)
 }
 
 func (e *env) waitState(t *testing.T, id, state string) order {

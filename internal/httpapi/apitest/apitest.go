@@ -79,6 +79,24 @@ func (s *Server) Restart(t testing.TB, adjust ...func(*server.Config)) *Server {
 	return start(t, cfg)
 }
 
+// Fast shortens the server's provider and cleanup timings, so tests that
+// wait on a health check or a cleanup pass wait about 100ms.
+func Fast(c *server.Config) {
+	c.HealthInterval = 100 * time.Millisecond
+	c.ProviderFailureThreshold = 2
+	c.CleanupInterval = 100 * time.Millisecond
+	c.ProviderTimeout = 2 * time.Second
+}
+
+// ReportStatus sends a provider's status report for an instance, observed
+// now (PUT /api/v1/service-type-instances/{id}/status), and wants 200.
+func (s *Server) ReportStatus(t testing.TB, instanceID, status string) {
+	t.Helper()
+	s.Do(t, "PUT", "/api/v1/service-type-instances/"+instanceID+"/status", map[string]any{
+		"status": status, "observed_time": time.Now().UTC().Format(time.RFC3339Nano),
+	}).Want(t, http.StatusOK)
+}
+
 // Response is an answer read in full.
 type Response struct {
 	Status int
