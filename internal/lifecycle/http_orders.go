@@ -2,9 +2,11 @@ package lifecycle
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -72,7 +74,11 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	q := r.URL.Query()
-	orders, err := s.Orders(r.Context(), ListOrdersParams{
+	labels, err := labelFilter(q["label"])
+	if err != nil {
+		return err
+	}
+	orders, err := s.Orders(r.Context(), ListOrdersParams{Labels: labels,
 		Project: auth.ProjectFrom(r.Context()), ServiceType: q.Get("service_type"), State: q.Get("state"),
 		CatalogItemID: q.Get("catalog_item_id"), ParentID: q.Get("parent_id"), ShowDeleted: showDeleted, Page: page,
 	})
@@ -152,4 +158,17 @@ func (s *Service) handleListEvents(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, events)
+}
+
+// labelFilter reads ?label=key:value (repeatable; API.md's label filter).
+func labelFilter(values []string) (map[string]string, error) {
+	out := make(map[string]string, len(values))
+	for _, v := range values {
+		key, value, ok := strings.Cut(v, ":")
+		if !ok || key == "" {
+			return nil, invalid.New("label", "must be key:value, not %q", v)
+		}
+		out[key] = value
+	}
+	return out, nil
 }

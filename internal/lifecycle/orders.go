@@ -208,8 +208,10 @@ type ListOrdersParams struct {
 	State         string
 	CatalogItemID string
 	ParentID      string
-	ShowDeleted   bool
-	Page          store.PageRequest
+	// Labels keeps the orders that have every one of these labels.
+	Labels      map[string]string
+	ShowDeleted bool
+	Page        store.PageRequest
 }
 
 // Orders lists a project's orders, oldest first.
@@ -217,7 +219,7 @@ func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Or
 	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,
-		p.ParentID, p.ShowDeleted)
+		p.ParentID, store.JSON(nonNilMap(p.Labels)), p.ShowDeleted)
 	if err != nil {
 		return page, fmt.Errorf("list orders: %w", err)
 	}

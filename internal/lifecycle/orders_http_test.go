@@ -248,3 +248,44 @@ func TestOrders_StateAndVersionRules(t *testing.T) {
 			WantProblem(t, http.StatusBadRequest, "INVALID_PAGE_TOKEN")
 	})
 }
+
+func TestOrders_ListFilters(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setupOrders(t, engine, false)
+		for id, labels := range map[string]map[string]any{
+			"a": {"env": "prod", "team": "x"}, "b": {"env": "prod"}, "c": {"env": "dev", "team": "x"},
+		} {
+			e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{
+				"catalog_item_id": "small-vm", "labels": labels,
+			}).Want(t, http.StatusCreated)
+		}
+		list := func(query string) []string {
+			var page struct {
+				Results []order `json:"results"`
+			}
+			e.s.Do(t, "GET", "/api/v1/catalog-item-instances?"+query, nil).Want(t, http.StatusOK).JSON(t, &page)
+			var ids []string
+			for _, o := range page.Results {
+				ids = append(ids, o.ID)
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		for query, want := range map[string][]string{
+			"label=env:prod":                 {"a", "b"},
+			"label=env:prod&label=team:x":    {"a"},
+			"label=team:x":                   {"a", "c"},
+			"label=env:qa":                   nil,
+			"service_type=vm&state=creating": {"a", "b", "c"},
+			"catalog_item_id=nope":           nil,
+		} {
+			if got := list(query); !slices.Equal(got, want) {
+				t.Errorf("?%s = %v, want %v", query, got, want)
+			}
+		}
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances?label=nocolon", nil).
+			WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+	})
+}

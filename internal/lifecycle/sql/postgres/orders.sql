@@ -31,10 +31,11 @@ WHERE project = $1
   AND ($4::text = '' OR state = $5)
   AND ($6::text = '' OR catalog_item_id = $7)
   AND ($8::text = '' OR parent_id = $9)
-  AND ($10::boolean OR deleted_at IS NULL)
-  AND (create_time, id) > ($11, $12)
+  AND labels @> $10::jsonb
+  AND ($11::boolean OR deleted_at IS NULL)
+  AND (create_time, id) > ($12, $13)
 ORDER BY create_time, id
-LIMIT $13;
+LIMIT $14;
 
 -- name: OrderSave :exec
 -- Writes an order after a transfer or an edit; version is the one read.

@@ -31,6 +31,8 @@ WHERE project = ?
   AND (? = '' OR state = ?)
   AND (? = '' OR catalog_item_id = ?)
   AND (? = '' OR parent_id = ?)
+  AND NOT EXISTS (SELECT 1 FROM json_each(?) AS want
+                  WHERE json_extract(catalog_item_instances.labels, '$.' || json_quote(want.key)) IS NOT want.value)
   AND (? OR deleted_at IS NULL)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
