@@ -84,7 +84,11 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 		From: from, To: target, Operation: string(op), Error: o.LastError})
 	s.log.InfoContext(ctx, "order transfer", "order_id", o.ID, "from", from, "to", target, "trigger", st.trigger,
 		"operation", op, "version", o.Version, "error", o.LastError)
-	return s.enterTx(ctx, tx, o, def, next, depth+1)
+	// A resource transfer without an operation was decided by the
+	// resource's status for the active set it realises: entering the next
+	// state has nothing to realise and no outcome to read again.
+	realised := st.trigger == TriggerResource && op == ""
+	return s.enter(ctx, tx, o, def, next, depth+1, realised)
 }
 
 // enterTx does what entering state st asks (DESIGN §3), in tx: a pending
@@ -94,12 +98,19 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 // as a job (the policy chain runs outside the transaction). Everything is
 // written in tx, so a crash loses none of it.
 func (s *Service) enterTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int) error {
+	return s.enter(ctx, tx, o, def, st, depth, false)
+}
+
+// enter is enterTx; realised says the active set is known to be realised
+// by the current resource, whose status was just read.
+func (s *Service) enter(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int,
+	realised bool) error {
 	if o.DeletedAt != nil {
 		if tr, ok := def.Transfer(st.Name, TriggerOnDelete); ok {
 			return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnDelete}, depth)
 		}
 	}
-	if st.ExportResources {
+	if st.ExportResources && !(realised && o.PendingInstanceID == "") {
 		started, err := s.realiseTx(ctx, tx, o)
 		if err != nil {
 			return err
