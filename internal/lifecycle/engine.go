@@ -72,6 +72,9 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	}
 	from := o.State
 	o.Attributes, o.State, o.Terminal = sets, target, next.Deleted
+	if op != "" {
+		o.wide = true
+	}
 	o.Version++
 	o.LastError = ""
 	if st.failed {
@@ -160,7 +163,7 @@ func validated(o *Order, tr Transfer, trigger Trigger, v *inlineValidation) step
 		return st
 	}
 	placed := v.placed
-	o.validation = &placed
+	o.validation, o.wide = &placed, true
 	return st
 }
 
@@ -204,7 +207,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 		s.log.WarnContext(ctx, "order cannot be realised", "order_id", o.ID, "error", err)
 		return false, nil
 	}
-	o.validation = nil
+	o.validation, o.wide = nil, true
 	if o.InstanceID == "" {
 		id := uuid.NewString()
 		if err := s.cfg.Placement.RecordTx(ctx, tx, placement.RecordParams{

@@ -63,6 +63,9 @@ type Order struct {
 	// events are the transfers taken since the order was read, written
 	// with it.
 	events []Event
+	// wide is set when a column beyond state and status changed (attribute
+	// sets, validation, labels, values): saving then writes the whole row.
+	wide bool
 }
 
 // inlineValidation is the outcome of the policy chain on a set, run in the

@@ -106,6 +106,7 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 		if o.DeletedAt != nil {
 			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
 		}
+		o.wide = true
 		if patch.DisplayName != nil {
 			o.DisplayName = cmpOr(*patch.DisplayName, o.ID)
 		}

@@ -63,10 +63,20 @@ func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) err
 // read at version read.
 func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read int64) error {
 	o.UpdateTime = s.now()
-	n, err := tx.Exec(ctx, s.q.Get("OrderSave"), o.DisplayName, store.JSON(nonNilMap(o.Labels)),
-		store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
-		o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-		o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ID, read)
+	var n int64
+	var err error
+	if o.wide {
+		n, err = tx.Exec(ctx, s.q.Get("OrderSave"), o.DisplayName, store.JSON(nonNilMap(o.Labels)),
+			store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
+			o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
+			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ID, read)
+	} else {
+		// Most saves are a status report or a transfer without operation:
+		// the attribute sets are as read, so they are not encoded again.
+		n, err = tx.Exec(ctx, s.q.Get("OrderSaveState"), o.State, o.Version, o.Generation, o.InstanceID,
+			o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
+			o.PendingInstanceID, o.LastError, o.ID, read)
+	}
 	if err != nil {
 		return fmt.Errorf("save order %s: %w", o.ID, err)
 	}

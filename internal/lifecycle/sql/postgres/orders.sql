@@ -45,6 +45,14 @@ SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, 
     terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18
 WHERE id = $19 AND version = $20;
 
+-- name: OrderSaveState :exec
+-- Writes an order whose attribute sets, validation, labels and values are
+-- as read: a status report, a transfer without operation.
+UPDATE catalog_item_instances
+SET state = $1, version = $2, generation = $3, instance_id = $4, provider_name = $5, status = $6, status_message = $7,
+    update_time = $8, deleted_at = $9, terminal = $10, pending_instance_id = $11, last_error = $12
+WHERE id = $13 AND version = $14;
+
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND NOT terminal;
 

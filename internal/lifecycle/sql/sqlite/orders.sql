@@ -46,6 +46,14 @@ SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, gener
     terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?
 WHERE id = ? AND version = ?;
 
+-- name: OrderSaveState :exec
+-- Writes an order whose attribute sets, validation, labels and values are
+-- as read: a status report, a transfer without operation.
+UPDATE catalog_item_instances
+SET state = ?, version = ?, generation = ?, instance_id = ?, provider_name = ?, status = ?, status_message = ?,
+    update_time = ?, deleted_at = ?, terminal = ?, pending_instance_id = ?, last_error = ?
+WHERE id = ? AND version = ?;
+
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = ? AND NOT terminal;
 
