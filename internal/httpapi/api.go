@@ -69,8 +69,8 @@ func New(cfg Config) (*API, error) {
 
 // Handle registers h for pattern, in ServeMux syntax extended with AEP custom
 // methods: "POST /api/v1/things/{id}:rehydrate". The request passes
-// authentication, the body limit, spec validation and, for POST, the
-// idempotency check before h runs.
+// authentication, the query check, the body limit, spec validation and, for
+// POST, the idempotency check before h runs.
 func (a *API) Handle(pattern string, h HandlerFunc) {
 	a.mux.Handle(muxPattern(pattern), a.route(h, true))
 }
@@ -135,6 +135,10 @@ func (a *API) route(h HandlerFunc, authenticate bool) http.Handler {
 				return
 			}
 			r = r.WithContext(ctx)
+		}
+		if err := checkQuery(r.URL.RawQuery); err != nil {
+			a.WriteError(w, r, err)
+			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)

@@ -185,6 +185,7 @@ func TestAPI_RequestErrorsAreProblems(t *testing.T) {
 		{"wrong method", "DELETE", "/api/v1/widgets", "", nil, 405, "METHOD_NOT_ALLOWED"},
 		{"custom method with GET", "GET", "/api/v1/widgets/a:frob", "", nil, 405, "METHOD_NOT_ALLOWED"},
 		{"unknown custom method", "POST", "/api/v1/widgets/a:polish", "", nil, 404, "NOT_FOUND"},
+		{"undecodable query on a POST", "POST", "/api/v1/widgets?dry_run=%ZZ", `{"name":"a"}`, nil, 400, "INVALID_ARGUMENT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,6 +212,65 @@ func TestAPI_InvalidFieldIsNamed(t *testing.T) {
 	}
 	if err := json.Unmarshal(a.body, &p); err != nil || len(p.Fields) != 1 || p.Fields[0].Field != "name" {
 		t.Fatalf("fields = %+v (%v), want one naming \"name\"; body %s", p.Fields, err, a.body)
+	}
+}
+
+func TestAPI_UndecodableQueryIsRefusedAndNamed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, httpapi.Config{})
+	cases := []struct {
+		name, method, path, body string
+		// fields are the parameters the problem names; none means the
+		// query is fine and the handler answers.
+		fields []string
+		status int
+		reason string
+	}{
+		{name: "bad escape in a value", method: "GET", path: "/api/v1/widgets/x?max_page_size=%ZZ",
+			fields: []string{"max_page_size"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "truncated escape", method: "GET", path: "/api/v1/widgets/x?page_token=ab%2",
+			fields: []string{"page_token"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "only the bad pair is named", method: "GET", path: "/api/v1/widgets/x?show_deleted=true&filter=%G1&max_page_size=5",
+			fields: []string{"filter"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "every bad pair is named", method: "GET", path: "/api/v1/widgets/x?a=%ZZ&b=%",
+			fields: []string{"a", "b"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "bad escape in a name", method: "GET", path: "/api/v1/widgets/x?max%ZZ=1",
+			fields: []string{"max%ZZ"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "semicolon separator", method: "GET", path: "/api/v1/widgets/x?a=1;b=2",
+			fields: []string{"a"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "custom method", method: "POST", path: "/api/v1/widgets/w-1:frob?validate_only=%ZZ",
+			fields: []string{"validate_only"}, status: 400, reason: "INVALID_ARGUMENT"},
+		{name: "good escapes pass", method: "GET", path: "/api/v1/widgets/x?name=a%20b+c&label=k%3Av&empty=&flag",
+			status: 404, reason: "WIDGET_NOT_FOUND"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := h.do(t, tc.method, tc.path, tc.body)
+			if a.status != tc.status {
+				t.Fatalf("status = %d, want %d; body %s", a.status, tc.status, a.body)
+			}
+			if got := a.reason(t); got != tc.reason {
+				t.Fatalf("reason = %s, want %s; body %s", got, tc.reason, a.body)
+			}
+			var p struct {
+				Detail string          `json:"detail"`
+				Fields []invalid.Field `json:"fields"`
+			}
+			if err := json.Unmarshal(a.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range p.Fields {
+				got = append(got, f.Field)
+				if !strings.Contains(p.Detail, f.Field+": query parameter") {
+					t.Errorf("detail %q does not name the parameter %q", p.Detail, f.Field)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
+				t.Fatalf("fields = %q, want %q; body %s", got, tc.fields, a.body)
+			}
+		})
 	}
 }
 

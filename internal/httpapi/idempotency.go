@@ -45,6 +45,10 @@ type IdempotencyConfig struct {
 	LockTimeout time.Duration
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
+	// Holder names this process (its peers id): a key whose first request
+	// it serves is released as soon as the process is known dead
+	// ([IdempotencyStore.ReapTx]), not after LockTimeout.
+	Holder string
 }
 
 // IdempotencyStore records POST answers by (principal, Idempotency-Key):
@@ -54,9 +58,10 @@ type IdempotencyConfig struct {
 //
 // The answer is recorded before the client sees it, so an acknowledged
 // request is always replayable. If the process dies after a handler committed
-// but before the answer was recorded, the key stays "in flight" until
-// LockTimeout, then a retry runs again: handlers that create take the client's
-// ?id= or check natural keys so that a second run finds the first one's work.
+// but before the answer was recorded, the key is released as soon as a peer
+// sees the process dead (ReapTx), and a retry runs the handler again:
+// handlers that create find the first run's work by [RequestKey] (or the
+// client's ?id=), so that the second run answers what the first did.
 type IdempotencyStore struct {
 	cfg IdempotencyConfig
 	q   store.Queries
@@ -83,6 +88,18 @@ func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("prune idempotency keys: %w", err)
 	}
 	return n, nil
+}
+
+// DB is the store the records are kept in.
+func (s *IdempotencyStore) DB() *store.DB { return s.cfg.DB }
+
+// ReapTx releases the keys whose first request a dead process was serving,
+// in the reaping transaction (a peers.Reaper).
+func (s *IdempotencyStore) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error {
+	if _, err := tx.Exec(ctx, s.q.Get("IdempotencyKeyReleaseOfDead"), store.Strings(dead)); err != nil {
+		return fmt.Errorf("release the idempotency keys of %v: %w", dead, err)
+	}
+	return nil
 }
 
 type recordedResponse struct {
@@ -153,7 +170,8 @@ func (s *IdempotencyStore) run(w http.ResponseWriter, r *http.Request, h Handler
 func (s *IdempotencyStore) claim(ctx context.Context, principal, key string, r *http.Request, hash string) (bool, *recordedResponse, error) {
 	now := s.cfg.Now()
 	lock, expires := now.Add(s.cfg.LockTimeout), now.Add(s.cfg.Retention)
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyInsert"), principal, key, r.Method, r.URL.Path, hash, now, lock, expires)
+	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyInsert"), principal, key, r.Method, r.URL.Path, hash, now, lock,
+		expires, s.cfg.Holder)
 	if err != nil {
 		return false, nil, fmt.Errorf("claim idempotency key: %w", err)
 	}
@@ -161,7 +179,7 @@ func (s *IdempotencyStore) claim(ctx context.Context, principal, key string, r *
 		return true, nil, nil
 	}
 	n, err = s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyTakeOver"), r.Method, r.URL.Path, hash, now, lock, expires,
-		principal, key, now, now, hash)
+		s.cfg.Holder, principal, key, now, now, hash)
 	if err != nil {
 		return false, nil, fmt.Errorf("take over idempotency key: %w", err)
 	}

@@ -29,6 +29,7 @@ func idempotentHarness(t *testing.T, engine store.Engine) (*harness, *httpapi.Id
 	clk := &clock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	ids := httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
 		DB: storetest.Open(t, engine), Now: clk.Now, Retention: 24 * time.Hour, LockTimeout: time.Minute,
+		Holder: "process-1",
 	})
 	return newHarness(t, httpapi.Config{Idempotency: ids}), ids, clk
 }
@@ -149,6 +150,37 @@ func TestIdempotency_AbandonedKeyIsTakenOverAfterLockTimeout(t *testing.T) {
 		if n := h.calls.Load(); n != 2 {
 			t.Fatalf("handler ran %d times, want 2", n)
 		}
+	})
+}
+
+// TestIdempotency_DeadHoldersKeyIsFreeAtOnce: the process serving a key's
+// first request died (kill -9); once a peer reaps it, a retry runs at once,
+// long before the lock timeout.
+func TestIdempotency_DeadHoldersKeyIsFreeAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		h, ids, _ := idempotentHarness(t, engine)
+		done := h.startBlocked(t, "held")
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "held"); a.status != 409 {
+			t.Fatalf("while its holder lives: %d %s, want 409", a.status, a.body)
+		}
+		ctx := context.Background()
+		// Another process dying releases nothing of ours.
+		if err := ids.DB().InTx(ctx, func(tx *store.Tx) error { return ids.ReapTx(ctx, tx, []string{"process-9"}) }); err != nil {
+			t.Fatal(err)
+		}
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "held"); a.status != 409 {
+			t.Fatalf("after another process died: %d %s, want 409", a.status, a.body)
+		}
+		if err := ids.DB().InTx(ctx, func(tx *store.Tx) error { return ids.ReapTx(ctx, tx, []string{"process-1"}) }); err != nil {
+			t.Fatal(err)
+		}
+		if a := h.do(t, "POST", "/api/v1/slow-widgets", `{}`, "Idempotency-Key", "held"); a.status != 201 || a.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("after its holder died: %d %s, want the request run again", a.status, a.body)
+		}
+		close(h.gate)
+		<-done
 	})
 }
 

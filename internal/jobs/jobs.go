@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,9 @@ import (
 
 	"github.com/stewardhq/steward/internal/store"
 )
+
+//go:embed sql
+var sqlFS embed.FS
 
 // Workers is the registry domains add their River workers to
 // (river.AddWorker(workers, w)) before the Client is built.
@@ -49,6 +53,10 @@ type Periodic struct {
 type Config struct {
 	DB     *store.DB
 	Logger *slog.Logger
+	// ID names this process to River (the client id recorded on the jobs it
+	// fetches), so that [Reap] can find the jobs of a dead process. Use the
+	// process's peers id. Defaults to one River generates.
+	ID string
 	// Workers holds the domains' workers. Defaults to an empty registry.
 	Workers *Workers
 	// Periodic lists the periodic jobs.
@@ -61,6 +69,11 @@ type Config struct {
 	PollInterval time.Duration
 	// JobTimeout bounds one attempt of a job. Defaults to 1m.
 	JobTimeout time.Duration
+	// RescueAfter is when River's own rescuer takes a job still running
+	// for stuck (a process that is alive but whose job hangs past its
+	// timeout). A dead process's jobs are taken over sooner, by [Reap].
+	// Defaults to JobTimeout + 1m.
+	RescueAfter time.Duration
 	// Paused makes Start run nothing: jobs are queued and stay queued until
 	// a client that is not paused starts (maintenance, and tests that show
 	// queued work survives a restart).
@@ -87,12 +100,15 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeout := cmp.Or(cfg.JobTimeout, time.Minute)
 	rcfg := &river.Config{
-		Logger:       cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)}},
-		Workers:      workers,
-		PeriodicJobs: periodic,
-		JobTimeout:   cmp.Or(cfg.JobTimeout, time.Minute),
+		ID:                   cfg.ID,
+		Logger:               cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)}},
+		Workers:              workers,
+		PeriodicJobs:         periodic,
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+time.Minute),
 	}
 	c := &Client{paused: cfg.Paused}
 	switch cfg.DB.Engine() {
@@ -183,6 +199,21 @@ func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs,
 	}
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// Reap takes over the jobs of dead processes, in tx: the jobs they were
+// running are available again at once (not after the rescue window), and
+// a dead leader resigns so that a live client is elected without waiting
+// for its lease. Register it with peers.Registry.AddReaper.
+func Reap(ctx context.Context, tx *store.Tx, dead []string) error {
+	q := store.MustLoadQueries(sqlFS, "sql", tx.Engine())
+	if _, err := tx.Exec(ctx, q.Get("JobRequeueOfDead"), store.Strings(dead)); err != nil {
+		return fmt.Errorf("requeue the jobs of %v: %w", dead, err)
+	}
+	if _, err := tx.Exec(ctx, q.Get("JobLeaderOfDeadResign"), store.Strings(dead)); err != nil {
+		return fmt.Errorf("resign the leadership of %v: %w", dead, err)
 	}
 	return nil
 }

@@ -133,3 +133,70 @@ func TestNew_RefusesBadPeriodicJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestReap_RunsADeadProcessesJobsAgainAtOnce simulates a kill -9: two jobs
+// were fetched and left running, one by a process now dead, one by a live
+// one. Reap makes only the dead one's job run again, long before River's
+// rescue window.
+func TestReap_RunsADeadProcessesJobsAgainAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		db := storetest.Open(t, engine, jobs.Migrator())
+		enqueuer := jobs.NewWorkers()
+		river.AddWorker(enqueuer, &pingWorker{})
+		paused, err := jobs.New(jobs.Config{DB: db, Workers: enqueuer, Paused: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 2; n++ {
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return paused.InsertTx(ctx, tx, pingArgs{N: n}, nil) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// What a fetch by each process left behind.
+		crash := `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = datetime('now'),
+			attempted_by = jsonb(json_array(?)) WHERE json_extract(args, '$.n') = ?`
+		if engine == store.Postgres {
+			crash = `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(),
+				attempted_by = ARRAY[$1::text] WHERE (args->>'n')::int = $2`
+		}
+		for n, by := range map[int]string{1: "dead-1", 2: "alive-1"} {
+			if _, err := db.Exec(ctx, crash, by, n); err != nil {
+				t.Fatalf("simulate the fetch of job %d: %v", n, err)
+			}
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return jobs.Reap(ctx, tx, []string{"dead-1"}) }); err != nil {
+			t.Fatalf("reap: %v", err)
+		}
+
+		workers := jobs.NewWorkers()
+		w := &pingWorker{done: make(chan int, 10)}
+		river.AddWorker(workers, w)
+		c, err := jobs.New(jobs.Config{DB: db, Workers: workers, PollInterval: 50 * time.Millisecond, ID: "alive-2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(t, c)
+		select {
+		case n := <-w.done:
+			if n != 1 {
+				t.Fatalf("worked job %d, want the dead process's job 1", n)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the dead process's job never ran again")
+		}
+		var state string
+		q := `SELECT state FROM river_job WHERE json_extract(args, '$.n') = 2`
+		if engine == store.Postgres {
+			q = `SELECT state FROM river_job WHERE (args->>'n')::int = 2`
+		}
+		if err := db.QueryRow(ctx, q).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		if state != "running" {
+			t.Errorf("the live process's job is %s, want still running (not taken from a live process)", state)
+		}
+	})
+}

@@ -26,6 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
+	"internal/peers":           {"internal/store"},
 	"internal/events":          {"internal/store"},
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},

@@ -29,6 +29,7 @@ import (
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/peers"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
@@ -88,6 +89,11 @@ type Config struct {
 	// changes made on another. Defaults to 2s.
 	PolicyRefreshInterval time.Duration
 
+	// PeerInterval is how often this process renews its lease among the
+	// processes sharing the store and looks for dead ones to take over
+	// from. Defaults to 1s; a peer on another host is dead after 5 intervals.
+	PeerInterval time.Duration
+
 	// PauseJobs runs no background jobs: work is queued and stays queued
 	// until a server without it starts (maintenance; restart tests).
 	PauseJobs bool
@@ -108,6 +114,7 @@ type Server struct {
 	logger *slog.Logger
 
 	db          *store.DB
+	peers       *peers.Registry
 	nats        *events.EmbeddedServer
 	bus         *events.Bus
 	relay       *events.Relay
@@ -183,6 +190,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.stopStatus, err = s.sprm.ConsumeStatus(ctx, s.bus); err != nil {
 		return fmt.Errorf("server: consume provider status events: %w", err)
 	}
+	// Before any job runs: what a dead earlier incarnation held (running
+	// jobs, in-flight Idempotency-Keys) is taken over now.
+	if err := s.peers.Start(ctx); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	if err := s.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("server: start jobs: %w", err)
 	}
@@ -227,6 +239,8 @@ func (s *Server) startStore(ctx context.Context) error {
 	}
 	s.db = db
 	s.checks = append(s.checks, healthCheck{"database", db.Ping})
+	s.peers = peers.New(peers.Config{DB: db, Logger: s.logger.With("component", "peers"),
+		Interval: s.cfg.PeerInterval})
 	return nil
 }
 
@@ -260,8 +274,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 	table := problems()
 	s.operations = operations.New(operations.Config{DB: s.db, ErrorBody: table.Render})
 	s.idempotency = httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
-		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention,
+		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention, Holder: s.peers.ID(),
 	})
+	s.peers.AddReaper("idempotency keys", s.idempotency.ReapTx)
+	s.peers.AddReaper("jobs", jobs.Reap)
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serviceTypes, err := catalog.NewServiceTypes(s.db)
@@ -337,7 +353,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
 	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic,
-		Workers: workers, Paused: s.cfg.PauseJobs})
+		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
 	if err != nil {
 		return err
 	}
@@ -487,6 +503,10 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if s.jobs != nil {
 			errs = append(errs, s.jobs.Stop(ctx))
+		}
+		if s.peers != nil {
+			// After the jobs stopped: a process that stopped holds nothing.
+			errs = append(errs, s.peers.Stop(ctx))
 		}
 		if s.bus != nil {
 			errs = append(errs, s.bus.Stop(ctx))

@@ -18,6 +18,15 @@ type JSONArg struct{ v any }
 // encode. A nil v is JSON null, not SQL NULL.
 func JSON(v any) JSONArg { return JSONArg{v: v} }
 
+// StringsArg is a statement argument holding a list of strings, made by
+// [Strings].
+type StringsArg []string
+
+// Strings returns ss as one argument for a set test: PostgreSQL receives a
+// text[] (write "x = ANY($1::text[])"), SQLite a JSON array (write
+// "x IN (SELECT value FROM json_each(?))").
+func Strings(ss []string) StringsArg { return StringsArg(ss) }
+
 // Now returns clock's time (time.Now when clock is nil) in UTC, truncated to
 // the microsecond: the precision both engines keep, so a time written reads
 // back equal. Domains call it with their Config.Now, so tests can set the
@@ -40,9 +49,12 @@ func (a JSONArg) encode(i int) (json.RawMessage, error) {
 // pgArgs encodes the JSON arguments; pgx takes the other types as they are.
 func pgArgs(args []any) ([]any, error) {
 	return convertArgs(args, func(i int, a any) (any, bool, error) {
-		if j, ok := a.(JSONArg); ok {
-			v, err := j.encode(i)
+		switch a := a.(type) {
+		case JSONArg:
+			v, err := a.encode(i)
 			return v, true, err
+		case StringsArg:
+			return append([]string{}, a...), true, nil
 		}
 		return nil, false, nil
 	})
@@ -69,6 +81,9 @@ func liteArgs(args []any) ([]any, error) {
 		case JSONArg:
 			b, err := a.encode(i)
 			return string(b), true, err
+		case StringsArg:
+			b, _ := json.Marshal(append([]string{}, a...)) // strings always encode
+			return string(b), true, nil
 		}
 		return nil, false, nil
 	})

@@ -67,3 +67,34 @@ func TestNow_UTCAtMicrosecondsAndDefaultsToTimeNow(t *testing.T) {
 		t.Errorf("Now(nil) = %v, want the current time in UTC at microseconds", got)
 	}
 }
+
+func TestStrings_IsOneSetArgumentOnBothEngines(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		db := storetest.Open(t, engine)
+		at := store.Now(nil)
+		for _, id := range []string{"a", "b", "c"} {
+			if err := insertOp(ctx, db, engine, id, at, store.JSON(nil)); err != nil {
+				t.Fatalf("insert %s: %v", id, err)
+			}
+		}
+		query := `SELECT COUNT(*) FROM operations WHERE id IN (SELECT value FROM json_each(?))`
+		if engine == store.Postgres {
+			query = `SELECT COUNT(*) FROM operations WHERE id = ANY($1::text[])`
+		}
+		for _, tc := range []struct {
+			ids  []string
+			want int
+		}{{[]string{"a", "c", "zz"}, 2}, {nil, 0}, {[]string{`"quoted"`, "b"}, 1}} {
+			var n int
+			if err := db.QueryRow(ctx, query, store.Strings(tc.ids)).Scan(&n); err != nil {
+				t.Fatalf("query %v: %v", tc.ids, err)
+			}
+			if n != tc.want {
+				t.Errorf("rows in %v = %d, want %d", tc.ids, n, tc.want)
+			}
+		}
+	})
+}

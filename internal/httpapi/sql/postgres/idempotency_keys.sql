@@ -1,6 +1,6 @@
 -- name: IdempotencyKeyInsert :exec
-INSERT INTO idempotency_keys (principal, key, method, path, request_hash, created_at, locked_until, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO idempotency_keys (principal, key, method, path, request_hash, created_at, locked_until, expires_at, holder)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (principal, key) DO NOTHING;
 
 -- name: IdempotencyKeyTakeOver :exec
@@ -8,9 +8,9 @@ ON CONFLICT (principal, key) DO NOTHING;
 -- (in flight past its lock, same request): the process serving it died.
 UPDATE idempotency_keys
 SET method = $1, path = $2, request_hash = $3, status_code = NULL, response_header = NULL, response_body = NULL,
-    created_at = $4, locked_until = $5, expires_at = $6
-WHERE principal = $7 AND key = $8
-  AND (expires_at < $9 OR (status_code IS NULL AND locked_until < $10 AND request_hash = $11));
+    created_at = $4, locked_until = $5, expires_at = $6, holder = $7
+WHERE principal = $8 AND key = $9
+  AND (expires_at < $10 OR (status_code IS NULL AND locked_until < $11 AND request_hash = $12));
 
 -- name: IdempotencyKeyGet :one
 SELECT request_hash, status_code, response_header, response_body
@@ -29,3 +29,9 @@ WHERE principal = $1 AND key = $2 AND status_code IS NULL;
 -- name: IdempotencyKeyPrune :exec
 DELETE FROM idempotency_keys
 WHERE expires_at < $1 AND (status_code IS NOT NULL OR locked_until < $2);
+
+-- name: IdempotencyKeyReleaseOfDead :exec
+-- The keys whose first request a dead process was serving: a retry runs it
+-- again at once.
+DELETE FROM idempotency_keys
+WHERE status_code IS NULL AND holder = ANY($1::text[]);

@@ -1,6 +1,6 @@
 -- name: IdempotencyKeyInsert :exec
-INSERT INTO idempotency_keys (principal, key, method, path, request_hash, created_at, locked_until, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO idempotency_keys (principal, key, method, path, request_hash, created_at, locked_until, expires_at, holder)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (principal, key) DO NOTHING;
 
 -- name: IdempotencyKeyTakeOver :exec
@@ -8,7 +8,7 @@ ON CONFLICT (principal, key) DO NOTHING;
 -- (in flight past its lock, same request): the process serving it died.
 UPDATE idempotency_keys
 SET method = ?, path = ?, request_hash = ?, status_code = NULL, response_header = NULL, response_body = NULL,
-    created_at = ?, locked_until = ?, expires_at = ?
+    created_at = ?, locked_until = ?, expires_at = ?, holder = ?
 WHERE principal = ? AND key = ?
   AND (expires_at < ? OR (status_code IS NULL AND locked_until < ? AND request_hash = ?));
 
@@ -29,3 +29,9 @@ WHERE principal = ? AND key = ? AND status_code IS NULL;
 -- name: IdempotencyKeyPrune :exec
 DELETE FROM idempotency_keys
 WHERE expires_at < ? AND (status_code IS NOT NULL OR locked_until < ?);
+
+-- name: IdempotencyKeyReleaseOfDead :exec
+-- The keys whose first request a dead process was serving: a retry runs it
+-- again at once.
+DELETE FROM idempotency_keys
+WHERE status_code IS NULL AND holder IN (SELECT value FROM json_each(?));

@@ -1,0 +1,11 @@
+-- name: JobRequeueOfDead :exec
+-- The jobs a dead process was running (the last client that fetched them is
+-- the dead one) run again now; River's attempt count is kept, so a worker
+-- still sees its last attempt as the last.
+UPDATE river_job
+SET state = 'available', scheduled_at = now()
+WHERE state = 'running'
+  AND attempted_by[array_length(attempted_by, 1)] = ANY($1::text[]);
+
+-- name: JobLeaderOfDeadResign :exec
+DELETE FROM river_leader WHERE leader_id = ANY($1::text[]);
