@@ -236,6 +236,25 @@ func (s *IdempotencyStore) release(ctx context.Context, principal, key string) {
 	}
 }
 
+// RequestKey identifies the request an Idempotency-Key names, for the
+// principal making it; "" without a key. A handler that creates stores it
+// with what it creates, in the same transaction, and looks it up first: a
+// request run again because its first run's process died (the key was
+// released before its answer was recorded) then answers with what the first
+// run created instead of creating it twice.
+func RequestKey(r *http.Request) string {
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if key == "" {
+		return ""
+	}
+	principal := "anonymous"
+	if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		principal = p.String()
+	}
+	h := sha256.Sum256([]byte(principal + "\x00" + key))
+	return hex.EncodeToString(h[:16])
+}
+
 func requestHash(r *http.Request, body []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery)

@@ -56,6 +56,7 @@ func (s *Service) handleCreateOrder(w http.ResponseWriter, r *http.Request) erro
 	}
 	p.ID = r.URL.Query().Get("id")
 	p.Project = auth.ProjectFrom(r.Context())
+	p.RequestKey = httpapi.RequestKey(r)
 	o, err := s.CreateOrder(r.Context(), p)
 	if err != nil {
 		return err
@@ -141,7 +142,7 @@ func (s *Service) handleSetState(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleRehydrateOrder(w http.ResponseWriter, r *http.Request) error {
-	op, err := s.RehydrateOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r))
+	op, err := s.RehydrateOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), httpapi.RequestKey(r))
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,8 @@ type Order struct {
 	// wide is set when a column beyond state and status changed (attribute
 	// sets, validation, labels, values): saving then writes the whole row.
 	wide bool
+	// requestKey is the creating request's (written at insert only).
+	requestKey string
 }
 
 // inlineValidation is the outcome of the policy chain on a set, run in the

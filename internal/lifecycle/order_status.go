@@ -164,7 +164,7 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 // a new instance id is generated and placement rehydrates the order's
 // current resource into it from its original intent; the order is
 // repointed once the new create is accepted ([Service.ResourceReplacedTx]).
-func (s *Service) RehydrateOrder(ctx context.Context, project, ref string) (operations.Operation, error) {
+func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey string) (operations.Operation, error) {
 	o, err := s.Order(ctx, project, ref, false)
 	if err != nil {
 		return operations.Operation{}, err
@@ -174,7 +174,7 @@ func (s *Service) RehydrateOrder(ctx context.Context, project, ref string) (oper
 	}
 	return s.cfg.Placement.Rehydrate(ctx, placement.RehydrateParams{
 		Project: project, InstanceID: o.InstanceID, NewInstanceID: uuid.NewString(),
-		Target: "catalog-item-instances/" + o.ID,
+		Target: "catalog-item-instances/" + o.ID, RequestKey: requestKey,
 	})
 }
 

@@ -49,7 +49,7 @@ func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) err
 		store.JSON(nonNilMap(o.Labels)), store.JSON(nonNilSlice(o.UserValues)), o.ParentID, o.State, o.Lifecycle,
 		o.Version, o.Generation, store.JSON(o.Attributes), o.InstanceID, o.ProviderName, string(o.Status),
 		o.StatusMessage, o.CreateTime, o.UpdateTime, o.Terminal, o.Identity, o.PendingInstanceID,
-		store.JSON(o.validationJSON()), o.LastError)
+		store.JSON(o.validationJSON()), o.LastError, o.requestKey)
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return &OrderExistsError{ID: o.ID, Identity: o.Identity}
 	}

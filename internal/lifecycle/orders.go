@@ -30,6 +30,9 @@ type CreateOrderParams struct {
 	UserValues    []catalog.UserValue `json:"user_values"`
 	ParentID      *string             `json:"parent_id"`
 	Labels        map[string]string   `json:"labels"`
+	// RequestKey identifies the request (httpapi.RequestKey): a create
+	// run again under the same key returns the order the first run made.
+	RequestKey string `json:"-"`
 }
 
 // CreateOrder runs an order's creation (LSM "create"): the spec built from
@@ -56,6 +59,9 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	}
 	if err := errs.Err(); err != nil {
 		return Order{}, err
+	}
+	if o, ok, err := s.orderOfRequest(ctx, p); ok || err != nil {
+		return o, err
 	}
 	if _, err := s.orderByID(ctx, p.ID); err == nil {
 		return Order{}, &OrderExistsError{ID: p.ID}
@@ -84,7 +90,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		DisplayName: cmpOr(p.DisplayName, p.ID), Labels: p.Labels, UserValues: p.UserValues, ParentID: p.ParentID,
 		State: def.InitialState, Lifecycle: st.Lifecycle, Version: 1, Generation: 1,
 		Attributes: Attributes{Candidate: spec}, Status: provider.StatusPending, CreateTime: now, UpdateTime: now,
-		Identity: identityOf(st, spec)}
+		Identity: identityOf(st, spec), requestKey: p.RequestKey}
 	initial, _ := def.State(def.InitialState)
 	o.Terminal = initial.Deleted
 	// The first validation runs in the request, so a rejection is the
@@ -121,11 +127,34 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		return nil
 	})
 	if err != nil {
+		if o, ok, _ := s.orderOfRequest(ctx, p); ok {
+			return o, nil // the same request, run concurrently after a takeover
+		}
 		return Order{}, err
 	}
 	s.log.InfoContext(ctx, "order created", "order_id", o.ID, "state", o.State, "instance_id", o.InstanceID,
 		"provider", o.ProviderName)
 	return s.Order(ctx, p.Project, p.ID, true)
+}
+
+// orderOfRequest returns the order an earlier run of the same request
+// created (ok), when p carries a request key.
+func (s *Service) orderOfRequest(ctx context.Context, p CreateOrderParams) (Order, bool, error) {
+	if p.RequestKey == "" {
+		return Order{}, false, nil
+	}
+	var id string
+	err := s.cfg.DB.QueryRow(ctx, s.q.Get("OrderIDByRequestKey"), p.RequestKey).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Order{}, false, nil
+	}
+	if err != nil {
+		return Order{}, false, err
+	}
+	s.log.InfoContext(ctx, "create run again after its process died: answering with the order it made",
+		"order_id", id)
+	o, err := s.Order(ctx, p.Project, id, true)
+	return o, err == nil, err
 }
 
 // checkCreateModifiers refuses user values at attributes the server or

@@ -59,6 +59,9 @@ type StartParams struct {
 	Target  string
 	// Metadata is kind-specific; kind and target are added to it.
 	Metadata map[string]any
+	// RequestKey identifies the request that started it
+	// (httpapi.RequestKey), for [Service.ByRequestKey].
+	RequestKey string
 }
 
 // StartTx records a running operation in the caller's transaction.
@@ -75,7 +78,7 @@ func (s *Service) StartTx(ctx context.Context, tx *store.Tx, p StartParams) (Ope
 		return Operation{}, fmt.Errorf("encode operation metadata: %w", err)
 	}
 	if _, err := tx.Exec(ctx, s.q.Get("OperationInsert"), op.ID, op.Project, op.Kind, op.Target,
-		json.RawMessage(meta), now, now); err != nil {
+		json.RawMessage(meta), now, now, p.RequestKey); err != nil {
 		return Operation{}, fmt.Errorf("insert operation: %w", err)
 	}
 	return op, nil
@@ -125,6 +128,16 @@ func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p Finis
 // Get returns the operation id of project, or ErrNotFound.
 func (s *Service) Get(ctx context.Context, project, id string) (Operation, error) {
 	return s.get(ctx, s.cfg.DB, s.q.Get("OperationGet"), project, id)
+}
+
+// ByRequestKey returns the operation of project that the request key
+// started, or ErrNotFound: a request run again after its process died
+// answers with the operation its first run started.
+func (s *Service) ByRequestKey(ctx context.Context, project, key string) (Operation, error) {
+	if key == "" {
+		return Operation{}, ErrNotFound
+	}
+	return s.get(ctx, s.cfg.DB, s.q.Get("OperationGetByRequestKey"), project, key)
 }
 
 // ListParams filters and pages a list of operations.

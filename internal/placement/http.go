@@ -31,6 +31,7 @@ func (s *Service) handleRehydrate(w http.ResponseWriter, r *http.Request) error 
 	}
 	op, err := s.Rehydrate(r.Context(), RehydrateParams{
 		Project: auth.ProjectFrom(r.Context()), InstanceID: r.PathValue("instance_id"), NewInstanceID: body.NewInstanceID,
+		RequestKey: httpapi.RequestKey(r),
 	})
 	if err != nil {
 		return err

@@ -38,6 +38,9 @@ type RehydrateParams struct {
 	NewInstanceID string
 	// Target is the operation's target; defaults to resources/{InstanceID}.
 	Target string
+	// RequestKey identifies the request (httpapi.RequestKey): run again
+	// under the same key, Rehydrate returns the operation it started.
+	RequestKey string
 }
 
 // Rehydrate runs the synchronous part of the rehydration seed's flow: it
@@ -60,6 +63,9 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		return operations.Operation{}, invalid.New("new_instance_id", "must match %s", instanceIDPattern)
 	case p.NewInstanceID == p.InstanceID:
 		return operations.Operation{}, invalid.New("new_instance_id", "must differ from the current instance id")
+	}
+	if op, err := s.cfg.Operations.ByRequestKey(ctx, p.Project, p.RequestKey); !errors.Is(err, operations.ErrNotFound) {
+		return op, err
 	}
 	old, err := s.Resource(ctx, p.Project, p.InstanceID, false)
 	if err != nil {
@@ -102,7 +108,7 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		}
 		meta["provider_name"] = placed.ProviderName
 		op, err = s.cfg.Operations.StartTx(ctx, tx, operations.StartParams{
-			Project: old.Project, Kind: KindRehydrate, Target: p.Target, Metadata: meta,
+			Project: old.Project, Kind: KindRehydrate, Target: p.Target, Metadata: meta, RequestKey: p.RequestKey,
 		})
 		if err != nil {
 			return err

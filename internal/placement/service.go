@@ -46,6 +46,7 @@ type provisioner interface {
 type operationRecorder interface {
 	StartTx(ctx context.Context, tx *store.Tx, p operations.StartParams) (operations.Operation, error)
 	FinishTx(ctx context.Context, tx *store.Tx, id string, p operations.FinishParams) (operations.Operation, error)
+	ByRequestKey(ctx context.Context, project, key string) (operations.Operation, error)
 }
 
 // jobInserter queues River jobs in a transaction (*jobs.Client).

@@ -2,8 +2,12 @@
 INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
                                     parent_id, state, lifecycle, version, generation, attributes, instance_id,
                                     provider_name, status, status_message, create_time, update_time, terminal,
-                                    identity, pending_instance_id, validation, last_error)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24);
+                                    identity, pending_instance_id, validation, last_error, request_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+        $25);
+
+-- name: OrderIDByRequestKey :one
+SELECT id FROM catalog_item_instances WHERE request_key = $1;
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,

@@ -2,8 +2,11 @@
 INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
                                     parent_id, state, lifecycle, version, generation, attributes, instance_id,
                                     provider_name, status, status_message, create_time, update_time, terminal,
-                                    identity, pending_instance_id, validation, last_error)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                                    identity, pending_instance_id, validation, last_error, request_key)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: OrderIDByRequestKey :one
+SELECT id FROM catalog_item_instances WHERE request_key = ?;
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,

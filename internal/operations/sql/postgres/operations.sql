@@ -1,6 +1,11 @@
 -- name: OperationInsert :exec
-INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time)
-VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7);
+INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time, request_key)
+VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8);
+
+-- name: OperationGetByRequestKey :one
+SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
+FROM operations
+WHERE project = $1 AND request_key = $2;
 
 -- name: OperationGet :one
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time

@@ -1,6 +1,11 @@
 -- name: OperationInsert :exec
-INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time)
-VALUES (?, ?, ?, ?, 0, ?, ?, ?);
+INSERT INTO operations (id, project, kind, target, done, metadata, create_time, update_time, request_key)
+VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?);
+
+-- name: OperationGetByRequestKey :one
+SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
+FROM operations
+WHERE project = ? AND request_key = ?;
 
 -- name: OperationGet :one
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
