@@ -51,18 +51,44 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	if r.DeletedAt != nil || r.Status != provider.StatusPending {
 		return nil // deleted before it was provisioned, or already provisioned
 	}
-	_, err = s.cfg.SPRM.Create(ctx, sprm.CreateParams{
-		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest,
-		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
-	})
+	err = s.createInstance(ctx, r)
 	switch {
-	case err == nil || errors.Is(err, sprm.ErrInstanceExists):
+	case err == nil:
 		return s.deleteIfOrderGone(ctx, instanceID)
 	case transient(err) && !last:
 		return fmt.Errorf("provision %s on %s: %w", instanceID, r.ProviderName, err)
 	}
 	s.log.WarnContext(ctx, "provisioning failed", "instance_id", instanceID, "provider", r.ProviderName, "error", err)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the attempt may have timed out
+	defer cancel()
+	s.giveUp(ctx, instanceID, err)
 	return s.fail(ctx, instanceID, "provisioning failed: "+err.Error())
+}
+
+// createInstance creates a resource's instance through the SPRM under the
+// resource's id, resuming what an earlier attempt (maybe in a process that
+// died) left: its outcome is resolved with the provider, never created
+// twice, never failed for being unknown.
+func (s *Service) createInstance(ctx context.Context, r Resource) error {
+	_, err := s.cfg.SPRM.Create(ctx, sprm.CreateParams{
+		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Resume: true,
+		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
+	})
+	return err
+}
+
+// giveUp abandons a create whose outcome is still unknown at the last
+// attempt: the SPRM queues the instance for cleanup, so nothing the
+// provider may hold is orphaned.
+func (s *Service) giveUp(ctx context.Context, instanceID string, cause error) {
+	var unknown *sprm.OutcomeUnknownError
+	if !errors.As(cause, &unknown) || !unknown.Resolvable {
+		return
+	}
+	if err := s.cfg.SPRM.Abandon(ctx, instanceID); err != nil {
+		// The stale-intent sweep queues it later.
+		s.log.ErrorContext(ctx, "abandon a create of unknown outcome", "instance_id", instanceID, "error", err)
+	}
 }
 
 // deleteIfOrderGone deletes an instance whose order was deleted while the
@@ -76,16 +102,17 @@ func (s *Service) deleteIfOrderGone(ctx context.Context, instanceID string) erro
 }
 
 // transient reports whether a create failure may pass by itself: the
-// provider is not healthy now, or Steward's own store failed. A refusal, a
-// bad request and an unknown outcome (the SPRM queued the instance for
-// cleanup, so its id is spent) are final.
+// provider is not healthy now or its answer was lost (the next attempt
+// resolves it), or Steward's own store failed. A refusal, a bad request and
+// an outcome given up (queued for cleanup, so its id is spent) are final.
 func transient(err error) bool {
 	var refused *sprm.ProviderError
 	var unknown *sprm.OutcomeUnknownError
 	var bad *invalid.Error
 	switch {
-	case errors.As(err, &refused), errors.As(err, &unknown), errors.As(err, &bad),
-		errors.Is(err, sprm.ErrProviderNotFound):
+	case errors.As(err, &unknown):
+		return unknown.Resolvable
+	case errors.As(err, &refused), errors.As(err, &bad), errors.Is(err, sprm.ErrProviderNotFound):
 		return false
 	}
 	return true

@@ -245,13 +245,7 @@ func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) err
 	if r.RehydrationStatus == nil || *r.RehydrationStatus != rehydrationRunning {
 		return nil // finished by an earlier attempt
 	}
-	_, err = s.cfg.SPRM.Create(ctx, sprm.CreateParams{
-		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest,
-		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
-	})
-	if errors.Is(err, sprm.ErrInstanceExists) {
-		err = s.checkEarlierCreate(ctx, r.ID)
-	}
+	err = s.createInstance(ctx, r)
 	switch {
 	case err == nil:
 		return s.completeRehydration(ctx, a, r)
@@ -260,25 +254,10 @@ func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) err
 	}
 	s.log.WarnContext(ctx, "rehydration failed: the new instance was not created", "instance_id", r.ID,
 		"provider", r.ProviderName, "error", err)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the attempt may have timed out
+	defer cancel()
+	s.giveUp(ctx, r.ID, err)
 	return s.failRehydration(ctx, a, err)
-}
-
-// checkEarlierCreate decides whether an instance an earlier attempt
-// created was accepted: nil if so; an error if its outcome is unknown (it
-// was queued for cleanup) or still being decided (transient: retried).
-func (s *Service) checkEarlierCreate(ctx context.Context, id string) error {
-	in, err := s.cfg.SPRM.Instance(ctx, "", id, true)
-	if err != nil {
-		return err
-	}
-	switch {
-	case in.Deletion != nil || in.DeletedAt != nil || in.Status == provider.StatusUnknown:
-		return &sprm.OutcomeUnknownError{InstanceID: id, Kind: sprm.ErrProviderUnreachable,
-			Err: errors.New("an earlier create of the instance has an unknown outcome")}
-	case in.Status == provider.StatusPending:
-		return fmt.Errorf("instance %s: an earlier create has not recorded its outcome yet", id)
-	}
-	return nil
 }
 
 // rehydrationResponse is the response of a rehydrate operation.

@@ -33,6 +33,9 @@ type provisioner interface {
 	// CleanupEnqueueTx queues the deferred deletion of an instance in tx,
 	// without contacting its provider.
 	CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID string) error
+	// Abandon queues for cleanup an instance whose create outcome is
+	// still unknown when its creator gives up.
+	Abandon(ctx context.Context, instanceID string) error
 	// Update changes an instance in place (sprm.ErrUpdateNotSupported when
 	// its provider cannot).
 	Update(ctx context.Context, p sprm.UpdateParams) (sprm.Instance, error)

@@ -180,7 +180,8 @@ func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, st := range list {
-		s.queueUnknown(ctx, st.id, st.provider, st.serviceType, errors.New("create request ended without an outcome"))
+		// A failure is logged; the next sweep finds the intent again.
+		_ = s.queueUnknown(ctx, st.id, st.provider, st.serviceType, errors.New("create request ended without an outcome"))
 	}
 	return len(list), nil
 }

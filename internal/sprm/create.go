@@ -27,6 +27,13 @@ type CreateParams struct {
 	// type's schema (additional properties allowed).
 	Spec     map[string]any
 	Metadata provider.CreateMetadata
+	// Resume is for a durable caller that retries under the same ID (a
+	// job): an intent an earlier attempt recorded is resolved instead of
+	// refused with ErrInstanceExists (ask the provider whether it holds the
+	// id: record what it holds, or create it again), and an unknown outcome
+	// is left for the next attempt to resolve (OutcomeUnknownError with
+	// Resolvable) instead of queued for cleanup.
+	Resume bool
 }
 
 // Create runs the seed's create flow: look the provider up (404), check its
@@ -42,7 +49,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 		return Instance{}, err
 	}
 	var prov Provider
+	var resume bool
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		resume = false
 		prov, err = scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), p.ProviderName))
 		if err != nil {
 			return err
@@ -54,16 +63,28 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 			return fmt.Errorf("%w: %q is %s", ErrProviderUnavailable, prov.Name, prov.Status)
 		}
 		t := s.now()
-		_, err = tx.Exec(ctx, s.q.Get("InstanceInsert"), p.ID, p.Project, instanceName(p.Spec), prov.Name, serviceType,
+		n, err := tx.Exec(ctx, s.q.Get("InstanceInsert"), p.ID, p.Project, instanceName(p.Spec), prov.Name, serviceType,
 			store.JSON(p.Spec), t, t)
-		if errors.Is(err, store.ErrAlreadyExists) {
+		switch {
+		case err != nil:
+			return err
+		case n == 0 && p.Resume:
+			resume = true
+		case n == 0:
 			return fmt.Errorf("%w: %s", ErrInstanceExists, p.ID)
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		s.metrics.creates.WithLabelValues("rejected").Inc()
 		return Instance{}, err
+	}
+	if resume {
+		in, done, err := s.resolve(ctx, p, prov)
+		if done || err != nil {
+			return in, err
+		}
+		// The provider does not hold it: create it again, under the same id.
 	}
 
 	got, err := s.cfg.Providers.Create(ctx, prov.Endpoint, provider.CreateRequest{
@@ -73,26 +94,111 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if err != nil {
-		return Instance{}, s.createFailed(wctx, p.ID, prov, serviceType, err)
+		return Instance{}, s.createFailed(wctx, p, prov, serviceType, err)
 	}
+	return s.recordCreated(wctx, p, prov, serviceType, got)
+}
+
+// recordCreated records the provider's answer to a create (or, resolving,
+// to a get). An answer that cannot be written leaves the outcome unknown.
+func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provider, serviceType string,
+	got provider.Instance) (Instance, error) {
 	status := got.Status
-	if !status.Valid() || status == provider.StatusPending {
+	if !status.Valid() || status == provider.StatusPending || status == provider.StatusUnknown {
 		status = provider.StatusProvisioning
 	}
-	if _, err := s.setStatus(wctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
+	if _, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
 		s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID); err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
-		s.queueUnknown(wctx, p.ID, prov.Name, serviceType, err)
-		return Instance{}, &OutcomeUnknownError{InstanceID: p.ID, Kind: ErrRecordFailed, Err: err}
+		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)
 	}
 	s.metrics.creates.WithLabelValues("accepted").Inc()
-	return s.instance(wctx, "", p.ID)
+	return s.instance(ctx, "", p.ID)
+}
+
+// resolve settles an intent an earlier attempt recorded (Resume). done is
+// set when it is settled: accepted earlier (the instance), given up (its
+// cleanup was queued: a final OutcomeUnknownError), or found on the
+// provider (recorded now). Not done and no error: the provider does not
+// hold the id, so it must be created again.
+func (s *Service) resolve(ctx context.Context, p CreateParams, prov Provider) (Instance, bool, error) {
+	in, err := s.instance(ctx, "", p.ID)
+	if err != nil {
+		return Instance{}, true, err
+	}
+	switch {
+	case in.Deletion != nil || in.DeletedAt != nil:
+		return Instance{}, true, &OutcomeUnknownError{InstanceID: p.ID, Kind: ErrProviderUnreachable,
+			Err: errors.New("an earlier create of this instance was given up and queued for cleanup")}
+	case in.Status != provider.StatusPending && in.Status != provider.StatusUnknown:
+		return in, true, nil
+	}
+	got, err := s.cfg.Providers.Get(ctx, prov.Endpoint, p.ID)
+	switch {
+	case errors.Is(err, provider.ErrNotFound):
+		s.log.InfoContext(ctx, "create of unknown outcome: the provider does not hold the instance; creating it again",
+			"instance_id", p.ID, "provider", prov.Name)
+		return Instance{}, false, nil
+	case err != nil:
+		s.metrics.creates.WithLabelValues("unknown").Inc()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		return Instance{}, true, s.outcomeUnknown(wctx, p, prov.Name, in.ServiceType, unknownKind(err), err)
+	}
+	s.log.InfoContext(ctx, "create of unknown outcome: the provider holds the instance; recording it",
+		"instance_id", p.ID, "provider", prov.Name, "status", got.Status)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	in, err = s.recordCreated(wctx, p, prov, in.ServiceType, got)
+	return in, true, err
+}
+
+// Abandon gives up resolving a create of unknown outcome (the caller's
+// last attempt): the instance is marked UNKNOWN and queued for cleanup, so
+// nothing stays orphaned on the provider. An instance whose create was
+// accepted, or already queued, is left as it is.
+func (s *Service) Abandon(ctx context.Context, id string) error {
+	in, err := s.instance(ctx, "", id)
+	if errors.Is(err, ErrInstanceNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if in.Deletion != nil || (in.Status != provider.StatusPending && in.Status != provider.StatusUnknown) {
+		return nil
+	}
+	return s.queueUnknown(ctx, id, in.ProviderName, in.ServiceType, errors.New("its creator gave up"))
+}
+
+func unknownKind(err error) error {
+	if errors.Is(err, provider.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		return ErrProviderTimeout
+	}
+	return ErrProviderUnreachable
+}
+
+// outcomeUnknown handles a create whose outcome is unknown: queued for
+// cleanup, or, for a resuming caller, marked UNKNOWN for its next attempt.
+func (s *Service) outcomeUnknown(ctx context.Context, p CreateParams, providerName, serviceType string, kind, cause error) error {
+	if !p.Resume {
+		_ = s.queueUnknown(ctx, p.ID, providerName, serviceType, cause)
+		return &OutcomeUnknownError{InstanceID: p.ID, Kind: kind, Err: cause}
+	}
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
+		"create outcome unknown ("+cause.Error()+"); resolving", s.now(), p.ID); err != nil {
+		// Still PENDING: the next attempt resolves it all the same.
+		s.log.WarnContext(ctx, "mark a create of unknown outcome", "instance_id", p.ID, "error", err)
+	}
+	s.log.WarnContext(ctx, "create outcome unknown; the next attempt resolves it", "instance_id", p.ID,
+		"provider", providerName, "cause", cause)
+	return &OutcomeUnknownError{InstanceID: p.ID, Kind: kind, Err: cause, Resolvable: true}
 }
 
 // createFailed handles a provider call that did not succeed: a refusal
-// removes the intent; anything else leaves the outcome unknown, so the
-// instance is queued for deletion on the provider.
-func (s *Service) createFailed(ctx context.Context, id string, prov Provider, serviceType string, err error) error {
+// removes the intent; anything else leaves the outcome unknown.
+func (s *Service) createFailed(ctx context.Context, p CreateParams, prov Provider, serviceType string, err error) error {
+	id := p.ID
 	var refused *provider.ResponseError
 	if errors.As(err, &refused) {
 		s.metrics.creates.WithLabelValues("refused").Inc()
@@ -103,17 +209,12 @@ func (s *Service) createFailed(ctx context.Context, id string, prov Provider, se
 		return &ProviderError{Provider: prov.Name, StatusCode: refused.StatusCode, Body: refused.Body}
 	}
 	s.metrics.creates.WithLabelValues("unknown").Inc()
-	kind := ErrProviderUnreachable
-	if errors.Is(err, provider.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-		kind = ErrProviderTimeout
-	}
-	s.queueUnknown(ctx, id, prov.Name, serviceType, err)
-	return &OutcomeUnknownError{InstanceID: id, Kind: kind, Err: err}
+	return s.outcomeUnknown(ctx, p, prov.Name, serviceType, unknownKind(err), err)
 }
 
 // queueUnknown marks an instance whose creation outcome is unknown and queues
 // its deletion. If even that fails, the periodic sweep finds the intent.
-func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceType string, cause error) {
+func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceType string, cause error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
 			"create outcome unknown ("+cause.Error()+"); queued for cleanup", s.now(), id); err != nil {
@@ -125,10 +226,11 @@ func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceTyp
 	if err != nil {
 		s.log.ErrorContext(ctx, "queue cleanup of an instance with unknown outcome; the sweep will retry",
 			"instance_id", id, "provider", providerName, "error", err)
-		return
+		return err
 	}
 	s.log.WarnContext(ctx, "create outcome unknown; instance queued for cleanup", "instance_id", id,
 		"provider", providerName, "cause", cause)
+	return nil
 }
 
 func (s *Service) validateCreate(ctx context.Context, p *CreateParams) (string, error) {

@@ -62,6 +62,10 @@ type OutcomeUnknownError struct {
 	// Kind is ErrProviderTimeout, ErrProviderUnreachable or ErrRecordFailed.
 	Kind error
 	Err  error
+	// Resolvable is set for a create with [CreateParams.Resume]: nothing
+	// was queued for cleanup, and the next attempt resolves the outcome
+	// (or [Service.Abandon] gives it up).
+	Resolvable bool
 }
 
 // The kinds of OutcomeUnknownError.
@@ -72,7 +76,11 @@ var (
 )
 
 func (e *OutcomeUnknownError) Error() string {
-	return fmt.Sprintf("instance %s: %v (queued for cleanup): %v", e.InstanceID, e.Kind, e.Err)
+	next := "queued for cleanup"
+	if e.Resolvable {
+		next = "to be resolved by the next attempt"
+	}
+	return fmt.Sprintf("instance %s: %v (%s): %v", e.InstanceID, e.Kind, next, e.Err)
 }
 
 // Unwrap exposes the kind for errors.Is.

@@ -70,6 +70,10 @@ func (f *fakeProviders) Create(context.Context, string, provider.CreateRequest) 
 	return provider.Instance{}, errors.New("fake provider: Create is not used by these tests")
 }
 
+func (f *fakeProviders) Get(context.Context, string, string) (provider.Instance, error) {
+	return provider.Instance{}, errors.New("fake provider: Get is not used by these tests")
+}
+
 func (f *fakeProviders) Update(context.Context, string, provider.UpdateRequest) (provider.Instance, error) {
 	return provider.Instance{}, errUnreachable // these tests do not update
 }

@@ -15,6 +15,7 @@ import (
 // providerClient is how the SPRM calls providers (pkg/provider.Client).
 type providerClient interface {
 	Create(ctx context.Context, endpoint string, req provider.CreateRequest) (provider.Instance, error)
+	Get(ctx context.Context, endpoint, instanceID string) (provider.Instance, error)
 	Delete(ctx context.Context, endpoint, instanceID string) (provider.Instance, error)
 	Update(ctx context.Context, endpoint string, req provider.UpdateRequest) (provider.Instance, error)
 	Health(ctx context.Context, endpoint string) (provider.Health, error)

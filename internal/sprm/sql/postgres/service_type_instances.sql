@@ -1,6 +1,8 @@
 -- name: InstanceInsert :exec
+-- Records a create's intent; no row is inserted when the id exists.
 INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time)
-VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 1, $7, $8);
+VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 1, $7, $8)
+ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
@@ -23,12 +25,17 @@ LIMIT $11;
 
 -- name: InstanceRecordCreated :exec
 -- Records the provider's answer, unless a status report got there first.
+-- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
 UPDATE service_type_instances
 SET status = $1, status_message = $2, version = version + 1, update_time = $3
-WHERE id = $4 AND status = 'PENDING';
+WHERE id = $4 AND (status = 'PENDING'
+    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
 -- name: InstanceDeleteIntent :exec
-DELETE FROM service_type_instances WHERE id = $1 AND status = 'PENDING';
+-- Removes an intent the provider refused (it holds nothing under that id).
+DELETE FROM service_type_instances
+WHERE id = $1 AND (status = 'PENDING'
+    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
 -- name: InstanceApplyStatus :exec
 UPDATE service_type_instances
