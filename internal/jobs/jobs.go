@@ -85,6 +85,7 @@ type Client struct {
 	lite   *river.Client[*sql.Tx]
 	pg     *river.Client[pgx.Tx]
 	paused bool
+	q      store.Queries
 }
 
 // New builds a Client; it runs nothing until Start.
@@ -110,7 +111,7 @@ func New(cfg Config) (*Client, error) {
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+time.Minute),
 	}
-	c := &Client{paused: cfg.Paused}
+	c := &Client{paused: cfg.Paused, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
 	switch cfg.DB.Engine() {
 	case store.SQLite:
 		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 50*time.Millisecond)
@@ -216,4 +217,16 @@ func Reap(ctx context.Context, tx *store.Tx, dead []string) error {
 		return fmt.Errorf("resign the leadership of %v: %w", dead, err)
 	}
 	return nil
+}
+
+// Pending reports whether a job of kind whose argument field equals value
+// is still to be worked: queued, scheduled, retrying or running. A domain's
+// sweep uses it to tell work in progress from work whose job River gave up
+// on (discarded after a panic or a rescue), which must be finished by hand.
+func (c *Client) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
+	var ok bool
+	if err := q.QueryRow(ctx, c.q.Get("JobPendingForArg"), kind, field, value).Scan(&ok); err != nil {
+		return false, fmt.Errorf("look up %s jobs: %w", kind, err)
+	}
+	return ok, nil
 }

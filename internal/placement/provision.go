@@ -146,7 +146,22 @@ type deprovisionWorker struct {
 }
 
 func (w *deprovisionWorker) Work(ctx context.Context, job *river.Job[deprovisionArgs]) error {
-	return w.s.deprovision(ctx, job.Args.InstanceID)
+	err := w.s.deprovision(ctx, job.Args.InstanceID)
+	if err == nil || job.Attempt < job.MaxAttempts {
+		return err
+	}
+	// The last attempt failed: the deletion is handed to the cleanup
+	// queue, which retries it with its own visible state, so an
+	// acknowledged deletion still reaches the provider.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, derr := w.s.cfg.SPRM.Delete(ctx, "", job.Args.InstanceID, true); derr != nil &&
+		!errors.Is(derr, sprm.ErrInstanceNotFound) {
+		return fmt.Errorf("%w; queue its cleanup: %w", err, derr)
+	}
+	w.s.log.WarnContext(ctx, "deletion handed to the cleanup queue after the last attempt failed",
+		"instance_id", job.Args.InstanceID, "error", err)
+	return nil
 }
 
 func (w *deprovisionWorker) NextRetry(job *river.Job[deprovisionArgs]) time.Time {

@@ -116,7 +116,7 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		t := s.now()
 		_, err = tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, old.CatalogItemInstanceID,
 			old.Project, old.ServiceType, store.JSON(nonNilMap(old.Labels)), store.JSON(old.OriginalRequest),
-			store.JSON(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID)
+			store.JSON(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID, op.ID)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			// The instance id is checked first; what is left is a
 			// concurrent rehydration of the same order.

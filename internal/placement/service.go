@@ -55,6 +55,9 @@ type operationRecorder interface {
 // jobInserter queues River jobs in a transaction (*jobs.Client).
 type jobInserter interface {
 	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
+	// Pending reports whether a job of kind for the argument field's
+	// value is still to be worked (not given up).
+	Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error)
 }
 
 // Config configures the Service. Every field but Logger, Now,

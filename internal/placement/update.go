@@ -78,7 +78,7 @@ func (s *Service) updateTx(ctx context.Context, tx *store.Tx, p UpdateParams, al
 	}
 	if _, err := tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, cur.CatalogItemInstanceID,
 		cur.Project, cur.ServiceType, store.JSON(nonNilMap(cur.Labels)), store.JSON(p.OriginalRequest),
-		store.JSON(p.Placement.Spec), p.Placement.ProviderName, p.Placement.PolicyStatus, t, t, cur.ID); err != nil {
+		store.JSON(p.Placement.Spec), p.Placement.ProviderName, p.Placement.PolicyStatus, t, t, cur.ID, ""); err != nil {
 		return UpdateResult{}, fmt.Errorf("record resource %s: %w", p.NewInstanceID, err)
 	}
 	return UpdateResult{Replacement: true, NewInstanceID: p.NewInstanceID}, s.cfg.Jobs.InsertTx(ctx, tx, rehydrateArgs{

@@ -305,6 +305,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
 			Run: s.sprm.CheckHealth},
 	}
+	// After a given-up job (see placement.SweepStalled); 30s is well inside
+	// its one-minute horizon.
+	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
+		Run: s.sweepStalled})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
@@ -398,6 +402,10 @@ func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs
 	return l.s.jobs.InsertTx(ctx, tx, args, opts)
 }
 
+func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
+	return l.s.jobs.Pending(ctx, q, kind, field, value)
+}
+
 // availableProviders gives the policy chain the registry's providers and loads.
 func (s *Server) availableProviders(ctx context.Context) ([]policy.ProviderInfo, error) {
 	loads, err := s.sprm.ProviderLoads(ctx)
@@ -417,6 +425,14 @@ func (s *Server) runCleanup(ctx context.Context) error {
 	if res != (sprm.CleanupResult{}) {
 		s.logger.InfoContext(ctx, "cleanup pass", "done", res.Done, "retried", res.Retried, "failed", res.Failed,
 			"skipped", res.Skipped, "swept", res.Swept)
+	}
+	return err
+}
+
+func (s *Server) sweepStalled(ctx context.Context) error {
+	n, err := s.placement.SweepStalled(ctx)
+	if n > 0 {
+		s.logger.WarnContext(ctx, "finished work whose job was given up", "count", n)
 	}
 	return err
 }
@@ -465,6 +481,9 @@ func (s *Server) Operations() *operations.Service { return s.operations }
 
 // DB returns the open store, for tests.
 func (s *Server) DB() *store.DB { return s.db }
+
+// Placement returns the placement service, for tests.
+func (s *Server) Placement() *placement.Service { return s.placement }
 
 // SPRM returns the SP Resource Manager, for tests.
 func (s *Server) SPRM() *sprm.Service { return s.sprm }

@@ -9,3 +9,12 @@ WHERE state = 'running'
 
 -- name: JobLeaderOfDeadResign :exec
 DELETE FROM river_leader WHERE leader_id = ANY($1::text[]);
+
+-- name: JobPendingForArg :one
+-- Whether a job of a kind for one argument value is still to be worked
+-- (not completed, cancelled or discarded).
+SELECT EXISTS (
+    SELECT 1 FROM river_job
+    WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+      AND kind = $1 AND args ->> $2 = $3
+);

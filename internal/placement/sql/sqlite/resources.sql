@@ -38,8 +38,8 @@ WHERE instance_id = ?;
 -- name: ResourceInsertRehydration :exec
 INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_type, labels, original_request,
                        validated_request, provider_name, policy_status, status, create_time, update_time,
-                       rehydrated_from, rehydration_status)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, 'RUNNING');
+                       rehydrated_from, rehydration_status, rehydration_operation)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, 'RUNNING', ?);
 
 -- name: ResourceRehydrationRunning :one
 SELECT instance_id FROM resources WHERE catalog_item_instance_id = ? AND rehydration_status = 'RUNNING';
@@ -60,3 +60,18 @@ SELECT catalog_item_instance_id FROM resources WHERE instance_id = ?;
 UPDATE resources
 SET original_request = ?, validated_request = ?, policy_status = ?, update_time = ?
 WHERE instance_id = ? AND deleted_at IS NULL;
+
+-- name: ResourceRehydrationsStalled :many
+-- Rehydrations running for a while: their job may have been given up.
+SELECT instance_id, rehydrated_from, rehydration_operation FROM resources
+WHERE rehydration_status = 'RUNNING' AND update_time < ?
+ORDER BY update_time
+LIMIT 100;
+
+-- name: ResourcesPendingStalled :many
+-- Resources waiting for their first create for a while (not rehydrations,
+-- which the query above covers): their job may have been given up.
+SELECT instance_id FROM resources
+WHERE status = 'PENDING' AND deleted_at IS NULL AND rehydration_status IS NULL AND update_time < ?
+ORDER BY update_time
+LIMIT 100;

@@ -27,7 +27,13 @@ CREATE UNIQUE INDEX catalog_item_instances_request_key ON catalog_item_instances
 ALTER TABLE operations ADD COLUMN request_key TEXT NOT NULL DEFAULT '';
 CREATE UNIQUE INDEX operations_request_key ON operations (request_key) WHERE request_key <> '';
 
+-- rehydration_operation is the operation a running rehydration answers
+-- with ('' for an update realised by replacement), so that a rehydration
+-- whose job was given up can still be finished.
+ALTER TABLE resources ADD COLUMN rehydration_operation TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE resources DROP COLUMN rehydration_operation;
 DROP INDEX operations_request_key;
 ALTER TABLE operations DROP COLUMN request_key;
 DROP INDEX catalog_item_instances_request_key;

@@ -1,0 +1,110 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// stalledAfter is how long a rehydration or a first create may run before
+// the sweep checks that its job is still alive.
+const stalledAfter = time.Minute
+
+// errJobGivenUp is the error a sweep finishes given-up work with.
+var errJobGivenUp = errors.New("its job was given up by the job runner (discarded after a crash or a panic)")
+
+// SweepStalled finishes the work whose job River gave up on without the
+// worker's last attempt finishing it (a panic, a rescue past its attempts):
+// a rehydration still RUNNING fails (its operation finishes, the order is
+// free to rehydrate again), a resource still waiting for its first create
+// fails; both hand an instance of unknown outcome to the cleanup queue.
+// Work whose job is still queued or retrying is left alone. It runs as a
+// periodic job and returns how many it finished.
+func (s *Service) SweepStalled(ctx context.Context) (int, error) {
+	horizon := s.now().Add(-stalledAfter)
+	type rehydration struct{ newID, oldID, operationID string }
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("ResourceRehydrationsStalled"), horizon)
+	if err != nil {
+		return 0, fmt.Errorf("list stalled rehydrations: %w", err)
+	}
+	rehydrations, err := store.Collect(rows, func(r store.Scanner) (rehydration, error) {
+		var v rehydration
+		return v, r.Scan(&v.newID, &v.oldID, &v.operationID)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list stalled rehydrations: %w", err)
+	}
+	rows, err = s.cfg.DB.Query(ctx, s.q.Get("ResourcesPendingStalled"), horizon)
+	if err != nil {
+		return 0, fmt.Errorf("list stalled resources: %w", err)
+	}
+	pending, err := store.Collect(rows, func(r store.Scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list stalled resources: %w", err)
+	}
+
+	finished := 0
+	var errs []error
+	for _, r := range rehydrations {
+		alive, err := s.cfg.Jobs.Pending(ctx, s.cfg.DB, rehydrateArgs{}.Kind(), "new_instance_id", r.newID)
+		if err != nil || alive {
+			errs = append(errs, err)
+			continue
+		}
+		if err := s.finishStalledRehydration(ctx, rehydrateArgs{OldInstanceID: r.oldID, NewInstanceID: r.newID,
+			OperationID: r.operationID}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		finished++
+	}
+	for _, id := range pending {
+		alive, err := s.cfg.Jobs.Pending(ctx, s.cfg.DB, provisionArgs{}.Kind(), "instance_id", id)
+		if err != nil || alive {
+			errs = append(errs, err)
+			continue
+		}
+		s.log.WarnContext(ctx, "provisioning stalled: its job was given up; failing it", "instance_id", id)
+		if err := s.cfg.SPRM.Abandon(ctx, id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := s.fail(ctx, id, "provisioning failed: "+errJobGivenUp.Error()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		finished++
+	}
+	return finished, errors.Join(errs...)
+}
+
+// finishStalledRehydration ends a rehydration whose job was given up: done
+// when the provider had accepted the new instance, else failed with the
+// new instance handed to the cleanup queue.
+func (s *Service) finishStalledRehydration(ctx context.Context, a rehydrateArgs) error {
+	r, err := s.Resource(ctx, "", a.NewInstanceID, true)
+	if err != nil {
+		return err
+	}
+	in, err := s.cfg.SPRM.Instance(ctx, "", a.NewInstanceID, true)
+	accepted := err == nil && in.Deletion == nil && in.DeletedAt == nil &&
+		in.Status != provider.StatusPending && in.Status != provider.StatusUnknown
+	if accepted {
+		s.log.WarnContext(ctx, "rehydration stalled after its create was accepted: completing it",
+			"instance_id", a.NewInstanceID, "operation_id", a.OperationID)
+		return s.completeRehydration(ctx, a, r)
+	}
+	s.log.WarnContext(ctx, "rehydration stalled: its job was given up; failing it", "instance_id", a.NewInstanceID,
+		"operation_id", a.OperationID)
+	if err := s.cfg.SPRM.Abandon(ctx, a.NewInstanceID); err != nil {
+		return err
+	}
+	return s.failRehydration(ctx, a, errJobGivenUp)
+}

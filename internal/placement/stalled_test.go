@@ -1,0 +1,63 @@
+package placement_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// A rehydration whose job River gave up on (discarded) must not leave its
+// operation running and the order refusing every rehydration with 409
+// forever: the stalled-work sweep fails it, so the order can be
+// rehydrated again. Work whose job is still queued is left alone.
+func TestSweepStalled_FinishesARehydrationWhoseJobWasGivenUp(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		o := e.upOrder(t, "web", 2)
+		// No job runs from here, so the rehydrate job stays queued.
+		e.s = e.s.Restart(t, func(c *server.Config) { c.PauseJobs = true })
+		path := "/api/v1/catalog-item-instances/web:rehydrate"
+		op := e.rehydrate(t, path, nil, "catalog-item-instances/web", o.InstanceID)
+		ctx := context.Background()
+		db := e.s.DB()
+		past := store.Now(nil).Add(-2 * time.Minute)
+		backdate := "UPDATE resources SET update_time = ? WHERE rehydration_status = 'RUNNING'"
+		discard := "UPDATE river_job SET state = 'discarded', finalized_at = datetime('now') WHERE kind = 'placement.rehydrate'"
+		if engine == store.Postgres {
+			backdate = "UPDATE resources SET update_time = $1 WHERE rehydration_status = 'RUNNING'"
+			discard = "UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'placement.rehydrate'"
+		}
+		if _, err := db.Exec(ctx, backdate, past); err != nil {
+			t.Fatal(err)
+		}
+
+		// Still queued: in progress, not stalled.
+		if n, err := e.s.Placement().SweepStalled(ctx); err != nil || n != 0 {
+			t.Fatalf("sweep with the job queued = %d, %v; want nothing finished", n, err)
+		}
+		e.s.Do(t, "POST", path, nil).WantProblem(t, http.StatusConflict, "REHYDRATION_IN_PROGRESS")
+
+		if _, err := db.Exec(ctx, discard); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.s.Placement().SweepStalled(ctx); err != nil || n != 1 {
+			t.Fatalf("sweep with the job discarded = %d, %v; want the rehydration finished", n, err)
+		}
+		var got operation
+		e.s.Do(t, "GET", "/api/v1/operations/"+op.ID, nil).Want(t, http.StatusOK).JSON(t, &got)
+		if !got.Done || len(got.Error) == 0 {
+			t.Errorf("operation after the sweep = %+v, want done with an error", got)
+		}
+		if cur := e.order(t, "web"); cur.InstanceID != o.InstanceID {
+			t.Errorf("order moved to %s, want it still on %s", cur.InstanceID, o.InstanceID)
+		}
+		e.rehydrate(t, path, nil, "catalog-item-instances/web", o.InstanceID)
+	})
+}
