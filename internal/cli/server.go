@@ -52,5 +52,6 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.DurationVar(&cfg.CleanupInterval, "cleanup-interval", 0, "time between passes of the cleanup worker (default 10s)")
 	f.IntVar(&cfg.CleanupMaxRetries, "cleanup-max-retries", 0, "failed attempts before a cleanup task is FAILED (default 10)")
 	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
+	f.StringVar(&cfg.PprofListen, "pprof-listen", "", "serve Go's profiling endpoints on this address (no authentication; for measurements)")
 	return cmd
 }

@@ -13,9 +13,11 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -193,6 +195,9 @@ func (c *Client) Stop(ctx context.Context) error {
 // transaction commits.
 func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
 	var err error
+	if c.lite != nil && plain(args, opts) {
+		return c.insertPlainTx(ctx, tx, args, opts)
+	}
 	if c.lite != nil {
 		_, err = c.lite.InsertTx(ctx, tx.SQLTx(), args, opts)
 	} else {
@@ -229,4 +234,34 @@ func (c *Client) Pending(ctx context.Context, q store.Querier, kind, field, valu
 		return false, fmt.Errorf("look up %s jobs: %w", kind, err)
 	}
 	return ok, nil
+}
+
+// plain reports whether a job needs nothing of River's insert beyond the
+// row: no uniqueness, schedule, tags, metadata or per-kind options.
+func plain(args river.JobArgs, opts *river.InsertOpts) bool {
+	if _, ok := args.(river.JobArgsWithInsertOpts); ok {
+		return false
+	}
+	return opts == nil || (reflect.ValueOf(opts.UniqueOpts).IsZero() && opts.ScheduledAt.IsZero() && len(opts.Tags) == 0 &&
+		len(opts.Metadata) == 0 && !opts.Pending)
+}
+
+// insertPlainTx writes a plain job's row through the store, as a prepared
+// statement: River's SQLite driver parses its insert anew on every call,
+// which was a fifth of the server's CPU in an order-create profile.
+func (c *Client) insertPlainTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("enqueue %s: encode args: %w", args.Kind(), err)
+	}
+	maxAttempts, priority, queue := river.MaxAttemptsDefault, river.PriorityDefault, river.QueueDefault
+	if opts != nil {
+		maxAttempts = cmp.Or(opts.MaxAttempts, maxAttempts)
+		priority = cmp.Or(opts.Priority, priority)
+		queue = cmp.Or(opts.Queue, queue)
+	}
+	if _, err := tx.Exec(ctx, c.q.Get("JobInsertPlain"), string(encoded), args.Kind(), maxAttempts, priority, queue); err != nil {
+		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return nil
 }

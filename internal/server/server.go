@@ -105,6 +105,10 @@ type Config struct {
 	// ProcessProviderNoOp makes that provider accept orders without
 	// starting processes (benchmarks).
 	ProcessProviderNoOp bool
+
+	// PprofListen serves Go's profiling endpoints on this address when set
+	// (e.g. 127.0.0.1:6060), without authentication: for measurements.
+	PprofListen string
 }
 
 // Server is a running Steward control plane. Build it with [New], then
@@ -136,6 +140,7 @@ type Server struct {
 
 	listener net.Listener
 	http     *http.Server
+	pprof    *http.Server
 	served   chan error
 
 	stopOnce sync.Once
@@ -206,6 +211,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("server: load policies: %w", err)
 	}
 	if err := s.startHTTP(); err != nil {
+		return err
+	}
+	if err := s.startPprof(); err != nil {
 		return err
 	}
 	if s.cfg.ProcessProvider {
@@ -504,6 +512,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		var errs []error
 		if s.processProvider != nil {
 			errs = append(errs, s.processProvider.Stop(ctx))
+		}
+		if s.pprof != nil {
+			errs = append(errs, s.pprof.Close())
 		}
 		if s.http != nil {
 			errs = append(errs, s.http.Shutdown(ctx))

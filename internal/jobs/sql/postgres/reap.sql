@@ -18,3 +18,9 @@ SELECT EXISTS (
     WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
       AND kind = $1 AND args ->> $2 = $3
 );
+
+-- name: JobInsertPlain :exec
+-- Unused on PostgreSQL (River's insert is a cached prepared statement there
+-- and notifies the queue); kept for the parity of the two files.
+INSERT INTO river_job (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+VALUES ($1, now(), $2, $3, '{}', $4, $5, now(), 'available', '{}');

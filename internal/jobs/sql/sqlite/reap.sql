@@ -18,3 +18,10 @@ SELECT EXISTS (
     WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
       AND kind = ? AND json_extract(args, '$.' || ?) = ?
 );
+
+-- name: JobInsertPlain :exec
+-- A job with River's defaults for everything InsertTx does not set (River's
+-- own insert, for the cases this does not cover, is parsed anew on every
+-- call by River's SQLite driver).
+INSERT INTO river_job (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+VALUES (jsonb(?), datetime('now', 'subsec'), ?, ?, jsonb('{}'), ?, ?, datetime('now', 'subsec'), 'available', jsonb('[]'));
