@@ -80,5 +80,6 @@ request when the previous one answered. See BENCHMARKS.md for the recorded runs.
 	f.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured warm-up before the run")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	f.BoolVar(&uniqueKey, "unique-idempotency-key", false, "send a distinct Idempotency-Key with every request")
+	cmd.AddCommand(newBenchCrashCmd(stdout))
 	return cmd
 }

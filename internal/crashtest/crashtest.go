@@ -1,0 +1,515 @@
+package crashtest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// The catalog item the clients order, and the provider that realises it.
+const (
+	catalogItemID = "crash"
+	providerName  = "crash-sp"
+)
+
+// Config configures one trial. Binary and Dir are required; a zero field
+// means its default.
+type Config struct {
+	// Binary is the steward binary to run (built without -race). Required.
+	Binary string
+	// Dir holds the trial's files: the data dir (SQLite and the embedded
+	// NATS store) and the server log, steward.log. It is created if
+	// missing and left in place. Required.
+	Dir string
+	// DatabaseURL, when set, names a PostgreSQL server: the trial creates a
+	// schema of its own there, runs Steward on it and drops it at the end.
+	// Defaults to SQLite in Dir.
+	DatabaseURL string
+	// Clients is the number of client goroutines. Defaults to 4.
+	Clients int
+	// Kills is the number of SIGKILLs. Defaults to 3.
+	Kills int
+	// KillDelayMin and KillDelayMax bound the random time from the start of
+	// the load, and then from each restart, to the next kill. Default to
+	// 200ms and 1.5s.
+	KillDelayMin, KillDelayMax time.Duration
+	// Tail is how long the load goes on after the last restart. Defaults
+	// to 1s.
+	Tail time.Duration
+	// OpInterval is a client's mean pause between two requests. Defaults
+	// to 40ms.
+	OpInterval time.Duration
+	// SettleTimeout is how long, once the load stops, the invariants may
+	// take to hold (and clients to get their final answers). Defaults to
+	// 30s.
+	SettleTimeout time.Duration
+	// StartTimeout bounds each start of the server, until its health
+	// answers 200. Defaults to 20s.
+	StartTimeout time.Duration
+	// Seed seeds the clients' and the kills' random choices. Defaults to a
+	// random seed (in the report).
+	Seed uint64
+	// Logger hears the trial's progress (Info). Defaults to discarding.
+	Logger *slog.Logger
+}
+
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Binary == "" || cfg.Dir == "" {
+		return cfg, errors.New("crashtest: Config.Binary and Config.Dir are required")
+	}
+	cfg.Clients = cmp.Or(cfg.Clients, 4)
+	cfg.Kills = cmp.Or(cfg.Kills, 3)
+	cfg.KillDelayMin = cmp.Or(cfg.KillDelayMin, 200*time.Millisecond)
+	cfg.KillDelayMax = max(cmp.Or(cfg.KillDelayMax, 1500*time.Millisecond), cfg.KillDelayMin)
+	cfg.Tail = cmp.Or(cfg.Tail, time.Second)
+	cfg.OpInterval = cmp.Or(cfg.OpInterval, 40*time.Millisecond)
+	cfg.SettleTimeout = cmp.Or(cfg.SettleTimeout, 30*time.Second)
+	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, 20*time.Second)
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}
+
+// Run runs one trial (see the package comment) and reports it. It returns
+// an error only when the trial could not be run: the binary does not start
+// at all, the provider cannot register, ctx ends. What Steward gets wrong,
+// a failed restart included, is in the report's violations. Every process
+// it starts is stopped, and the PostgreSQL schema dropped, before it returns.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Report{}, err
+	}
+	t := &trial{cfg: cfg, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0)),
+		log: cfg.Logger.With("component", "crashtest")}
+	t.tag = fmt.Sprintf("k%x", cfg.Seed&0xffffff)
+	rep := Report{Store: "sqlite", Seed: cfg.Seed, Started: t.start, Dir: cfg.Dir,
+		LogPath: filepath.Join(cfg.Dir, "steward.log")}
+	if cfg.DatabaseURL != "" {
+		rep.Store = "postgres"
+	}
+	err = t.run(ctx, &rep)
+	rep.Duration = time.Since(t.start)
+	rep.Pass = err == nil && len(rep.Violations) == 0
+	return rep, err
+}
+
+// trial is one run of Run.
+type trial struct {
+	cfg   Config
+	log   *slog.Logger
+	start time.Time
+	// tag starts every Idempotency-Key of the trial.
+	tag string
+	// rng draws the kill delays; each client has its own.
+	rng  *rand.Rand
+	srv  *serverProc
+	api  *api
+	prov *providerServer
+
+	clients []*client
+	// clientsDone is closed once every client has returned.
+	clientsDone chan struct{}
+
+	inFlight, noAnswer, inUse atomic.Int64
+
+	mu sync.Mutex
+	// lastKill is the last kill, restartAt the restart after it, and
+	// firstSuccess the first 2xx after that.
+	lastKill, restartAt, firstSuccess time.Time
+}
+
+func (t *trial) run(ctx context.Context, rep *Report) error {
+	dataDir := filepath.Join(t.cfg.Dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("crashtest: %w", err)
+	}
+	var dbURL string
+	if t.cfg.DatabaseURL != "" {
+		u, drop, err := newSchema(ctx, t.cfg.DatabaseURL)
+		if err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
+		defer drop() // last: after the server has stopped
+		dbURL = u
+	}
+	port, err := freePort()
+	if err != nil {
+		return fmt.Errorf("crashtest: %w", err)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if t.prov, err = startProvider(base, t.start); err != nil {
+		return fmt.Errorf("crashtest: %w", err)
+	}
+	defer t.prov.close() // after the server has stopped: it calls the provider
+	t.api = newAPI(base, 10*time.Second)
+	defer t.api.close()
+	t.srv = newServerProc(serverParams{bin: t.cfg.Binary, dataDir: dataDir, databaseURL: dbURL,
+		logPath: rep.LogPath, port: port})
+	defer t.srv.stop(2 * time.Second)
+	if err := t.srv.start(); err != nil {
+		return fmt.Errorf("crashtest: %w", err)
+	}
+	if _, err := t.srv.waitReady(ctx, t.cfg.StartTimeout); err != nil {
+		return fmt.Errorf("crashtest: first start: %w", err)
+	}
+	if err := t.setUp(ctx); err != nil {
+		return fmt.Errorf("crashtest: set up: %w", err)
+	}
+	t.log.InfoContext(ctx, "trial set up", "dir", t.cfg.Dir, "url", base, "store", rep.Store, "seed", t.cfg.Seed)
+	return t.exercise(ctx, rep)
+}
+
+// exercise runs the load and the kills, then waits for the invariants.
+func (t *trial) exercise(ctx context.Context, rep *Report) error {
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	answerCtx, stopAnswers := context.WithCancel(ctx)
+	t.startClients(loadCtx, answerCtx)
+	defer func() {
+		stopLoad()
+		stopAnswers()
+		<-t.clientsDone
+	}()
+	restarted := t.kills(ctx, rep)
+	if err := pause(ctx, t.cfg.Tail); err != nil {
+		return err
+	}
+	stopLoad()
+	t.log.InfoContext(ctx, "load stopped", "kills", len(rep.Kills))
+	if !restarted {
+		stopAnswers()
+		<-t.clientsDone
+		rep.Violations = append(rep.Violations, t.serverExits()...)
+		t.count(rep, snapshot{requests: t.requests()})
+		return nil
+	}
+	snap, err := t.settle(ctx, rep, stopAnswers)
+	if err != nil {
+		return err
+	}
+	if len(rep.Kills) > 0 {
+		rep.Kills[len(rep.Kills)-1].FirstSuccess = t.sinceRestart()
+	}
+	if t.srv.running() {
+		rep.Violations = append(rep.Violations, t.replays(ctx, snap.requests)...)
+	}
+	rep.Violations = append(rep.Violations, t.serverExits()...)
+	t.count(rep, snap)
+	return nil
+}
+
+// setUp registers the provider, creates the catalog item, and waits until
+// Steward sees the provider healthy, so that the first orders can be placed.
+func (t *trial) setUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
+	defer cancel()
+	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURL: t.api.base, HTTPClient: t.api.hc,
+		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"}}})
+	if err != nil {
+		return err
+	}
+	if _, err := reg.Register(ctx); err != nil {
+		return err
+	}
+	item := map[string]any{"display_name": "crash test", "service_type": "container",
+		"defaults": map[string]any{"process": map[string]any{"command": []string{"sleep"}, "args": []string{"3600"}}}}
+	if err := t.api.send(ctx, http.MethodPost, "/api/v1/catalog-items?id="+catalogItemID, item, nil); err != nil {
+		return err
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		provs, err := list[struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		}](ctx, t.api, "/api/v1/providers", nil)
+		for _, p := range provs {
+			if err == nil && p.Name == providerName && p.Status == "healthy" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("provider %s not healthy in time (last error: %v)", providerName, err)
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *trial) startClients(loadCtx, answerCtx context.Context) {
+	var wg sync.WaitGroup
+	for i := range t.cfg.Clients {
+		c := &client{n: i + 1, t: t, api: t.api, rng: rand.New(rand.NewPCG(t.cfg.Seed, uint64(i+1))),
+			interval: t.cfg.OpInterval}
+		t.clients = append(t.clients, c)
+		wg.Go(func() { c.run(loadCtx, answerCtx) })
+	}
+	t.clientsDone = make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(t.clientsDone)
+	}()
+}
+
+// kills kills and restarts the server Kills times; it reports false when a
+// restart failed (a violation is then recorded, and there are no more).
+func (t *trial) kills(ctx context.Context, rep *Report) bool {
+	for range t.cfg.Kills {
+		d := t.cfg.KillDelayMin + time.Duration(t.rng.Int64N(int64(t.cfg.KillDelayMax-t.cfg.KillDelayMin)+1))
+		if pause(ctx, d) != nil {
+			return false
+		}
+		if n := len(rep.Kills); n > 0 {
+			rep.Kills[n-1].FirstSuccess = t.sinceRestart()
+		}
+		k := Kill{At: time.Since(t.start), Time: time.Now(), InFlight: int(t.inFlight.Load())}
+		t.srv.kill()
+		t.mu.Lock()
+		t.lastKill = k.Time
+		t.restartAt, t.firstSuccess = time.Now(), time.Time{}
+		t.mu.Unlock()
+		err := t.srv.start()
+		if err == nil {
+			k.Ready, err = t.srv.waitReady(ctx, t.cfg.StartTimeout)
+		}
+		rep.Kills = append(rep.Kills, k)
+		t.log.InfoContext(ctx, "killed and restarted", "kill", len(rep.Kills), "at", k.At, "in_flight", k.InFlight,
+			"ready", k.Ready, "error", err)
+		if err != nil {
+			rep.Violations = append(rep.Violations, Violation{Invariant: InvariantServerRuns,
+				Subject: fmt.Sprintf("restart after kill %d", len(rep.Kills)), Detail: err.Error()})
+			return false
+		}
+	}
+	return true
+}
+
+// settle polls until every invariant holds or the deadline passes, then
+// returns the last snapshot, with the violations in rep.
+func (t *trial) settle(ctx context.Context, rep *Report, stopAnswers context.CancelFunc) (snapshot, error) {
+	t.mu.Lock()
+	from := cmp.Or(t.restartAt, time.Now())
+	t.mu.Unlock()
+	deadline := time.Now().Add(t.cfg.SettleTimeout)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done := closed(t.clientsDone)
+		snap, err := t.snapshot(ctx, done)
+		if err == nil {
+			rep.Violations = check(snap)
+			if len(rep.Violations) == 0 && done {
+				rep.Settled = time.Since(from)
+				return snap, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return snapshot{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	t.log.InfoContext(ctx, "deadline passed; checking what is left")
+	stopAnswers()
+	<-t.clientsDone
+	snap, err := t.snapshot(ctx, true)
+	if err != nil {
+		rep.Violations = []Violation{{Invariant: InvariantServerRuns, Subject: "server",
+			Detail: "Steward's state cannot be read: " + err.Error()}}
+		return snapshot{requests: t.requests()}, nil
+	}
+	rep.Violations = check(snap)
+	return snap, nil
+}
+
+// snapshot reads the clients' requests first, then Steward's state, then
+// the provider's: an answer given after the requests were read is not
+// taken for one the state must show.
+func (t *trial) snapshot(ctx context.Context, clientsDone bool) (snapshot, error) {
+	t.mu.Lock()
+	lastKill := t.lastKill
+	t.mu.Unlock()
+	s := snapshot{requests: t.requests(), clientsDone: clientsDone, start: t.start, lastKill: lastKill}
+	var err error
+	deleted := url.Values{"show_deleted": {"true"}}
+	if s.orders, err = list[orderView](ctx, t.api, "/api/v1/catalog-item-instances", deleted); err != nil {
+		return s, err
+	}
+	if s.tasks, err = list[taskView](ctx, t.api, "/api/v1/cleanup-tasks", nil); err != nil {
+		return s, err
+	}
+	if s.ops, err = list[operationView](ctx, t.api, "/api/v1/operations", nil); err != nil {
+		return s, err
+	}
+	insts, err := list[instanceView](ctx, t.api, "/api/v1/service-type-instances", deleted)
+	if err != nil {
+		return s, err
+	}
+	s.instances = make(map[string]instanceView, len(insts))
+	for _, in := range insts {
+		s.instances[in.ID] = in
+	}
+	s.held = t.prov.mem.snapshot()
+	return s, nil
+}
+
+func (t *trial) requests() []request {
+	var all []request
+	for _, c := range t.clients {
+		all = append(all, c.snapshot()...)
+	}
+	return all
+}
+
+// replays sends every key that has a final answer once more: it must
+// replay that answer.
+func (t *trial) replays(ctx context.Context, reqs []request) []Violation {
+	jobs := make(chan request)
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		out []Violation
+	)
+	for range 4 {
+		wg.Go(func() {
+			for r := range jobs {
+				if v, bad := t.replay(ctx, r); bad {
+					mu.Lock()
+					out = append(out, v)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, r := range reqs {
+		if r.Key != "" && r.Final != nil {
+			jobs <- r
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].Subject < out[j].Subject })
+	return out
+}
+
+func (t *trial) replay(ctx context.Context, r request) (Violation, bool) {
+	v := Violation{Invariant: InvariantKeyReplays, Subject: "key " + r.Key}
+	ans, _, err := t.api.do(ctx, r.Method, r.Path, r.Key, r.Body)
+	switch {
+	case err != nil:
+		v.Detail = fmt.Sprintf("%s, final answer %s, got no answer when sent again: %v", r.describe(), r.Final, err)
+	case !ans.Replayed:
+		v.Detail = fmt.Sprintf("%s, final answer %s (id %q), was not replayed when sent again but answered %s (id %q)",
+			r.describe(), r.Final, r.Final.ID, ans, ans.ID)
+	case ans.Status != r.Final.Status || (r.Final.ok() && ans.ID != r.Final.ID):
+		v.Detail = fmt.Sprintf("%s, final answer %s (id %q), replayed %s (id %q)", r.describe(), r.Final, r.Final.ID,
+			ans, ans.ID)
+	default:
+		return v, false
+	}
+	return v, true
+}
+
+// serverExits turns each incarnation that exited by itself into a violation.
+func (t *trial) serverExits() []Violation {
+	var out []Violation
+	for _, line := range t.srv.exitedByItself() {
+		out = append(out, Violation{Invariant: InvariantServerRuns, Subject: "server", Detail: line})
+	}
+	return out
+}
+
+// noteSuccess records a 2xx answered at at.
+func (t *trial) noteSuccess(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.restartAt.IsZero() && t.firstSuccess.IsZero() && at.After(t.restartAt) {
+		t.firstSuccess = at
+	}
+}
+
+// sinceRestart is the time from the last restart to the first 2xx after
+// it, 0 when none came.
+func (t *trial) sinceRestart() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.firstSuccess.IsZero() {
+		return 0
+	}
+	return t.firstSuccess.Sub(t.restartAt)
+}
+
+// count fills rep.Counts from the last snapshot.
+func (t *trial) count(rep *Report, s snapshot) {
+	c := &rep.Counts
+	c.Kills = len(rep.Kills)
+	for _, r := range s.requests {
+		if r.Attempts > 1 {
+			c.Retried++
+		}
+		if r.Final == nil {
+			c.Unanswered++
+		}
+		switch r.Kind {
+		case kindCreate:
+			c.Creates++
+			switch {
+			case r.acked() != "" && !r.Final.ok():
+				c.CreatesAcknowledged++
+				c.CreatesOrderExists++
+			case r.acked() != "":
+				c.CreatesAcknowledged++
+			case r.Final != nil:
+				c.CreatesRefused++
+			}
+		case kindRehydrate:
+			c.Rehydrates++
+			switch {
+			case r.Final == nil:
+			case r.Final.ok():
+				c.RehydratesAccepted++
+			default:
+				c.RehydratesRefused++
+			}
+		case kindDelete:
+			c.Deletes++
+			if r.Final != nil && r.Final.ok() {
+				c.DeletesAcknowledged++
+			}
+		}
+	}
+	c.NoAnswerAttempts = int(t.noAnswer.Load())
+	c.KeyInUseAnswers = int(t.inUse.Load())
+	c.ProviderCreateCalls, c.ProviderDeleteCalls = t.prov.mem.counts()
+	c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd = len(s.orders), len(s.ops), len(s.tasks)
+}
+
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,194 @@
+package crashtest
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// The invariants a trial checks; [Violation.Invariant] is one of them.
+const (
+	// InvariantOrderOnce: every acknowledged create's order exists, once,
+	// under the id it was acknowledged with; no key makes two orders, and a
+	// create answered with a refusal makes none.
+	InvariantOrderOnce = "order-exactly-once"
+	// InvariantLiveInstanceHeld: each live order is up, and its current
+	// instance is held by the provider.
+	InvariantLiveInstanceHeld = "live-order-instance-held"
+	// InvariantOtherInstanceCleanup: every instance the provider holds that
+	// is not a live order's current one has a cleanup task.
+	InvariantOtherInstanceCleanup = "other-instance-has-cleanup-task"
+	// InvariantCleanupTaskTakenOver: no cleanup task stays claimed
+	// (IN_PROGRESS) by a process that was killed.
+	InvariantCleanupTaskTakenOver = "cleanup-task-taken-over"
+	// InvariantDeletionReachesProvider: after an acknowledged DELETE, the
+	// provider holds none of the order's instances.
+	InvariantDeletionReachesProvider = "deletion-reaches-provider"
+	// InvariantDeletionFinishes: after an acknowledged DELETE, the order
+	// ends terminated.
+	InvariantDeletionFinishes = "deletion-finishes"
+	// InvariantKeyAnswered: every Idempotency-Key (and every DELETE) gets a
+	// final answer.
+	InvariantKeyAnswered = "key-gets-final-answer"
+	// InvariantKeyReplays: a key sent again after its final answer replays
+	// that answer (Idempotent-Replayed, same status, same id).
+	InvariantKeyReplays = "key-replays-final-answer"
+	// InvariantOperationDone: every Operation is done.
+	InvariantOperationDone = "operation-done"
+	// InvariantNoServerError: no final answer is a 5xx.
+	InvariantNoServerError = "no-5xx-answer"
+	// InvariantServerRuns: the server restarts after each kill, and exits
+	// only when killed.
+	InvariantServerRuns = "server-runs"
+)
+
+// Violation is one broken invariant, about one order, key, instance or
+// operation.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	// Subject names what it is about: "order o-c1-4", "key …", "instance …".
+	Subject string `json:"subject"`
+	Detail  string `json:"detail"`
+}
+
+// String renders v as "[invariant] subject: detail".
+func (v Violation) String() string {
+	return fmt.Sprintf("[%s] %s: %s", v.Invariant, v.Subject, v.Detail)
+}
+
+// Kill is one SIGKILL and the restart after it.
+type Kill struct {
+	// At is when it fell, since the trial started; Time is the wall clock,
+	// to find it in the server log.
+	At   time.Duration `json:"at"`
+	Time time.Time     `json:"time"`
+	// InFlight is how many client requests were in flight.
+	InFlight int `json:"in_flight"`
+	// Ready is the time from the restart until /api/v1/health answered 200.
+	Ready time.Duration `json:"ready"`
+	// FirstSuccess is the time from the restart until a client request was
+	// answered 2xx; 0 when none was before the next kill or the end.
+	FirstSuccess time.Duration `json:"first_success"`
+}
+
+// Counts are what the clients sent and how it was answered.
+type Counts struct {
+	Creates             int `json:"creates"`
+	CreatesAcknowledged int `json:"creates_acknowledged"`
+	// CreatesOrderExists are the acknowledged creates whose final answer
+	// was 409 ORDER_EXISTS on a retry.
+	CreatesOrderExists   int `json:"creates_order_exists"`
+	CreatesRefused       int `json:"creates_refused"`
+	Rehydrates           int `json:"rehydrates"`
+	RehydratesAccepted   int `json:"rehydrates_accepted"`
+	RehydratesRefused    int `json:"rehydrates_refused"`
+	Deletes              int `json:"deletes"`
+	DeletesAcknowledged  int `json:"deletes_acknowledged"`
+	Unanswered           int `json:"unanswered"`
+	Retried              int `json:"retried"`
+	NoAnswerAttempts     int `json:"no_answer_attempts"`
+	KeyInUseAnswers      int `json:"key_in_use_answers"`
+	Kills                int `json:"kills"`
+	ProviderCreateCalls  int `json:"provider_create_calls"`
+	ProviderDeleteCalls  int `json:"provider_delete_calls"`
+	OrdersListed         int `json:"orders_listed"`
+	OperationsListed     int `json:"operations_listed"`
+	CleanupTasksAtTheEnd int `json:"cleanup_tasks_at_the_end"`
+}
+
+// Report is the outcome of one trial.
+type Report struct {
+	Pass bool `json:"pass"`
+	// Store is "sqlite" or "postgres".
+	Store      string      `json:"store"`
+	Seed       uint64      `json:"seed"`
+	Violations []Violation `json:"violations"`
+	Counts     Counts      `json:"counts"`
+	Kills      []Kill      `json:"kills"`
+	// Settled is the time from the last restart until every invariant
+	// held (the load goes on for Config.Tail of it, and every client must
+	// have its final answers); 0 when they did not by the deadline.
+	Settled time.Duration `json:"settled"`
+	// Started is when the trial started; Duration how long it took.
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	// LogPath is the server's log (every incarnation, with a line where
+	// each started and was killed); Dir the trial's directory.
+	LogPath string `json:"log_path"`
+	Dir     string `json:"dir"`
+}
+
+// maxPerInvariant bounds the violations String lists per invariant.
+const maxPerInvariant = 25
+
+// String is the report for a person: a summary, the kills, and the
+// violations (at most 25 per invariant).
+func (r Report) String() string {
+	var b strings.Builder
+	verdict := "PASS"
+	if !r.Pass {
+		verdict = "FAIL"
+	}
+	c := r.Counts
+	fmt.Fprintf(&b, "%s on %s (seed %d) in %.1fs: %d kills; creates %d acknowledged (%d as ORDER_EXISTS) of %d, %d refused;"+
+		" rehydrates %d accepted of %d, %d refused; deletes %d acknowledged of %d; %d never answered;"+
+		" %d requests retried, %d attempts unanswered, %d answers IDEMPOTENCY_KEY_IN_USE;"+
+		" provider got %d creates and %d deletes; %d orders, %d operations, %d cleanup tasks listed at the end\n",
+		verdict, r.Store, r.Seed, r.Duration.Seconds(), c.Kills, c.CreatesAcknowledged, c.CreatesOrderExists, c.Creates,
+		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.DeletesAcknowledged, c.Deletes,
+		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
+		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
+	for i, k := range r.Kills {
+		first := "no client request answered 2xx after it"
+		if k.FirstSuccess > 0 {
+			first = "first 2xx after " + ms(k.FirstSuccess)
+		}
+		fmt.Fprintf(&b, "  kill %d at +%.2fs (%s, %d requests in flight): healthy after %s, %s\n",
+			i+1, k.At.Seconds(), k.Time.UTC().Format(time.RFC3339Nano), k.InFlight, ms(k.Ready), first)
+	}
+	if r.Settled > 0 {
+		fmt.Fprintf(&b, "  invariants held %s after the last restart\n", ms(r.Settled))
+	} else if !r.Pass {
+		fmt.Fprintf(&b, "  invariants did not all hold by the deadline\n")
+	}
+	if len(r.Violations) > 0 {
+		fmt.Fprintf(&b, "  violations (%d):\n", len(r.Violations))
+		shown := map[string]int{}
+		for _, v := range r.Violations {
+			shown[v.Invariant]++
+			switch n := shown[v.Invariant]; {
+			case n <= maxPerInvariant:
+				fmt.Fprintf(&b, "    %s\n", v)
+			case n == maxPerInvariant+1:
+				fmt.Fprintf(&b, "    [%s] … and more\n", v.Invariant)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "  server log: %s\n", r.LogPath)
+	return b.String()
+}
+
+// LogTail returns the last n lines of the server log ("" when it cannot be
+// read).
+func (r Report) LogTail(n int) string {
+	f, err := os.Open(r.LogPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const max = 1 << 20
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		_, _ = f.Seek(st.Size()-max, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ms renders a duration in milliseconds: "130ms".
+func ms(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
