@@ -305,7 +305,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 		HealthInterval:    s.cfg.HealthInterval,
 		FailureThreshold:  s.cfg.ProviderFailureThreshold,
 		CleanupMaxRetries: s.cfg.CleanupMaxRetries,
+		ProcessID:         s.peers.ID(),
 	})
+	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
 	periodic := []jobs.Periodic{
 		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: s.pruneIdempotencyKeys},
 		// Each pass checks the providers whose next check is due, so

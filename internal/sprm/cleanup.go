@@ -51,7 +51,8 @@ func (s *Service) claim(ctx context.Context) ([]CleanupTask, error) {
 	var tasks []CleanupTask
 	t := s.now()
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, s.q.Get("CleanupTaskClaim"), t.Add(s.cfg.ClaimTimeout), t, t, s.cfg.CleanupBatch)
+		rows, err := tx.Query(ctx, s.q.Get("CleanupTaskClaim"), t.Add(s.cfg.ClaimTimeout), t, s.cfg.ProcessID, t,
+			s.cfg.CleanupBatch)
 		if err != nil {
 			return err
 		}
@@ -184,6 +185,15 @@ func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
 		_ = s.queueUnknown(ctx, st.id, st.provider, st.serviceType, errors.New("create request ended without an outcome"))
 	}
 	return len(list), nil
+}
+
+// ReapTx puts back to PENDING the cleanup tasks that dead processes had
+// claimed, in the reaping transaction (a peers.Reaper).
+func (s *Service) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error {
+	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskReleaseOfDead"), store.Strings(dead)); err != nil {
+		return fmt.Errorf("release the cleanup tasks of %v: %w", dead, err)
+	}
+	return nil
 }
 
 // CleanupTask returns one task.

@@ -38,6 +38,38 @@ func TestRunCleanup_TakesATaskBackWhenItsClaimExpires(t *testing.T) {
 	})
 }
 
+// A task claimed by a process known dead (peers) goes back at once, long
+// before its claim expires; one claimed by another, live process does not.
+func TestReapTx_ReleasesTheClaimsOfADeadProcessAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, func(cfg *Config) { cfg.ClaimTimeout = time.Hour; cfg.ProcessID = "p-1" })
+		c.intent(t, "old")
+		c.queueCleanup(t, "old")
+		if tasks, err := c.s.claim(t.Context()); err != nil || len(tasks) != 1 {
+			t.Fatalf("claim = %v, %v; want the task", tasks, err)
+		}
+		reap := func(dead string) {
+			t.Helper()
+			if err := c.s.cfg.DB.InTx(t.Context(), func(tx *store.Tx) error {
+				return c.s.ReapTx(t.Context(), tx, []string{dead})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reap("p-2")
+		if res, err := c.s.RunCleanup(t.Context()); err != nil || res != (CleanupResult{}) {
+			t.Fatalf("pass after another process died = %+v, %v; want nothing (the claim holds)", res, err)
+		}
+		reap("p-1")
+		if res, err := c.s.RunCleanup(t.Context()); err != nil || res.Done != 1 {
+			t.Fatalf("pass after the claimant died = %+v, %v; want the task done", res, err)
+		}
+		c.wantDeleted(t, "old")
+	})
+}
+
 // An intent whose create request died (no outcome, no task) is queued for
 // cleanup once it is older than PendingGrace on the clock, and not before.
 func TestRunCleanup_SweepsAnIntentOnlyAfterPendingGrace(t *testing.T) {

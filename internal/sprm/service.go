@@ -64,8 +64,11 @@ type Config struct {
 	// CleanupConcurrency is how many provider deletes run at once. Defaults to 8.
 	CleanupConcurrency int
 	// ClaimTimeout is how long a claimed task is a worker's before another
-	// may take it (the first died). Defaults to 2m.
+	// may take it (the first hangs). A dead process's claims are released
+	// sooner, by ReapTx. Defaults to 2m.
 	ClaimTimeout time.Duration
+	// ProcessID names this process (its peers id) on the tasks it claims.
+	ProcessID string
 	// PendingGrace is how old an intent (status PENDING) must be before the
 	// sweep decides its request died and queues it for cleanup. It must
 	// exceed the provider call timeout. Defaults to 2m.

@@ -31,12 +31,12 @@ LIMIT $7;
 -- Takes a batch of pending tasks (or ones whose claim expired: the worker
 -- died) so that no two workers run one task at once.
 UPDATE cleanup_tasks
-SET status = 'IN_PROGRESS', claimed_until = $1, update_time = $2
+SET status = 'IN_PROGRESS', claimed_until = $1, update_time = $2, claimed_by = $3
 WHERE id IN (
     SELECT id FROM cleanup_tasks
-    WHERE status = 'PENDING' OR (status = 'IN_PROGRESS' AND claimed_until < $3)
+    WHERE status = 'PENDING' OR (status = 'IN_PROGRESS' AND claimed_until < $4)
     ORDER BY requested_at, id
-    LIMIT $4
+    LIMIT $5
     FOR UPDATE SKIP LOCKED)
 RETURNING id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
           last_error, create_time, update_time;
@@ -57,3 +57,8 @@ DELETE FROM cleanup_tasks WHERE id = $1;
 -- name: CleanupTaskRetry :exec
 UPDATE cleanup_tasks SET status = 'PENDING', retry_count = 0, update_time = $1
 WHERE id = $2 AND status = 'FAILED';
+
+-- name: CleanupTaskReleaseOfDead :exec
+-- The tasks a dead process's worker had claimed go back to PENDING at once.
+UPDATE cleanup_tasks SET status = 'PENDING', claimed_until = NULL, claimed_by = ''
+WHERE status = 'IN_PROGRESS' AND claimed_by = ANY($1::text[]);

@@ -31,7 +31,7 @@ LIMIT ?;
 -- Takes a batch of pending tasks (or ones whose claim expired: the worker
 -- died) so that no two workers run one task at once.
 UPDATE cleanup_tasks
-SET status = 'IN_PROGRESS', claimed_until = ?, update_time = ?
+SET status = 'IN_PROGRESS', claimed_until = ?, update_time = ?, claimed_by = ?
 WHERE id IN (
     SELECT id FROM cleanup_tasks
     WHERE status = 'PENDING' OR (status = 'IN_PROGRESS' AND claimed_until < ?)
@@ -56,3 +56,8 @@ DELETE FROM cleanup_tasks WHERE id = ?;
 -- name: CleanupTaskRetry :exec
 UPDATE cleanup_tasks SET status = 'PENDING', retry_count = 0, update_time = ?
 WHERE id = ? AND status = 'FAILED';
+
+-- name: CleanupTaskReleaseOfDead :exec
+-- The tasks a dead process's worker had claimed go back to PENDING at once.
+UPDATE cleanup_tasks SET status = 'PENDING', claimed_until = NULL, claimed_by = ''
+WHERE status = 'IN_PROGRESS' AND claimed_by IN (SELECT value FROM json_each(?));

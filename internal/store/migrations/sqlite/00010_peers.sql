@@ -32,7 +32,12 @@ CREATE UNIQUE INDEX operations_request_key ON operations (request_key) WHERE req
 -- whose job was given up can still be finished.
 ALTER TABLE resources ADD COLUMN rehydration_operation TEXT NOT NULL DEFAULT '';
 
+-- claimed_by is the process whose cleanup worker claimed a task: a task
+-- claimed by a dead process is put back at once, not after claimed_until.
+ALTER TABLE cleanup_tasks ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE cleanup_tasks DROP COLUMN claimed_by;
 ALTER TABLE resources DROP COLUMN rehydration_operation;
 DROP INDEX operations_request_key;
 ALTER TABLE operations DROP COLUMN request_key;
