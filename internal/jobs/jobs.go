@@ -51,6 +51,15 @@ type Periodic struct {
 	RunOnStart bool
 }
 
+// QueueProviders is the queue of the jobs that call service providers.
+// Their workers mostly wait on the network, so it runs many at once
+// ([Config.ProviderWorkers]) beside the default queue.
+const QueueProviders = "providers"
+
+// DefaultProviderWorkers is [Config.ProviderWorkers]'s default: with a
+// provider answering in 1s, 500 creates per second.
+const DefaultProviderWorkers = 500
+
 // Config configures a Client. DB is required.
 type Config struct {
 	DB     *store.DB
@@ -63,8 +72,12 @@ type Config struct {
 	Workers *Workers
 	// Periodic lists the periodic jobs.
 	Periodic []Periodic
-	// MaxWorkers bounds concurrent jobs in this process. Defaults to 10.
+	// MaxWorkers bounds concurrent jobs of the default queue in this
+	// process. Defaults to 10.
 	MaxWorkers int
+	// ProviderWorkers bounds concurrent jobs of [QueueProviders] in this
+	// process: provider calls in flight. Defaults to DefaultProviderWorkers.
+	ProviderWorkers int
 	// PollInterval is how often a replica looks for new jobs when it was not
 	// notified of them. Defaults to 50ms on SQLite (which has no
 	// notifications) and 1s on PostgreSQL.
@@ -107,7 +120,10 @@ func New(cfg Config) (*Client, error) {
 	rcfg := &river.Config{
 		ID:                   cfg.ID,
 		Logger:               cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)}},
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)},
+			QueueProviders:     {MaxWorkers: cmp.Or(cfg.ProviderWorkers, DefaultProviderWorkers)},
+		},
 		Workers:              workers,
 		PeriodicJobs:         periodic,
 		JobTimeout:           timeout,

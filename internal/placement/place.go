@@ -144,7 +144,7 @@ func (s *Service) Resources(ctx context.Context, p ListResourcesParams) (store.P
 }
 
 func (s *Service) insertOpts() *river.InsertOpts {
-	return &river.InsertOpts{MaxAttempts: s.cfg.MaxAttempts}
+	return &river.InsertOpts{MaxAttempts: s.cfg.MaxAttempts, Queue: s.cfg.JobQueue}
 }
 
 var errNoIntent = errors.New("resource has no intent")

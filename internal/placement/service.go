@@ -81,6 +81,11 @@ type Config struct {
 	// Now reads the clock that dates every write. Job retries are not timed
 	// by it but by River's own clock (see backoff). Defaults to time.Now.
 	Now func() time.Time
+	// JobQueue is the River queue of the jobs that call providers. They
+	// wait on the network, not on this machine, so internal/server gives
+	// them a queue with many workers (jobs.QueueProviders): a slow provider
+	// then does not hold every job slot. Defaults to River's default queue.
+	JobQueue string
 	// MaxAttempts bounds the attempts of a provision or delete job.
 	// Defaults to 8.
 	MaxAttempts int

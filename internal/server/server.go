@@ -294,7 +294,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	}
 	s.sprm = sprm.New(sprm.Config{
 		DB:        s.db,
-		Providers: provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout}),
+		Providers: provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()}),
 		Specs:     serviceTypes,
 		// Status flows SPRM → placement → orders, in the SPRM's transaction.
 		Observer: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
@@ -326,7 +326,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Providers: policy.ProviderSourceFunc(s.availableProviders)})
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
-		Jobs: lazyJobs{s}, Logger: s.logger, Specs: serviceTypes,
+		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
 		// The lifecycle is the one observer of resource status (DESIGN §2);
 		// it is built below, so the observer reaches it late.
 		Orders: placement.OrderObserverFuncs{
@@ -414,6 +414,16 @@ func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs
 
 func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
 	return l.s.jobs.Pending(ctx, q, kind, field, value)
+}
+
+// providerHTTPClient keeps as many idle connections per provider as calls
+// run at once (the provider queue's workers): the default transport keeps
+// 2, so under load every other call opened a new connection.
+func providerHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no overall bound; the per-host one holds
+	t.MaxIdleConnsPerHost = jobs.DefaultProviderWorkers
+	return &http.Client{Transport: t}
 }
 
 // availableProviders gives the policy chain the registry's providers and loads.

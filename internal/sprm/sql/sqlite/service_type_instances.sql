@@ -66,7 +66,8 @@ LIMIT ?;
 SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_at IS NULL;
 
 -- name: InstanceCountLivePerProvider :many
-SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
+-- Kept by the triggers of migration 00010.
+SELECT provider_name, live FROM provider_live_instances;
 
 -- name: InstanceRecordUpdate :exec
 -- An in-place update the provider accepted: the new spec and the status it

@@ -36,7 +36,43 @@ ALTER TABLE resources ADD COLUMN rehydration_operation TEXT NOT NULL DEFAULT '';
 -- claimed by a dead process is put back at once, not after claimed_until.
 ALTER TABLE cleanup_tasks ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
 
+-- provider_live_instances counts each provider's live instances (not
+-- deleted), kept by triggers in the transaction of every change, so that
+-- placement reads a count per provider instead of counting every instance
+-- on each order (a quarter of the CPU of the order flow at 3,000 orders).
+CREATE TABLE provider_live_instances (
+    provider_name TEXT PRIMARY KEY,
+    live          BIGINT NOT NULL
+);
+INSERT INTO provider_live_instances (provider_name, live)
+SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
+
+-- +goose StatementBegin
+CREATE FUNCTION service_type_instances_count_live() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.deleted_at IS NULL THEN
+        UPDATE provider_live_instances SET live = live - 1 WHERE provider_name = OLD.provider_name;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.deleted_at IS NULL THEN
+        INSERT INTO provider_live_instances (provider_name, live) VALUES (NEW.provider_name, 1)
+        ON CONFLICT (provider_name) DO UPDATE SET live = provider_live_instances.live + 1;
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER service_type_instances_live_insert AFTER INSERT OR DELETE ON service_type_instances
+FOR EACH ROW EXECUTE FUNCTION service_type_instances_count_live();
+CREATE TRIGGER service_type_instances_live_update AFTER UPDATE OF deleted_at ON service_type_instances
+FOR EACH ROW WHEN ((OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL))
+EXECUTE FUNCTION service_type_instances_count_live();
+
 -- +goose Down
+DROP TRIGGER service_type_instances_live_update ON service_type_instances;
+DROP TRIGGER service_type_instances_live_insert ON service_type_instances;
+DROP FUNCTION service_type_instances_count_live();
+DROP TABLE provider_live_instances;
 ALTER TABLE cleanup_tasks DROP COLUMN claimed_by;
 ALTER TABLE resources DROP COLUMN rehydration_operation;
 DROP INDEX operations_request_key;

@@ -36,7 +36,51 @@ ALTER TABLE resources ADD COLUMN rehydration_operation TEXT NOT NULL DEFAULT '';
 -- claimed by a dead process is put back at once, not after claimed_until.
 ALTER TABLE cleanup_tasks ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
 
+-- provider_live_instances counts each provider's live instances (not
+-- deleted), kept by triggers in the transaction of every change, so that
+-- placement reads a count per provider instead of counting every instance
+-- on each order (a quarter of the CPU of the order flow at 3,000 orders).
+CREATE TABLE provider_live_instances (
+    provider_name TEXT PRIMARY KEY,
+    live          INTEGER NOT NULL
+);
+INSERT INTO provider_live_instances (provider_name, live)
+SELECT provider_name, count(*) FROM service_type_instances WHERE deleted_at IS NULL GROUP BY provider_name;
+
+-- +goose StatementBegin
+CREATE TRIGGER service_type_instances_live_insert AFTER INSERT ON service_type_instances
+WHEN NEW.deleted_at IS NULL
+BEGIN
+    INSERT INTO provider_live_instances (provider_name, live) VALUES (NEW.provider_name, 1)
+    ON CONFLICT (provider_name) DO UPDATE SET live = live + 1;
+END;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE TRIGGER service_type_instances_live_delete AFTER DELETE ON service_type_instances
+WHEN OLD.deleted_at IS NULL
+BEGIN
+    UPDATE provider_live_instances SET live = live - 1 WHERE provider_name = OLD.provider_name;
+END;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE TRIGGER service_type_instances_live_update AFTER UPDATE OF deleted_at ON service_type_instances
+WHEN (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL)
+BEGIN
+    UPDATE provider_live_instances SET live = live - 1
+    WHERE provider_name = OLD.provider_name AND OLD.deleted_at IS NULL;
+    INSERT INTO provider_live_instances (provider_name, live)
+    SELECT NEW.provider_name, 1 WHERE NEW.deleted_at IS NULL
+    ON CONFLICT (provider_name) DO UPDATE SET live = live + 1;
+END;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP TRIGGER service_type_instances_live_update;
+DROP TRIGGER service_type_instances_live_delete;
+DROP TRIGGER service_type_instances_live_insert;
+DROP TABLE provider_live_instances;
 ALTER TABLE cleanup_tasks DROP COLUMN claimed_by;
 ALTER TABLE resources DROP COLUMN rehydration_operation;
 DROP INDEX operations_request_key;

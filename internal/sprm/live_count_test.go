@@ -1,0 +1,54 @@
+package sprm
+
+import (
+	"testing"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// The live-instance counts placement reads are kept by triggers; they must
+// equal a count of the rows whatever path an instance takes: created,
+// refused (intent removed), deleted by the provider, marked deleted.
+func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, nil)
+		ctx := t.Context()
+		check := func(step string) {
+			t.Helper()
+			var want int
+			if err := c.s.cfg.DB.QueryRow(ctx,
+				"SELECT count(*) FROM service_type_instances WHERE deleted_at IS NULL").Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			loads, err := c.s.ProviderLoads(ctx)
+			if err != nil || len(loads) != 1 || loads[0].LiveInstances != want {
+				t.Fatalf("%s: loads = %+v, %v; want vm-sp with %d live", step, loads, err, want)
+			}
+		}
+		check("none")
+		for _, id := range []string{"a", "b", "c", "d"} {
+			c.intent(t, id)
+		}
+		check("four intents")
+		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceDeleteIntent"), "a"); err != nil {
+			t.Fatal(err)
+		}
+		check("an intent refused")
+		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceMarkDeleted"), c.s.now(), c.s.now(), "b"); err != nil {
+			t.Fatal(err)
+		}
+		check("one marked deleted")
+		// A report that keeps it live, then the provider's DELETED.
+		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
+			at := c.s.now()
+			c.clock.Advance(1)
+			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, status, at, "c", at); err != nil {
+				t.Fatal(err)
+			}
+			check("report " + status)
+		}
+	})
+}
