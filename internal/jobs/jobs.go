@@ -118,8 +118,8 @@ func New(cfg Config) (*Client, error) {
 	}
 	timeout := cmp.Or(cfg.JobTimeout, time.Minute)
 	rcfg := &river.Config{
-		ID:                   cfg.ID,
-		Logger:               cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		ID:     cfg.ID,
+		Logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)},
 			QueueProviders:     {MaxWorkers: cmp.Or(cfg.ProviderWorkers, DefaultProviderWorkers)},
