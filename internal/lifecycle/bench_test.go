@@ -35,14 +35,8 @@ func BenchmarkTransfer_PatchToActive(b *testing.B) {
 }
 
 func benchUpdates(b *testing.B, engine store.Engine, clients int) {
-	s := apitest.Start(b, engine, func(c *server.Config) {
+	s := apitest.Start(b, engine, benchLogger, func(c *server.Config) {
 		c.ProcessProvider, c.ProcessProviderNoOp = true, true
-		c.Logger = slog.New(slog.DiscardHandler)
-		if path := os.Getenv("STEWARD_BENCH_LOG"); path != "" { // to see why a run stalls
-			if f, err := os.Create(path); err == nil {
-				c.Logger = slog.New(slog.NewTextHandler(f, nil))
-			}
-		}
 	})
 	<-s.ProcessProvider().Registered()
 	ids := make([]string, clients)
@@ -89,6 +83,17 @@ func benchUpdates(b *testing.B, engine store.Engine, clients int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "updates/s")
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// benchLogger discards the server's log, or writes it to the file
+// STEWARD_BENCH_LOG names, to see why a run stalls.
+func benchLogger(c *server.Config) {
+	c.Logger = slog.New(slog.DiscardHandler)
+	if path := os.Getenv("STEWARD_BENCH_LOG"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			c.Logger = slog.New(slog.NewTextHandler(f, nil))
+		}
+	}
 }
 
 // waitUp polls an order every 2 ms, until a one-minute deadline, until it

@@ -3,16 +3,13 @@ package lifecycle_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
-	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -37,14 +34,7 @@ func BenchmarkOrders_CreateToUp(b *testing.B) {
 }
 
 func benchCreateToUp(b *testing.B, engine store.Engine, latency time.Duration, clients int) {
-	s := apitest.Start(b, engine, func(c *server.Config) {
-		c.Logger = slog.New(slog.DiscardHandler)
-		if path := os.Getenv("STEWARD_BENCH_LOG"); path != "" {
-			if f, err := os.Create(path); err == nil {
-				c.Logger = slog.New(slog.NewTextHandler(f, nil))
-			}
-		}
-	})
+	s := apitest.Start(b, engine, benchLogger)
 	p := &slowProvider{latency: latency, reporter: &provider.HTTPReporter{StewardURL: s.URL()}}
 	ps := httptest.NewServer(provider.NewServer(p, provider.ServerConfig{}))
 	b.Cleanup(ps.Close)
