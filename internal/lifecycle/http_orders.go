@@ -31,9 +31,17 @@ type orderView struct {
 }
 
 func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
+	defs := map[string]*Definition{} // a list's orders share a few lifecycles: read each once
 	return func(o Order) orderView {
+		def, ok := defs[o.Lifecycle]
+		if !ok {
+			if d, err := s.definition(r.Context(), s.cfg.DB, o.Lifecycle); err == nil {
+				def = &d
+			}
+			defs[o.Lifecycle] = def
+		}
 		var st State
-		if def, err := s.definition(r.Context(), s.cfg.DB, o.Lifecycle); err == nil {
+		if def != nil {
 			st, _ = def.State(o.State)
 		}
 		return orderView{Order: o, Path: "catalog-item-instances/" + o.ID, Conditions: o.Conditions(st),
