@@ -60,7 +60,9 @@ type DB struct {
 	// The SQLite pools' prepared statements.
 	writeStmts *stmtCache
 	readStmts  *stmtCache
-	pool       *pgxpool.Pool
+	// group runs SQLite's write transactions (group commit).
+	group *groupCommitter
+	pool  *pgxpool.Pool
 }
 
 // Open connects to the database described by cfg and runs every migration
@@ -111,6 +113,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// statements prepared anew), 8% of the CPU in a profile.
 		db.liteRead.SetMaxIdleConns(cmp.Or(cfg.MaxReadConns, 4))
 		db.writeStmts, db.readStmts = newStmtCache(db.liteWrite), newStmtCache(db.liteRead)
+		db.group = newGroupCommitter(db)
 	}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
@@ -163,6 +166,7 @@ func (db *DB) Close() error {
 		db.pool.Close()
 		return nil
 	}
+	db.group.close()
 	db.writeStmts.close()
 	db.readStmts.close()
 	return errors.Join(db.liteRead.Close(), db.liteWrite.Close())
@@ -173,7 +177,14 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error
 	if db.pool != nil {
 		return pgExec(ctx, db.pool, query, args)
 	}
-	return liteExec(ctx, cachedDB{db.liteWrite, db.writeStmts}, query, args)
+	// A write of its own joins the next group commit like any transaction.
+	var n int64
+	err := db.group.run(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.Exec(ctx, query, args...)
+		return err
+	})
+	return n, err
 }
 
 // Query runs a read. On SQLite it uses the read-only pool, so it must not write.
@@ -200,6 +211,9 @@ type Tx struct {
 	lite   *sql.Tx
 	cached *cachedTx
 	pg     pgx.Tx
+	// grouped is set in a group commit: statements ignore the caller's
+	// cancellation (see groupCommitter).
+	grouped bool
 }
 
 // Exec runs a statement in the transaction.
@@ -207,7 +221,7 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 	if tx.pg != nil {
 		return pgExec(ctx, tx.pg, query, args)
 	}
-	return liteExec(ctx, tx.cached, query, args)
+	return liteExec(tx.liteCtx(ctx), tx.cached, query, args)
 }
 
 // Query runs a statement that returns rows in the transaction.
@@ -215,7 +229,7 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*Rows, erro
 	if tx.pg != nil {
 		return pgQuery(ctx, tx.pg, query, args)
 	}
-	return liteQuery(ctx, tx.cached, query, args)
+	return liteQuery(tx.liteCtx(ctx), tx.cached, query, args)
 }
 
 // QueryRow runs a statement returning at most one row in the transaction.
@@ -223,7 +237,15 @@ func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	if tx.pg != nil {
 		return pgQueryRow(ctx, tx.pg, query, args)
 	}
-	return liteQueryRow(ctx, tx.cached, query, args)
+	return liteQueryRow(tx.liteCtx(ctx), tx.cached, query, args)
+}
+
+// liteCtx drops ctx's cancellation in a group commit.
+func (tx *Tx) liteCtx(ctx context.Context) context.Context {
+	if tx.grouped {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // Engine reports which engine the transaction runs on.
@@ -275,6 +297,9 @@ func retryable(err error) bool {
 }
 
 func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if db.group != nil {
+		return db.group.run(ctx, fn)
+	}
 	tx := &Tx{}
 	if db.pool != nil {
 		if tx.pg, err = db.pool.Begin(ctx); err != nil {
