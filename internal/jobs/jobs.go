@@ -57,8 +57,8 @@ type Periodic struct {
 const QueueProviders = "providers"
 
 // DefaultProviderWorkers is [Config.ProviderWorkers]'s default: with a
-// provider answering in 1s, 500 creates per second.
-const DefaultProviderWorkers = 500
+// provider answering in 1s, 1,000 creates per second.
+const DefaultProviderWorkers = 1000
 
 // Config configures a Client. DB is required.
 type Config struct {
