@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -25,9 +26,12 @@ func (s *Service) orderRoutes(api *httpapi.API) {
 
 type orderView struct {
 	Order
-	Path       string      `json:"path"`
-	Conditions []Condition `json:"conditions"`
-	ETag       string      `json:"etag"`
+	// Attributes replaces Order's in the JSON: a listed order's are passed
+	// through as stored, undecoded.
+	Attributes json.RawMessage `json:"attributes"`
+	Path       string          `json:"path"`
+	Conditions []Condition     `json:"conditions"`
+	ETag       string          `json:"etag"`
 }
 
 func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
@@ -44,8 +48,12 @@ func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
 		if def != nil {
 			st, _ = def.State(o.State)
 		}
-		return orderView{Order: o, Path: "catalog-item-instances/" + o.ID, Conditions: o.Conditions(st),
-			ETag: httpapi.ETag(o.Version)}
+		attrs := o.attributesJSON
+		if attrs == nil {
+			attrs, _ = json.Marshal(o.Attributes) // maps of JSON values always encode
+		}
+		return orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/" + o.ID,
+			Conditions: o.Conditions(st), ETag: httpapi.ETag(o.Version)}
 	}
 }
 

@@ -68,6 +68,9 @@ type Order struct {
 	wide bool
 	// requestKey is the creating request's (written at insert only).
 	requestKey string
+	// attributesJSON holds the stored attribute sets, undecoded, of an
+	// order read for a list; Attributes is then empty.
+	attributesJSON json.RawMessage
 }
 
 // inlineValidation is the outcome of the policy chain on a set, run in the

@@ -243,9 +243,10 @@ type ListOrdersParams struct {
 	Page        store.PageRequest
 }
 
-// Orders lists a project's orders, oldest first.
+// Orders lists a project's orders, oldest first. Their attribute sets are left
+// undecoded, for a view (see scanListedOrder).
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanOrder,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanListedOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,
 		p.ParentID, store.JSON(nonNilMap(p.Labels)), p.ShowDeleted)

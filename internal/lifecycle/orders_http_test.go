@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -287,5 +288,27 @@ func TestOrders_ListFilters(t *testing.T) {
 		}
 		e.s.Do(t, "GET", "/api/v1/catalog-item-instances?label=nocolon", nil).
 			WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+	})
+}
+
+// A list passes the attribute sets through as stored: they must read the
+// same as the order's own GET, on both engines.
+func TestOrders_ListShowsTheSameAttributesAsGet(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setupOrders(t, engine, false)
+		got := e.up(t, "web", 3)
+		var list struct {
+			Results []order `json:"results"`
+		}
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances", nil).Want(t, http.StatusOK).JSON(t, &list)
+		if len(list.Results) != 1 {
+			t.Fatalf("listed %d orders, want 1", len(list.Results))
+		}
+		listed := list.Results[0]
+		if !reflect.DeepEqual(listed.Attributes, got.Attributes) || vcpu(listed.Attributes.Active) != 3.0 {
+			t.Errorf("listed attributes %+v, GET's %+v", listed.Attributes, got.Attributes)
+		}
 	})
 }
