@@ -31,7 +31,13 @@ func TestCreate_ResumeResolvesAnUnknownOutcomeBothWays(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		e := setup(t, engine, func(c *server.Config) { c.ProviderTimeout = 300 * time.Millisecond })
+		// No health checks: a provider gone down must stay "healthy" to
+		// Steward, so that a create reaches it and its outcome is unknown
+		// (an unavailable provider is refused before any call).
+		e := setup(t, engine, func(c *server.Config) {
+			c.ProviderTimeout = 300 * time.Millisecond
+			c.HealthInterval = time.Hour
+		})
 		ctx := t.Context()
 		create := func(id string) (sprm.Instance, error) {
 			return e.s.SPRM().Create(ctx, sprm.CreateParams{ID: id, Project: "default", ProviderName: "vm-sp", Spec: vmSpec(id),
