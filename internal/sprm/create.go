@@ -107,13 +107,14 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	if !status.Valid() || status == provider.StatusPending || status == provider.StatusUnknown {
 		status = provider.StatusProvisioning
 	}
-	if _, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID); err != nil {
+	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
+		s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID)
+	if err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)
 	}
 	s.metrics.creates.WithLabelValues("accepted").Inc()
-	return s.instance(ctx, "", p.ID)
+	return in, nil
 }
 
 // resolve settles an intent an earlier attempt recorded (Resume). done is

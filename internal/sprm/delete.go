@@ -64,7 +64,7 @@ func (s *Service) Delete(ctx context.Context, project, id string, deferred bool)
 	if err != nil {
 		return Instance{}, err
 	}
-	if _, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
+	if _, _, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
 		s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(), id); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
@@ -73,7 +73,7 @@ func (s *Service) Delete(ctx context.Context, project, id string, deferred bool)
 	defer cancel()
 	switch {
 	case errors.Is(err, provider.ErrNotFound) || (err == nil && got.Status == provider.StatusDeleted):
-		if _, err := s.setStatus(wctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleted},
+		if _, _, err := s.setStatus(wctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleted},
 			s.q.Get("InstanceMarkDeleted"), s.now(), s.now(), id); err != nil {
 			return Instance{}, fmt.Errorf("mark instance deleted: %w", err)
 		}

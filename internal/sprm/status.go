@@ -28,17 +28,17 @@ func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusR
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
+		n, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
 			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t, id, observed)
+		if errors.Is(err, ErrInstanceNotFound) {
+			return Instance{}, err
+		}
 		if err != nil {
 			return Instance{}, fmt.Errorf("apply status to %s: %w", id, err)
 		}
-		in, err := s.instance(ctx, "", id)
-		if err != nil || n == 1 {
-			if err == nil {
-				s.log.DebugContext(ctx, "status applied", "instance_id", id, "status", r.Status)
-			}
-			return in, err
+		if n == 1 {
+			s.log.DebugContext(ctx, "status applied", "instance_id", id, "status", r.Status)
+			return in, nil
 		}
 		// Nothing was updated: stale only if a newer report was applied. The
 		// row may also have been inserted just after the update missed it;
