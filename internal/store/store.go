@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // Engine names a database engine.
@@ -99,11 +98,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		path := filepath.Join(cfg.DataDir, "steward.db")
 		db.engine = SQLite
 		var err error
-		if db.liteWrite, err = sql.Open("sqlite", liteDSN(path, false)); err != nil {
+		registerLiteDriver()
+		if db.liteWrite, err = sql.Open(liteDriverName, liteDSN(path, false)); err != nil {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
 		db.liteWrite.SetMaxOpenConns(1)
-		if db.liteRead, err = sql.Open("sqlite", liteDSN(path, true)); err != nil {
+		if db.liteRead, err = sql.Open(liteDriverName, liteDSN(path, true)); err != nil {
 			db.liteWrite.Close()
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
