@@ -101,6 +101,7 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 		return fmt.Errorf("record health of %s: %w", p.Name, err)
 	}
 	if st.status != p.Status {
+		s.registry.invalidate()
 		s.metrics.healthTransitions.WithLabelValues(p.Name, p.Status, st.status).Inc()
 		log := s.log.WarnContext
 		if st.status == HealthHealthy {

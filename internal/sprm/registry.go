@@ -22,6 +22,7 @@ var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // given, must match: a name held under another id, or an id held by another
 // name, is ErrProviderIDConflict. The id defaults to the name.
 func (s *Service) Register(ctx context.Context, id string, reg provider.Registration) (p Provider, created bool, err error) {
+	defer s.registry.invalidate() // after the commit: see registrySnapshot
 	if err := validateRegistration(id, reg); err != nil {
 		return Provider{}, false, err
 	}
@@ -93,6 +94,7 @@ type ProviderPatch struct {
 // UpdateProvider applies patch. ifMatch, when not nil, is the version the
 // caller read: another writer's change in between gives store.ErrStale.
 func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch ProviderPatch, ifMatch *int64) (Provider, error) {
+	defer s.registry.invalidate() // after the commit: see registrySnapshot
 	var id string
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
@@ -136,6 +138,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 // Deregister removes a provider. It refuses (ErrProviderInUse) while the
 // provider owns live instances, queued deletions included: they still need it.
 func (s *Service) Deregister(ctx context.Context, idOrName string, ifMatch *int64) error {
+	defer s.registry.invalidate() // after the commit: see registrySnapshot
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
 		if err != nil {

@@ -135,3 +135,42 @@ func TestProviderLoads_CountLiveInstances(t *testing.T) {
 		}
 	})
 }
+
+// Placement reuses the registry it read (registrySnapshot); a change made
+// through this process must show at once, not after the snapshot's TTL.
+func TestProviderLoads_SeeRegistryChangesAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		names := func() map[string]any {
+			loads, err := e.s.SPRM().ProviderLoads(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]any{}
+			for _, l := range loads {
+				got[l.Name] = l.Metadata["zone"]
+			}
+			return got
+		}
+		if got := names(); len(got) != 1 {
+			t.Fatalf("providers = %v, want vm-sp only", got)
+		}
+		p2 := providertest.New(t)
+		reg := p2.Registration("new-sp", "vm")
+		e.s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated)
+		if got := names(); len(got) != 2 {
+			t.Fatalf("after a registration: providers = %v, want vm-sp and new-sp", got)
+		}
+		e.s.Do(t, "PATCH", "/api/v1/providers/new-sp", map[string]any{"metadata": map[string]any{"zone": "b"}}).
+			Want(t, http.StatusOK)
+		if got := names(); got["new-sp"] != "b" {
+			t.Fatalf("after an update: providers = %v, want new-sp in zone b", got)
+		}
+		e.s.Do(t, "DELETE", "/api/v1/providers/new-sp", nil).Want(t, http.StatusNoContent)
+		if got := names(); len(got) != 1 {
+			t.Fatalf("after a deregistration: providers = %v, want vm-sp only", got)
+		}
+	})
+}

@@ -80,10 +80,11 @@ type Config struct {
 
 // Service is the SP Resource Manager. It is safe for concurrent use.
 type Service struct {
-	cfg     Config
-	log     *slog.Logger
-	q       store.Queries
-	metrics *metrics
+	cfg      Config
+	log      *slog.Logger
+	q        store.Queries
+	metrics  *metrics
+	registry registrySnapshot
 }
 
 // New returns a Service.
