@@ -27,7 +27,7 @@ FROM catalog_items
 WHERE (? = '' OR service_type = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: CatalogItemUpdate :exec
 UPDATE catalog_items

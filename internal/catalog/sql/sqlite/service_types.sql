@@ -24,7 +24,7 @@ SELECT id, schema, lifecycle, identity_attribute, parent_service_type, on_parent
 FROM service_types
 WHERE id > ?
 ORDER BY id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: ServiceTypeUpdate :exec
 UPDATE service_types

@@ -6,7 +6,7 @@ VALUES (?, ?, ?, ?);
 SELECT seq, id, subject, event
 FROM event_outbox
 ORDER BY seq
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: OutboxDeleteBySeqs :exec
 -- Deletes exactly the rows published, given as a JSON array of seqs; never a

@@ -14,7 +14,7 @@ SELECT id, initial_state, states, transfers, compact, version, create_time, upda
 FROM lifecycles
 WHERE id > ?
 ORDER BY id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: LifecycleUpdate :exec
 UPDATE lifecycles

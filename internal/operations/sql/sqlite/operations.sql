@@ -25,7 +25,7 @@ WHERE project = ?
   AND (? IS NULL OR done = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: OperationUpdateMetadata :exec
 UPDATE operations SET metadata = ?, update_time = ?

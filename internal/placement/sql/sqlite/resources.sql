@@ -21,7 +21,7 @@ WHERE project = ?
   AND (? OR deleted_at IS NULL)
   AND (create_time, instance_id) > (?, ?)
 ORDER BY create_time, instance_id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: ResourceSetStatus :exec
 -- A status of DELETED also marks the resource deleted.

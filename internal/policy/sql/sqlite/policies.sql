@@ -15,7 +15,7 @@ WHERE (? = '' OR policy_type = ?)
   AND (? IS NULL OR enabled = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: PolicyListEnabled :many
 -- The chain: every enabled policy (a few hundred at most); Go orders them.

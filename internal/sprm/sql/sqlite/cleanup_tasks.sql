@@ -25,7 +25,7 @@ WHERE (? = '' OR status = ?)
   AND (? = '' OR provider_name = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: CleanupTaskClaim :many
 -- Takes a batch of pending tasks (or ones whose claim expired: the worker
@@ -36,7 +36,7 @@ WHERE id IN (
     SELECT id FROM cleanup_tasks
     WHERE status = 'PENDING' OR (status = 'IN_PROGRESS' AND claimed_until < ?)
     ORDER BY requested_at, id
-    LIMIT ?)
+    LIMIT CAST(? AS INTEGER))
 RETURNING id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
           last_error, create_time, update_time;
 

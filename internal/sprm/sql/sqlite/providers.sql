@@ -26,7 +26,7 @@ WHERE (? = '' OR EXISTS (SELECT 1 FROM json_each(providers.service_types) WHERE 
   AND (? = '' OR status = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
@@ -34,7 +34,7 @@ SELECT id, name, endpoint, service_types, metadata, capacity, operations, status
 FROM providers
 WHERE next_check_time <= ?
 ORDER BY next_check_time, id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderUpdateRegistration :exec
 UPDATE providers

@@ -21,7 +21,7 @@ WHERE i.project = ?
   AND (? OR i.deleted_at IS NULL)
   AND (i.create_time, i.id) > (?, ?)
 ORDER BY i.create_time, i.id
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: InstanceRecordCreated :exec
 -- Records the provider's answer, unless a status report got there first.
@@ -60,7 +60,7 @@ FROM service_type_instances i
 WHERE i.status = 'PENDING' AND i.create_time < ?
   AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
 ORDER BY i.create_time
-LIMIT ?;
+LIMIT CAST(? AS INTEGER);
 
 -- name: InstanceCountLiveByProvider :one
 SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_at IS NULL;
