@@ -48,6 +48,9 @@ type API struct {
 	mux       *http.ServeMux
 	metrics   *metrics
 	validator *validator
+	// undocumented are the patterns registered with Handle that the OpenAPI
+	// document does not describe (requests to them pass unvalidated).
+	undocumented []string
 }
 
 // New returns an API with no routes.
@@ -72,13 +75,20 @@ func New(cfg Config) (*API, error) {
 // authentication, the query check, the body limit, spec validation and, for
 // POST, the idempotency check before h runs.
 func (a *API) Handle(pattern string, h HandlerFunc) {
-	a.mux.Handle(muxPattern(pattern), a.route(h, true))
+	if a.validator != nil && a.validator.routes[pattern] == nil {
+		a.undocumented = append(a.undocumented, pattern)
+	}
+	a.mux.Handle(muxPattern(pattern), a.route(pattern, h, true))
 }
+
+// Undocumented lists the patterns registered with Handle that the OpenAPI
+// document does not describe.
+func (a *API) Undocumented() []string { return a.undocumented }
 
 // HandlePublic registers h like Handle but without authentication (health,
 // the OpenAPI document).
 func (a *API) HandlePublic(pattern string, h HandlerFunc) {
-	a.mux.Handle(muxPattern(pattern), a.route(h, false))
+	a.mux.Handle(muxPattern(pattern), a.route(pattern, h, false))
 }
 
 // HandleRaw registers a plain http.Handler (the Prometheus scrape endpoint)
@@ -123,7 +133,7 @@ func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // route wraps a domain handler in the per-route conventions.
-func (a *API) route(h HandlerFunc, authenticate bool) http.Handler {
+func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.route = r.Pattern
@@ -144,7 +154,7 @@ func (a *API) route(h HandlerFunc, authenticate bool) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 		}
 		if a.validator != nil {
-			if err := a.validator.validate(r); err != nil {
+			if err := a.validator.validate(r, pattern); err != nil {
 				a.WriteError(w, r, err)
 				return
 			}

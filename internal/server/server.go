@@ -508,6 +508,10 @@ func (s *Server) Placement() *placement.Service { return s.placement }
 // SPRM returns the SP Resource Manager, for tests.
 func (s *Server) SPRM() *sprm.Service { return s.sprm }
 
+// UndocumentedRoutes lists the routes the OpenAPI document does not describe
+// (none should: their requests would go unvalidated).
+func (s *Server) UndocumentedRoutes() []string { return s.api.Undocumented() }
+
 // ProcessProvider returns the in-process provider, nil unless configured.
 func (s *Server) ProcessProvider() *processprovider.Daemon { return s.processProvider }
 
