@@ -12,9 +12,10 @@ import (
 // ClientConfig configures a [Client]. The zero value is a valid
 // configuration.
 type ClientConfig struct {
-	// HTTPClient sends the calls. Defaults to a client on
-	// http.DefaultTransport. Its CheckRedirect is ignored: the Client never
-	// follows redirects.
+	// HTTPClient sends the calls. Defaults to a client on a clone of
+	// http.DefaultTransport that keeps up to 256 idle connections per
+	// host. Its CheckRedirect is ignored: the Client never follows
+	// redirects.
 	HTTPClient *http.Client
 	// Timeout bounds each call, from sending the request to reading the
 	// whole answer, within the ctx the caller passes. Defaults to 10s.
