@@ -4,11 +4,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/internal/server"
 )
+
+// serverGCPercent is the server's GOGC unless the environment sets one. The
+// server's live heap is small (tens of MB) and allocates fast, so at Go's
+// default of 100 it collects many times a second: 400 gave 10% more
+// creates per second for about 60 MB more memory under load.
+const serverGCPercent = 400
+
+func setGCPercent() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serverGCPercent)
+	}
+}
 
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
@@ -33,6 +47,7 @@ SIGINT or SIGTERM stops the server gracefully.`,
 			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
 				cfg.ProcessProvider = cfg.Dev
 			}
+			setGCPercent()
 			return server.Run(cmd.Context(), cfg)
 		},
 	}
