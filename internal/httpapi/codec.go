@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/stewardhq/steward/internal/invalid"
 )
@@ -56,12 +59,26 @@ func decodeError(err error) error {
 
 // WriteJSON writes v as the JSON body with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := responseBuffers.Get().(*bytes.Buffer)
+	defer putResponseBuffer(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil { // Encode ends it with a newline
 		return fmt.Errorf("encode response: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(buf.Bytes())
 	return nil
+}
+
+// responseBuffers reuses the buffers responses are encoded into: a page of
+// 100 orders is about 100 KB, allocated and collected anew on every list
+// before.
+var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putResponseBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 4<<20 { // an outsized one is left to the collector
+		responseBuffers.Put(b)
+	}
 }
