@@ -69,9 +69,15 @@ type Order struct {
 	// requestKey is the creating request's (written at insert only).
 	requestKey string
 	// attributesJSON holds the stored attribute sets, undecoded, of an
-	// order read for a list; Attributes is then empty.
+	// order read for a list; Attributes is then empty, and activeListed
+	// says whether its active set is there (for Conditions).
 	attributesJSON json.RawMessage
+	activeListed   bool
 }
+
+// hasActive reports whether the order has an active attribute set, also
+// when it was read for a list with its attribute sets undecoded.
+func (o Order) hasActive() bool { return o.Attributes.Active != nil || o.activeListed }
 
 // inlineValidation is the outcome of the policy chain on a set, run in the
 // request so the answer shows it and no job hop is needed.
@@ -105,7 +111,7 @@ func (o Order) Conditions(st State) []Condition {
 	case st.Label == LabelDanger:
 		c.Reason = "Failed"
 		c.Message = cmp.Or(o.LastError, o.StatusMessage)
-	case o.Status == provider.StatusRunning && o.Attributes.Active != nil && o.PendingInstanceID == "":
+	case o.Status == provider.StatusRunning && o.hasActive() && o.PendingInstanceID == "":
 		c.Status, c.Reason = "True", "Running"
 	default:
 		c.Reason = "Provisioning"

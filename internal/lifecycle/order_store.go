@@ -20,10 +20,22 @@ func scanOrder(row store.Scanner) (Order, error) { return scanOrderAs(row, false
 // otherwise; decoding and encoding them again was a third of its CPU).
 func scanListedOrder(row store.Scanner) (Order, error) { return scanOrderAs(row, true) }
 
+// listedScanner reads OrderList's extra last column, whether the active
+// set is there, into o.activeListed.
+type listedScanner struct {
+	store.Scanner
+	o *Order
+}
+
+func (s listedScanner) Scan(dest ...any) error { return s.Scanner.Scan(append(dest, &s.o.activeListed)...) }
+
 func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	var o Order
 	var labels, values, attrs, validation json.RawMessage
 	var status string
+	if keepAttributesRaw {
+		row = listedScanner{Scanner: row, o: &o}
+	}
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,

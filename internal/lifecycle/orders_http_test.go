@@ -310,5 +310,15 @@ func TestOrders_ListShowsTheSameAttributesAsGet(t *testing.T) {
 		if !reflect.DeepEqual(listed.Attributes, got.Attributes) || vcpu(listed.Attributes.Active) != 3.0 {
 			t.Errorf("listed attributes %+v, GET's %+v", listed.Attributes, got.Attributes)
 		}
+		// Every member, not only the attributes (the list encodes its own).
+		var all struct {
+			Results []map[string]any `json:"results"`
+		}
+		var one map[string]any
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances", nil).Want(t, http.StatusOK).JSON(t, &all)
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances/"+got.ID, nil).Want(t, http.StatusOK).JSON(t, &one)
+		if !reflect.DeepEqual(all.Results[0], one) {
+			t.Errorf("listed %v\nGET     %v", all.Results[0], one)
+		}
 	})
 }

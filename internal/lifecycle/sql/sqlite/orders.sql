@@ -27,7 +27,10 @@ WHERE id = ?;
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error,
+       -- whether the active set is there, for the Ready condition (the
+       -- attribute sets are passed through undecoded)
+       COALESCE(json_type(attributes, '$.active') = 'object', 0)
 FROM catalog_item_instances
 WHERE project = ?
   AND (? = '' OR service_type = ?)
