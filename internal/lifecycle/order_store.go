@@ -27,7 +27,9 @@ type listedScanner struct {
 	o *Order
 }
 
-func (s listedScanner) Scan(dest ...any) error { return s.Scanner.Scan(append(dest, &s.o.activeListed)...) }
+func (s listedScanner) Scan(dest ...any) error {
+	return s.Scanner.Scan(append(dest, &s.o.activeListed)...)
+}
 
 func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	var o Order
