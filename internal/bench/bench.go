@@ -48,9 +48,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	res := Result{
-		Method:      cfg.Method,
-		Target:      base + cfg.Path,
-		Concurrency: clients,
+		Method:       cfg.Method,
+		Target:       base + cfg.Path,
+		Concurrency:  clients,
+		OpenLoopRate: cfg.Rate,
 	}
 	if err := ctx.Err(); err != nil {
 		res.StatusCounts = map[int]int{}
@@ -90,20 +91,51 @@ type worker struct {
 // every one has returned. perClient sizes each client's latency slice.
 func (r *runner) phase(ctx context.Context, clients int, more func() bool, perClient int) []*worker {
 	workers := make([]*worker, clients)
+	sched := &schedule{rate: r.cfg.Rate, origin: time.Now()}
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := &worker{statuses: map[int]int{}, latencies: make([]time.Duration, 0, perClient)}
 		workers[i] = w
-		wg.Go(func() { r.loop(ctx, w, more) })
+		wg.Go(func() { r.loop(ctx, w, more, sched) })
 	}
 	wg.Wait()
 	return workers
 }
 
-func (r *runner) loop(ctx context.Context, w *worker, more func() bool) {
+// schedule hands out the times open-loop requests are due (Config.Rate).
+type schedule struct {
+	rate   float64
+	origin time.Time
+	slots  atomic.Int64
+}
+
+// next waits until the next request is due and returns when that was; a
+// closed-loop schedule (rate 0) answers the zero time at once (the request
+// is timed from when it is sent).
+func (s *schedule) next(ctx context.Context) time.Time {
+	if s.rate <= 0 {
+		return time.Time{}
+	}
+	due := s.origin.Add(time.Duration(float64(s.slots.Add(1)-1) / s.rate * float64(time.Second)))
+	if wait := time.Until(due); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return due
+}
+
+func (r *runner) loop(ctx context.Context, w *worker, more func() bool, sched *schedule) {
 	for ctx.Err() == nil && more() {
+		due := sched.next(ctx)
+		if ctx.Err() != nil {
+			return
+		}
 		n := int(r.seq.Add(1) - 1)
-		status, latency, err := r.do(ctx, n)
+		status, latency, err := r.do(ctx, n, due)
 		if err != nil && ctx.Err() != nil {
 			return // aborted by the caller: not the server's answer
 		}
@@ -121,8 +153,8 @@ func (r *runner) loop(ctx context.Context, w *worker, more func() bool) {
 }
 
 // do sends request n and reads its whole response, returning the status and
-// the latency, or the transport error.
-func (r *runner) do(ctx context.Context, n int) (int, time.Duration, error) {
+// the latency from due, or the transport error.
+func (r *runner) do(ctx context.Context, n int, due time.Time) (int, time.Duration, error) {
 	path, body := r.cfg.Path, r.cfg.Body
 	var header http.Header
 	if r.cfg.RequestFunc != nil {
@@ -161,7 +193,10 @@ func (r *runner) do(ctx context.Context, n int) (int, time.Duration, error) {
 		req.Host = host
 	}
 
-	start := time.Now()
+	start := due // open-loop: when it was due
+	if start.IsZero() {
+		start = time.Now()
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return 0, 0, err

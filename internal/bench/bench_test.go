@@ -528,3 +528,51 @@ func TestConfig_Defaults(t *testing.T) {
 		t.Errorf("base = %q, want the target without its trailing slash", base)
 	}
 }
+
+// Open-loop: requests are due at Rate per second whatever the answers take,
+// and one that waits for a free client is timed from when it was due. Here
+// one client meets a server taking 30 ms at 100 requests/s: the fifth is
+// due at 40 ms but cannot be sent before 120 ms, so its latency is at
+// least 110 ms (closed-loop would say 30 ms for every one).
+func TestRun_RateCountsTheWaitForAFreeClient(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond) // the server's answer time, not the test waiting
+		io.WriteString(w, `{}`)
+	})
+	res, err := Run(t.Context(), Config{TargetURL: srv.URL, Requests: 5, Concurrency: 1, Rate: 100})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Requests != 5 || res.StatusCounts[200] != 5 {
+		t.Fatalf("Requests = %d, StatusCounts = %v, want 5 answered", res.Requests, res.StatusCounts)
+	}
+	if res.Latency.Max < 110*time.Millisecond {
+		t.Errorf("max latency %s, want at least 110ms: the wait for the client is not counted", res.Latency.Max)
+	}
+}
+
+// Open-loop never sends ahead of the schedule: in a run of about 200 ms at
+// 50 requests/s, however fast the server, at most 11 requests are sent
+// (slots at 0, 20, ..., 200 ms).
+func TestRun_RateIsAnUpperBound(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int64
+	srv := newServer(t, counting(&served))
+	start := time.Now()
+	res, err := Run(t.Context(), Config{TargetURL: srv.URL, Duration: 200 * time.Millisecond, Concurrency: 8, Rate: 50})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	elapsed := time.Since(start)
+	if limit := int(elapsed.Seconds()*50) + 1; res.Requests > limit || res.Requests == 0 {
+		t.Errorf("sent %d requests in %s at 50/s, want between 1 and %d", res.Requests, elapsed, limit)
+	}
+}
+
+func TestRun_RefusesANegativeRate(t *testing.T) {
+	t.Parallel()
+	if _, err := Run(t.Context(), Config{TargetURL: "http://127.0.0.1:1", Rate: -1}); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("Run with Rate -1 = %v, want ErrInvalidConfig", err)
+	}
+}

@@ -55,6 +55,13 @@ type Config struct {
 	Timeout time.Duration
 	// RequestFunc, when set, varies each request. Optional.
 	RequestFunc RequestFunc
+	// Rate, when positive, makes the load open-loop: requests are due at
+	// Rate per second whatever the answers take, and Concurrency bounds
+	// how many are in flight. A request's latency counts from when it was
+	// due, so the time it waited for a free client is measured too (no
+	// coordinated omission). Zero is closed-loop: each client sends its
+	// next request when the last is answered.
+	Rate float64
 }
 
 // withDefaults returns cfg with its zero fields set to their defaults, and the
@@ -76,6 +83,8 @@ func (cfg Config) withDefaults() (Config, string, error) {
 		return cfg, "", invalidf("warmup %s is negative", cfg.Warmup)
 	case cfg.Timeout < 0:
 		return cfg, "", invalidf("timeout %s is negative", cfg.Timeout)
+	case cfg.Rate < 0:
+		return cfg, "", invalidf("rate %g is negative", cfg.Rate)
 	}
 	u, err := url.Parse(cfg.TargetURL)
 	if err != nil {

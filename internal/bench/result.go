@@ -19,6 +19,9 @@ type Result struct {
 	Target string `json:"target"`
 	// Concurrency is the number of clients that ran.
 	Concurrency int `json:"concurrency"`
+	// OpenLoopRate is Config.Rate: requests due per second, 0 for a
+	// closed-loop run.
+	OpenLoopRate float64 `json:"open_loop_rate_rps,omitempty"`
 	// Requests counts the requests sent and finished, answered or failed.
 	Requests int `json:"requests"`
 	// Errors counts requests that got no complete answer: refused or reset
@@ -62,8 +65,12 @@ type Latency struct {
 func (r Result) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target   %s %s\n", r.Method, r.Target)
-	fmt.Fprintf(&b, "clients  %d   duration %.1fs   requests %d   errors %d\n",
+	fmt.Fprintf(&b, "clients  %d   duration %.1fs   requests %d   errors %d",
 		r.Concurrency, r.Duration.Seconds(), r.Requests, r.Errors)
+	if r.OpenLoopRate > 0 {
+		fmt.Fprintf(&b, "   open loop at %g req/s", r.OpenLoopRate)
+	}
+	b.WriteString("\n")
 	if r.ErrorSample != "" {
 		fmt.Fprintf(&b, "error    %s\n", r.ErrorSample)
 	}

@@ -78,6 +78,7 @@ request when the previous one answered. See BENCHMARKS.md for the recorded runs.
 	f.DurationVarP(&cfg.Duration, "duration", "d", 10*time.Second, "how long to run")
 	f.IntVarP(&cfg.Requests, "requests", "n", 0, "total requests (overrides --duration)")
 	f.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured warm-up before the run")
+	f.Float64Var(&cfg.Rate, "rate", 0, "open-loop: requests per second, whatever the answers take (--clients bounds those in flight; latency counts from when each was due); 0 is closed-loop")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	f.BoolVar(&uniqueKey, "unique-idempotency-key", false, "send a distinct Idempotency-Key with every request")
 	cmd.AddCommand(newBenchCrashCmd(stdout))
