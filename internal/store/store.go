@@ -140,6 +140,12 @@ func liteDSN(path string, readOnly bool) string {
 		// invalidate; at SQLite's default of 2 MB it already missed at a few
 		// thousand orders (3–4 KB of pages each).
 		q.Add("_pragma", "cache_size(-65536)")
+		// Group commit runs each transaction in a savepoint, and SQLite keeps
+		// a savepoint's original pages in a statement journal: a temporary
+		// file, one pwrite per page (8% of the CPU under order load), unless
+		// temporary storage is in memory. It holds only the pages one
+		// group changes, and nothing in it needs to survive a crash.
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }
