@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
+	"internal/adapterstatus":   {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli":             {"internal/bench", "internal/crashtest", "internal/processprovider", "internal/server"},
 	"internal/crashtest":       {"pkg/provider"},
 	"internal/catalog":         {"internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
@@ -43,7 +44,7 @@ var allowedImports = map[string][]string{
 	"pkg/provider/providertest": {"pkg/provider"},
 	"internal/policy":           {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
-	"internal/lifecycle": {"internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
+	"internal/lifecycle": {"internal/adapterstatus", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
 		"internal/operations", "internal/placement", "internal/policy", "internal/schema", "internal/store",
 		"pkg/provider"},
 }

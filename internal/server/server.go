@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stewardhq/steward/api"
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
@@ -117,24 +118,26 @@ type Server struct {
 	cfg    Config
 	logger *slog.Logger
 
-	db          *store.DB
-	peers       *peers.Registry
-	nats        *events.EmbeddedServer
-	bus         *events.Bus
-	relay       *events.Relay
-	jobs        *jobs.Client
-	tracing     *tracing
-	operations  *operations.Service
-	sprm        *sprm.Service
-	catalog     *catalog.Service
-	placement   *placement.Service
-	policy      *policy.Service
-	lifecycle   *lifecycle.Service
-	stopStatus  func()
-	idempotency *httpapi.IdempotencyStore
-	api         *httpapi.API
-	registry    *prometheus.Registry
-	checks      []healthCheck
+	db         *store.DB
+	peers      *peers.Registry
+	nats       *events.EmbeddedServer
+	bus        *events.Bus
+	relay      *events.Relay
+	jobs       *jobs.Client
+	tracing    *tracing
+	operations *operations.Service
+	sprm       *sprm.Service
+	catalog    *catalog.Service
+	placement  *placement.Service
+	policy     *policy.Service
+	lifecycle  *lifecycle.Service
+	// adapterStatus stores adapters' reports on orders.
+	adapterStatus *adapterstatus.Service
+	stopStatus    func()
+	idempotency   *httpapi.IdempotencyStore
+	api           *httpapi.API
+	registry      *prometheus.Registry
+	checks        []healthCheck
 
 	processProvider *processprovider.Daemon
 
@@ -363,6 +366,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
 		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog})
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle,
+		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
@@ -400,6 +405,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.catalog.Routes(s.api)
 	s.policy.Routes(s.api)
 	s.lifecycle.Routes(s.api)
+	s.adapterStatus.Routes(s.api)
 	s.placement.Routes(s.api)
 	return nil
 }

@@ -1,0 +1,211 @@
+package adapterstatus
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// FutureAllowance is how far ahead of the server's clock a report's
+// observed_time may be (the adapter's clock may run a little fast). A
+// report further ahead is discarded: it would pass the gate's
+// "observed_time >= deleted_at" before the adapter saw the deletion.
+const FutureAllowance = time.Minute
+
+// Order is what a report is checked against.
+type Order struct {
+	Generation int64
+}
+
+// Orders reads the order a report is about, in the report's transaction
+// (the lifecycle implements it; internal/server wires it).
+type Orders interface {
+	// OrderForReportTx reads the order with id in project, locked for the
+	// transaction where the engine can; a missing one is an error the
+	// API maps to 404.
+	OrderForReportTx(ctx context.Context, tx *store.Tx, project, id string) (Order, error)
+	// OrderForReport reads the same outside a transaction.
+	OrderForReport(ctx context.Context, project, id string) (Order, error)
+}
+
+// ReportObserver is told of every stored report, in its transaction (the
+// lifecycle's deletion gate and Ready aggregation). An error rolls the
+// report back.
+type ReportObserver interface {
+	ReportStoredTx(ctx context.Context, tx *store.Tx, orderID string) error
+}
+
+// Config configures the Service. DB and Orders are required.
+type Config struct {
+	DB       *store.DB
+	Orders   Orders
+	Observer ReportObserver
+	Logger   *slog.Logger
+	// Registerer receives the metrics. Defaults to none.
+	Registerer prometheus.Registerer
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Service stores and lists adapter status reports. It is safe for
+// concurrent use.
+type Service struct {
+	cfg     Config
+	q       store.Queries
+	reports *prometheus.CounterVec
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.DB == nil || cfg.Orders == nil {
+		panic("adapterstatus: Config.DB and Config.Orders are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_adapter_status_reports_total",
+			Help: "Adapter status reports, by outcome (stored, or discarded as older, past_generation, future_generation, future_time).",
+		}, []string{"outcome"}),
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.reports)
+	}
+	return s
+}
+
+// Why a report was discarded.
+const (
+	discardOlder            = "older"
+	discardPastGeneration   = "past_generation"
+	discardFutureGeneration = "future_generation"
+	discardFutureTime       = "future_time"
+)
+
+// DiscardedError says why a report was not stored (the API answers 204).
+type DiscardedError struct {
+	Reason string
+	Detail string
+}
+
+func (e *DiscardedError) Error() string { return "adapter status report discarded: " + e.Detail }
+
+// Put stores an adapter's report on an order, in one transaction with
+// what the observer does with it. A report that is stale or from the future
+// is not stored: the error is a *DiscardedError.
+func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
+	if err := p.validate(); err != nil {
+		return Report{}, err
+	}
+	now := s.cfg.Now().UTC()
+	observed := p.ObservedTime.UTC()
+	if observed.After(now.Add(FutureAllowance)) {
+		return Report{}, s.discard(p, discardFutureTime,
+			fmt.Sprintf("observed_time %s is ahead of the server's clock (%s) by more than %s",
+				observed.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano), FutureAllowance))
+	}
+	data := p.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	var stored Report
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		o, err := s.cfg.Orders.OrderForReportTx(ctx, tx, p.Project, p.OrderID)
+		if err != nil {
+			return err
+		}
+		switch gen := *p.ObservedGeneration; {
+		case gen < o.Generation:
+			return s.discard(p, discardPastGeneration,
+				fmt.Sprintf("observed_generation %d is older than the order's generation %d", gen, o.Generation))
+		case gen > o.Generation:
+			return s.discard(p, discardFutureGeneration,
+				fmt.Sprintf("observed_generation %d is ahead of the order's generation %d", gen, o.Generation))
+		}
+		n, err := tx.Exec(ctx, s.q.Get("AdapterStatusUpsert"), p.OrderID, p.Adapter, *p.ObservedGeneration, observed,
+			store.JSON(p.Conditions), data, now, now)
+		if err != nil {
+			return fmt.Errorf("store adapter status: %w", err)
+		}
+		if n == 0 {
+			return s.discard(p, discardOlder, "the stored report is newer (same generation, later observed_time)")
+		}
+		if s.cfg.Observer != nil {
+			if err := s.cfg.Observer.ReportStoredTx(ctx, tx, p.OrderID); err != nil {
+				return err
+			}
+		}
+		stored, err = scanReport(tx.QueryRow(ctx, s.q.Get("AdapterStatusGet"), p.OrderID, p.Adapter))
+		return err
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	s.reports.WithLabelValues("stored").Inc()
+	return stored, nil
+}
+
+func (s *Service) discard(p PutParams, reason, detail string) error {
+	s.reports.WithLabelValues(reason).Inc()
+	s.cfg.Logger.Debug("adapter status report discarded", "order_id", p.OrderID, "adapter", p.Adapter,
+		"reason", reason, "detail", detail)
+	return &DiscardedError{Reason: reason, Detail: detail}
+}
+
+// ListParams selects an order's reports.
+type ListParams struct {
+	Project string
+	OrderID string
+	Page    store.PageRequest
+}
+
+// List returns a page of an order's reports, oldest adapter first. It
+// reads the order to answer 404 for one the caller cannot see.
+func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Report], error) {
+	if _, err := s.cfg.Orders.OrderForReport(ctx, p.Project, p.OrderID); err != nil {
+		return store.Page[Report]{}, err
+	}
+	return store.ListPage(ctx, s.cfg.DB, s.q.Get("AdapterStatusList"), p.Page, scanReport,
+		func(r Report) store.Cursor { return store.Cursor{Time: r.CreateTime, ID: r.Adapter} }, p.OrderID)
+}
+
+// AllTx returns every stored report of an order, read in tx.
+func (s *Service) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]Report, error) {
+	rows, err := tx.Query(ctx, s.q.Get("AdapterStatusAll"), orderID)
+	if err != nil {
+		return nil, fmt.Errorf("read adapter statuses of %s: %w", orderID, err)
+	}
+	return store.Collect(rows, scanReport)
+}
+
+func scanReport(row store.Scanner) (Report, error) {
+	var r Report
+	var conditions json.RawMessage
+	err := row.Scan(&r.OrderID, &r.Adapter, &r.ObservedGeneration, &r.ObservedTime, &conditions, &r.Data,
+		&r.CreateTime, &r.UpdateTime)
+	if errors.Is(err, store.ErrNotFound) {
+		return Report{}, fmt.Errorf("adapter status not found: %w", err)
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("read adapter status: %w", err)
+	}
+	if err := json.Unmarshal(conditions, &r.Conditions); err != nil {
+		return Report{}, fmt.Errorf("read adapter status conditions: %w", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,32 @@
+-- name: AdapterStatusUpsert :exec
+-- Stores a report unless the stored one is newer: a later generation, or
+-- the same generation observed later. No row changes for a stale report.
+INSERT INTO order_adapter_statuses (order_id, adapter, observed_generation, observed_time, conditions, data,
+                                    create_time, update_time)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (order_id, adapter) DO UPDATE
+SET observed_generation = excluded.observed_generation, observed_time = excluded.observed_time,
+    conditions = excluded.conditions, data = excluded.data, update_time = excluded.update_time
+WHERE excluded.observed_generation > order_adapter_statuses.observed_generation
+   OR (excluded.observed_generation = order_adapter_statuses.observed_generation
+       AND excluded.observed_time >= order_adapter_statuses.observed_time);
+
+-- name: AdapterStatusGet :one
+SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
+FROM order_adapter_statuses
+WHERE order_id = ? AND adapter = ?;
+
+-- name: AdapterStatusList :many
+SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
+FROM order_adapter_statuses
+WHERE order_id = ?
+  AND (create_time, adapter) > (?, ?)
+ORDER BY create_time, adapter
+LIMIT CAST(? AS INTEGER);
+
+-- name: AdapterStatusAll :many
+-- Every stored report of an order, for the deletion gate and Ready.
+SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
+FROM order_adapter_statuses
+WHERE order_id = ?
+ORDER BY adapter;
