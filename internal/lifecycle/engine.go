@@ -71,6 +71,12 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 		return fmt.Errorf("lifecycle %s has no state %q", o.Lifecycle, target)
 	}
 	from := o.State
+	if next.Deleted && !o.Terminal {
+		// Removed: a parent waiting at its deletion gate checks again.
+		if err := s.queueParentRecheckTx(ctx, tx, o); err != nil {
+			return err
+		}
+	}
 	o.Attributes, o.State, o.Terminal = sets, target, next.Deleted
 	if op != "" {
 		o.wide = true
@@ -135,9 +141,7 @@ func (s *Service) enter(ctx context.Context, tx *store.Tx, o *Order, def Definit
 			return err
 		}
 		if gone {
-			if tr, ok := def.Transfer(st.Name, TriggerResource); ok {
-				return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerResource}, depth)
-			}
+			return s.finishDeletionTx(ctx, tx, o, def, st, depth)
 		}
 	}
 	tr, ok := def.Transfer(st.Name, TriggerAuto)

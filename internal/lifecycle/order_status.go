@@ -45,7 +45,7 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 		}
 		st.Status, st.Message = cur.Status, cur.StatusMessage
 	}
-	read := o.Version
+	read, lastError := o.Version, o.LastError
 	changed := o.Status != st.Status || o.StatusMessage != st.Message
 	o.Status, o.StatusMessage = st.Status, st.Message
 	if o.PendingInstanceID == o.InstanceID && st.Updated {
@@ -57,7 +57,7 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 			return err
 		}
 	}
-	if !changed && o.Version == read {
+	if !changed && o.Version == read && o.LastError == lastError {
 		return nil
 	}
 	return s.saveOrderTx(ctx, tx, &o, read)
@@ -78,6 +78,9 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 	failed, ok := outcome(cur, o.Status)
 	if !ok {
 		return nil
+	}
+	if cur.PurgeResources && !failed {
+		return s.finishDeletionTx(ctx, tx, o, def, cur, depth)
 	}
 	reason := ""
 	if failed {

@@ -54,7 +54,7 @@ type order struct {
 		Rollback  map[string]any `json:"rollback"`
 	} `json:"attributes"`
 	Conditions []struct {
-		Type, Status, Reason string
+		Type, Status, Reason, Message string
 	} `json:"conditions"`
 	DeletedAt *time.Time `json:"deleted_at"`
 }

@@ -36,6 +36,9 @@ type Config struct {
 	Placement placer
 	// Jobs queues the engine's validations in the transfers' transactions.
 	Jobs jobInserter
+	// Adapters, when set, are the adapters' status reports the deletion
+	// gate waits for. Defaults to none: a deletion waits for no adapter.
+	Adapters adapterReports
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage

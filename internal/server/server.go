@@ -322,6 +322,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// its one-minute horizon.
 	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
 		Run: s.sweepStalled})
+	// The deletion gate is checked on each adapter report and each child's
+	// removal; the sweep is the fallback (issue 9).
+	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
+		Run: s.sweepDeletions})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
@@ -365,8 +369,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		},
 	})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog})
-	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle,
+		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s}})
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
@@ -410,6 +414,14 @@ func (s *Server) buildServices(ctx context.Context) error {
 	return nil
 }
 
+// lazyAdapters lets the lifecycle's deletion gate read the adapter reports
+// of the adapterstatus service, which is built after it (it reads orders).
+type lazyAdapters struct{ s *Server }
+
+func (l lazyAdapters) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]adapterstatus.Report, error) {
+	return l.s.adapterStatus.AllTx(ctx, tx, orderID)
+}
+
 // lazyJobs lets placement and the lifecycle enqueue through the jobs
 // client, which is built after they have registered their workers.
 type lazyJobs struct{ s *Server }
@@ -451,6 +463,14 @@ func (s *Server) runCleanup(ctx context.Context) error {
 	if res != (sprm.CleanupResult{}) {
 		s.logger.InfoContext(ctx, "cleanup pass", "done", res.Done, "retried", res.Retried, "failed", res.Failed,
 			"skipped", res.Skipped, "swept", res.Swept)
+	}
+	return err
+}
+
+func (s *Server) sweepDeletions(ctx context.Context) error {
+	n, err := s.lifecycle.SweepDeletions(ctx)
+	if n > 0 {
+		s.logger.InfoContext(ctx, "deletion gate sweep removed orders", "count", n)
 	}
 	return err
 }
@@ -513,6 +533,9 @@ func (s *Server) Placement() *placement.Service { return s.placement }
 
 // SPRM returns the SP Resource Manager, for tests.
 func (s *Server) SPRM() *sprm.Service { return s.sprm }
+
+// Lifecycle returns the lifecycle engine (for tests and tools).
+func (s *Server) Lifecycle() *lifecycle.Service { return s.lifecycle }
 
 // UndocumentedRoutes lists the routes the OpenAPI document does not describe
 // (none should: their requests would go unvalidated).

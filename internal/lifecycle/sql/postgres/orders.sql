@@ -84,3 +84,15 @@ FROM order_events
 WHERE order_id = $1 AND version > $2
 ORDER BY version
 LIMIT $3;
+
+-- name: OrderCountChildrenLeft :one
+-- The children of an order not yet removed, soft-deleted ones included:
+-- the parent's deletion waits for them (DESIGN §4).
+SELECT count(*) FROM catalog_item_instances WHERE parent_id = $1 AND NOT terminal;
+
+-- name: OrderListWaitingDeletion :many
+-- Deleting orders whose resource is gone: they wait at the deletion gate.
+SELECT id FROM catalog_item_instances
+WHERE deleted_at IS NOT NULL AND NOT terminal AND (instance_id = '' OR status = 'DELETED')
+ORDER BY id
+LIMIT $1;

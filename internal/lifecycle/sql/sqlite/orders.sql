@@ -86,3 +86,15 @@ FROM order_events
 WHERE order_id = ? AND version > ?
 ORDER BY version
 LIMIT CAST(? AS INTEGER);
+
+-- name: OrderCountChildrenLeft :one
+-- The children of an order not yet removed, soft-deleted ones included:
+-- the parent's deletion waits for them (DESIGN §4).
+SELECT count(*) FROM catalog_item_instances WHERE parent_id = ? AND terminal = 0;
+
+-- name: OrderListWaitingDeletion :many
+-- Deleting orders whose resource is gone: they wait at the deletion gate.
+SELECT id FROM catalog_item_instances
+WHERE deleted_at IS NOT NULL AND terminal = 0 AND (instance_id = '' OR status = 'DELETED')
+ORDER BY id
+LIMIT CAST(? AS INTEGER);

@@ -16,5 +16,9 @@ CREATE TABLE order_adapter_statuses (
     PRIMARY KEY (order_id, adapter)
 );
 
+-- A parent's deletion gate counts its children not yet removed.
+CREATE INDEX catalog_item_instances_parent ON catalog_item_instances (parent_id) WHERE parent_id IS NOT NULL;
+
 -- +goose Down
+DROP INDEX catalog_item_instances_parent;
 DROP TABLE order_adapter_statuses;

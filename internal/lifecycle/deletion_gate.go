@@ -1,0 +1,201 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// adapterReports is what the deletion gate reads of the adapters' reports.
+type adapterReports interface {
+	AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]adapterstatus.Report, error)
+}
+
+// deletionHoldPrefix starts last_error while a deletion waits at the gate:
+// the Ready condition's message says what it waits for.
+const deletionHoldPrefix = "deletion waits for "
+
+// deletionGateTx says what a deleting order's removal still waits for
+// (DESIGN §4), "" when nothing: its resource is gone (the caller knows);
+// every adapter that ever reported on it has a latest report at the
+// deletion's generation with Finalized=True, or with Applied=False,
+// Health=True and observed_time >= deleted_at; and no child order remains
+// that is not removed. Health=False holds it with the adapter's reason.
+func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (string, error) {
+	var held []string
+	if s.cfg.Adapters != nil {
+		reports, err := s.cfg.Adapters.AllTx(ctx, tx, o.ID)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range reports {
+			if why := adapterHold(r, o); why != "" {
+				held = append(held, why)
+			}
+		}
+	}
+	var children int64
+	if err := tx.QueryRow(ctx, s.q.Get("OrderCountChildrenLeft"), o.ID).Scan(&children); err != nil {
+		return "", fmt.Errorf("count children of %s: %w", o.ID, err)
+	}
+	if children > 0 {
+		held = append(held, fmt.Sprintf("%d child order(s) to be removed first", children))
+	}
+	return strings.Join(held, "; "), nil
+}
+
+// adapterHold says why adapter report r holds o's deletion, "" when it
+// does not.
+func adapterHold(r adapterstatus.Report, o *Order) string {
+	switch {
+	case r.ObservedGeneration != o.Generation:
+		return fmt.Sprintf("adapter %s to report on the deletion (generation %d; its last report is of %d)",
+			r.Adapter, o.Generation, r.ObservedGeneration)
+	case r.Is(adapterstatus.Finalized, true):
+		return ""
+	case r.Is(adapterstatus.Health, false):
+		c, _ := r.Condition(adapterstatus.Health)
+		return fmt.Sprintf("adapter %s, which reports Health=False (%s)", r.Adapter,
+			strings.TrimSpace(c.Reason+" "+c.Message))
+	case !r.Is(adapterstatus.Applied, false) || !r.Is(adapterstatus.Health, true):
+		return fmt.Sprintf("adapter %s to report Applied=False and Health=True", r.Adapter)
+	case o.DeletedAt != nil && r.ObservedTime.Before(*o.DeletedAt):
+		return fmt.Sprintf("adapter %s to report an observation made after the deletion", r.Adapter)
+	}
+	return ""
+}
+
+// finishDeletionTx takes the resource transfer out of purging state st of
+// deleting order o, whose resource is gone, once the deletion gate is
+// open; else it records in last_error what the gate waits for. An order
+// that is not being deleted (a lifecycle that purges resources without a
+// delete) has no gate.
+func (s *Service) finishDeletionTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int) error {
+	tr, ok := def.Transfer(st.Name, TriggerResource)
+	if !ok {
+		return nil
+	}
+	if o.DeletedAt != nil {
+		hold, err := s.deletionGateTx(ctx, tx, o)
+		if err != nil {
+			return err
+		}
+		if hold != "" {
+			o.LastError = deletionHoldPrefix + hold
+			return nil
+		}
+	}
+	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerResource}, depth)
+}
+
+// ReportStoredTx checks the deletion gate of an order an adapter just
+// reported on (adapterstatus.ReportObserver), in the report's transaction.
+func (s *Service) ReportStoredTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	return s.recheckDeletionTx(ctx, tx, orderID)
+}
+
+// recheckDeletionTx finishes the deletion of an order that waits at the
+// gate, when the gate has opened; it does nothing for any other order.
+func (s *Service) recheckDeletionTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	o, err := s.lockOrderTx(ctx, tx, orderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.DeletedAt == nil || o.Terminal || (o.InstanceID != "" && o.Status != provider.StatusDeleted) {
+		return nil
+	}
+	def, err := s.definition(ctx, tx, o.Lifecycle)
+	if err != nil {
+		return err
+	}
+	st, _ := def.State(o.State)
+	if !st.PurgeResources {
+		return nil
+	}
+	read, lastError := o.Version, o.LastError
+	if err := s.finishDeletionTx(ctx, tx, &o, def, st, 0); err != nil {
+		return err
+	}
+	if o.Version == read && o.LastError == lastError {
+		return nil
+	}
+	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// deletionGateArgs is the job that checks a parent's deletion gate again
+// once one of its children is removed (the child's transaction queues it,
+// so the parent is locked on its own, after the child's commit).
+type deletionGateArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+func (deletionGateArgs) Kind() string { return "lifecycle.deletion_gate" }
+
+type deletionGateWorker struct {
+	river.WorkerDefaults[deletionGateArgs]
+	s *Service
+}
+
+func (w *deletionGateWorker) Work(ctx context.Context, job *river.Job[deletionGateArgs]) error {
+	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		return w.s.recheckDeletionTx(ctx, tx, job.Args.OrderID)
+	})
+}
+
+// queueParentRecheckTx queues the check of o's parent's deletion gate, when
+// o was just removed and has a parent.
+func (s *Service) queueParentRecheckTx(ctx context.Context, tx *store.Tx, o *Order) error {
+	if o.ParentID == nil || *o.ParentID == "" {
+		return nil
+	}
+	return s.cfg.Jobs.InsertTx(ctx, tx, deletionGateArgs{OrderID: *o.ParentID}, &river.InsertOpts{MaxAttempts: 25})
+}
+
+// deletionSweepBatch bounds the orders one sweep checks.
+const deletionSweepBatch = 500
+
+// SweepDeletions checks again the deletion gate of every order that waits
+// at it (periodically: the in-transaction checks on each report and each
+// child's removal are the fast path; this catches what they could not, such
+// as a gate that failed to be checked). It returns how many orders it
+// removed.
+func (s *Service) SweepDeletions(ctx context.Context) (int, error) {
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderListWaitingDeletion"), deletionSweepBatch)
+	if err != nil {
+		return 0, fmt.Errorf("list orders waiting for deletion: %w", err)
+	}
+	ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, id := range ids {
+		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+			if err := s.recheckDeletionTx(ctx, tx, id); err != nil {
+				return err
+			}
+			o, err := s.lockOrderTx(ctx, tx, id)
+			if err == nil && o.Terminal {
+				removed++
+			}
+			return err
+		})
+		if err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
