@@ -50,21 +50,38 @@ func (s *Service) Instances(ctx context.Context, p ListInstancesParams) (store.P
 // instead. Deleting an instance whose deletion is already queued returns
 // it unchanged.
 func (s *Service) Delete(ctx context.Context, project, id string, deferred bool) (Instance, error) {
+	return s.DeleteIfMatch(ctx, project, id, deferred, nil)
+}
+
+// DeleteIfMatch is Delete with the HTTP API's If-Match precondition.
+// ifMatch, when not nil, is the version the caller read: it is checked in
+// the transaction of the deletion's first write (the cleanup task queued,
+// or the status DELETING set before the provider is called), so another
+// writer's change in between gives store.ErrStale with nothing queued and
+// the provider not called. It is checked before the already-queued case
+// too: the caller's view of the instance is out of date either way.
+func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferred bool, ifMatch *int64) (Instance, error) {
 	in, err := s.Instance(ctx, project, id, false)
-	if err != nil || in.Deletion != nil {
+	if err != nil {
 		return in, err
 	}
+	if ifMatch != nil && *ifMatch != in.Version {
+		return Instance{}, store.ErrStale
+	}
+	if in.Deletion != nil {
+		return in, nil
+	}
 	if deferred {
-		return s.queueDeletion(ctx, in, "deferred")
+		return s.queueDeletion(ctx, in, "deferred", ifMatch)
 	}
 	prov, err := s.Provider(ctx, in.ProviderName)
 	if errors.Is(err, ErrProviderNotFound) || (err == nil && prov.Status == HealthUnavailable) {
-		return s.queueDeletion(ctx, in, "provider unavailable")
+		return s.queueDeletion(ctx, in, "provider unavailable", ifMatch)
 	}
 	if err != nil {
 		return Instance{}, err
 	}
-	if _, _, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
+	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
 		s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(), id); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
@@ -79,14 +96,19 @@ func (s *Service) Delete(ctx context.Context, project, id string, deferred bool)
 		}
 	case err != nil:
 		s.log.WarnContext(ctx, "provider delete failed; queued for cleanup", "instance_id", id, "provider", prov.Name, "error", err)
-		return s.queueDeletion(wctx, in, "provider delete failed")
+		// The precondition held at the DELETING write; this is its sequel.
+		return s.queueDeletion(wctx, in, "provider delete failed", nil)
 	}
 	return s.instance(wctx, project, id)
 }
 
-// queueDeletion records a cleanup task for the instance.
-func (s *Service) queueDeletion(ctx context.Context, in Instance, why string) (Instance, error) {
+// queueDeletion records a cleanup task for the instance, if it is still at
+// version ifMatch (when not nil; see checkVersionTx).
+func (s *Service) queueDeletion(ctx context.Context, in Instance, why string, ifMatch *int64) (Instance, error) {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.checkVersionTx(ctx, tx, in.ID, ifMatch); err != nil {
+			return err
+		}
 		_, err := s.enqueueCleanupTx(ctx, tx, in.ID, in.ProviderName, in.ServiceType)
 		return err
 	})

@@ -60,6 +60,7 @@ type instance struct {
 		CleanupTaskID string `json:"cleanup_task_id"`
 	} `json:"deletion"`
 	DeletedAt *time.Time `json:"deleted_at"`
+	ETag      string     `json:"etag"`
 }
 
 type cleanupTask struct {

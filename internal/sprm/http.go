@@ -183,11 +183,15 @@ func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
 	isDeferred, err := httpapi.QueryFlag(r, "deferred")
 	if err != nil {
 		return err
 	}
-	in, err := s.Delete(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), isDeferred)
+	in, err := s.DeleteIfMatch(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), isDeferred, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -199,6 +203,10 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := httpapi.IfMatch(r)
+	if err != nil {
+		return err
+	}
 	var body struct {
 		Status       provider.Status `json:"status"`
 		Message      string          `json:"message"`
@@ -207,9 +215,9 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	in, err := s.ApplyStatus(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
+	in, err := s.ApplyStatusIfMatch(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
 		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime,
-	})
+	}, ifMatch)
 	if errors.Is(err, ErrStaleReport) {
 		w.WriteHeader(http.StatusNoContent)
 		return nil

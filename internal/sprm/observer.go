@@ -2,6 +2,8 @@ package sprm
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -51,9 +53,18 @@ func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStat
 // invalidate, so a separate read afterwards cost a fresh read transaction
 // and its page reads (13% of the CPU of an SPRM create).
 func (s *Service) setStatus(ctx context.Context, st InstanceStatus, query string, args ...any) (int64, Instance, error) {
+	return s.setStatusIf(ctx, nil, st, query, args...)
+}
+
+// setStatusIf is setStatus under an If-Match precondition (see
+// checkVersionTx): a nil ifMatch is none, and costs no extra query.
+func (s *Service) setStatusIf(ctx context.Context, ifMatch *int64, st InstanceStatus, query string, args ...any) (int64, Instance, error) {
 	var n int64
 	var in Instance
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.checkVersionTx(ctx, tx, st.InstanceID, ifMatch); err != nil {
+			return err
+		}
 		var err error
 		if n, err = s.setStatusTx(ctx, tx, st, query, args...); err != nil {
 			return err
@@ -62,4 +73,26 @@ func (s *Service) setStatus(ctx context.Context, st InstanceStatus, query string
 		return err
 	})
 	return n, in, err
+}
+
+// checkVersionTx holds an If-Match precondition on an instance for the rest
+// of tx: ifMatch, when not nil, is the version the caller read. The row is
+// locked before the compare, so no other writer can move the version
+// between it and tx's writes; a different version is store.ErrStale and tx
+// should write nothing.
+func (s *Service) checkVersionTx(ctx context.Context, tx *store.Tx, id string, ifMatch *int64) error {
+	if ifMatch == nil {
+		return nil
+	}
+	var version int64
+	err := tx.QueryRow(ctx, s.q.Get("InstanceLockVersion"), id).Scan(&version)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrInstanceNotFound
+	case err != nil:
+		return fmt.Errorf("lock instance %s: %w", id, err)
+	case version != *ifMatch:
+		return store.ErrStale
+	}
+	return nil
 }

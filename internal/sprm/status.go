@@ -15,6 +15,16 @@ import (
 // than the last applied one returns ErrStaleReport and changes nothing; a
 // report of DELETED also sets deleted_at.
 func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusReport) (Instance, error) {
+	return s.ApplyStatusIfMatch(ctx, id, r, nil)
+}
+
+// ApplyStatusIfMatch is ApplyStatus with the HTTP PUT's If-Match
+// precondition. ifMatch, when not nil, is the version the caller read: it
+// is checked under the row lock in the transaction that applies the
+// report, so another writer's change in between gives store.ErrStale and
+// changes nothing. The precondition comes before the report's age: a
+// report that would be stale as well is still a 412, not ErrStaleReport.
+func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.StatusReport, ifMatch *int64) (Instance, error) {
 	var errs invalid.Errors
 	if !r.Status.Valid() {
 		errs.Add("status", "must be one of PENDING PROVISIONING RUNNING FAILED DELETING DELETED UNKNOWN")
@@ -28,7 +38,7 @@ func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusR
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
+		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
 			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t, id, observed)
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err

@@ -82,3 +82,8 @@ SET spec = $1,
                                 ELSE status_observed_time END,
     version = version + 1, update_time = $8
 WHERE id = $9 AND deleted_at IS NULL;
+
+-- name: InstanceLockVersion :one
+-- An If-Match precondition: locks the row for the transaction, so no other
+-- writer moves its version between the compare and the transaction's writes.
+SELECT version FROM service_type_instances WHERE id = $1 FOR UPDATE;

@@ -82,3 +82,8 @@ SET spec = ?,
                                 ELSE status_observed_time END,
     version = version + 1, update_time = ?
 WHERE id = ? AND deleted_at IS NULL;
+
+-- name: InstanceLockVersion :one
+-- An If-Match precondition, read inside a write transaction; SQLite's
+-- immediate transactions already hold the write lock.
+SELECT version FROM service_type_instances WHERE id = ?;
