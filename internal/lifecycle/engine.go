@@ -72,8 +72,7 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	}
 	from := o.State
 	if next.Deleted && !o.Terminal {
-		// Removed: a parent waiting at its deletion gate checks again.
-		if err := s.queueParentRecheckTx(ctx, tx, o); err != nil {
+		if err := s.removedTx(ctx, tx, o); err != nil {
 			return err
 		}
 	}

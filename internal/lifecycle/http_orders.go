@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/stewardhq/steward/internal/auth"
@@ -22,6 +23,7 @@ func (s *Service) orderRoutes(api *httpapi.API) {
 	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate", s.handleRehydrateOrder)
 	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:setState", s.handleSetState)
 	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events", s.handleListEvents)
+	api.Handle("POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:forceDelete", s.handleForceDelete)
 }
 
 type orderView struct {
@@ -53,7 +55,7 @@ func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
 			attrs, _ = json.Marshal(o.Attributes) // maps of JSON values always encode
 		}
 		return orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/" + o.ID,
-			Conditions: o.Conditions(st), ETag: httpapi.ETag(o.Version)}
+			Conditions: s.conditions(o, st), ETag: httpapi.ETag(o.Version)}
 	}
 }
 
@@ -91,7 +93,7 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	q := r.URL.Query()
-	labels, err := labelFilter(q["label"])
+	labels, err := labelFilter(q)
 	if err != nil {
 		return err
 	}
@@ -106,11 +108,12 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
-	showDeleted, err := httpapi.QueryFlag(r, "show_deleted")
-	if err != nil {
+	// show_deleted is accepted and changes nothing: one order is returned
+	// while it is being deleted and as a tombstone (API.md).
+	if _, err := httpapi.QueryFlag(r, "show_deleted"); err != nil {
 		return err
 	}
-	o, err := s.Order(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), showDeleted)
+	o, err := s.Order(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r))
 	if err != nil {
 		return err
 	}
@@ -145,6 +148,22 @@ func (s *Service) handleDeleteOrder(w http.ResponseWriter, r *http.Request) erro
 	return s.writeOrder(w, r, http.StatusAccepted, o)
 }
 
+func (s *Service) handleForceDelete(w http.ResponseWriter, r *http.Request) error {
+	var p ForceDeleteParams
+	if err := httpapi.DecodeJSON(r, &p); err != nil {
+		return err
+	}
+	// Every principal is an administrator until roles come (auth issue).
+	if who, ok := auth.PrincipalFrom(r.Context()); ok {
+		p.By = who.String()
+	}
+	if err := s.ForceDeleteOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), p); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 func (s *Service) handleSetState(w http.ResponseWriter, r *http.Request) error {
 	var p SetStateParams
 	if err := httpapi.DecodeJSON(r, &p); err != nil {
@@ -177,15 +196,41 @@ func (s *Service) handleListEvents(w http.ResponseWriter, r *http.Request) error
 	return httpapi.WriteJSON(w, http.StatusOK, events)
 }
 
-// labelFilter reads ?label=key:value (repeatable; API.md's label filter).
-func labelFilter(values []string) (map[string]string, error) {
-	out := make(map[string]string, len(values))
-	for _, v := range values {
+// labelFilter reads the label filter of a list: ?label=key:value
+// (repeatable; API.md's form) and ?labels.key=value (HyperFleet's). Every
+// one must match; the same key asked for two values is refused, since no
+// order can match it.
+func labelFilter(q url.Values) (map[string]string, error) {
+	out := make(map[string]string)
+	add := func(param, key, value string) error {
+		if prev, ok := out[key]; ok && prev != value {
+			return invalid.New(param, "asks label %q to be both %q and %q", key, prev, value)
+		}
+		out[key] = value
+		return nil
+	}
+	for _, v := range q["label"] {
 		key, value, ok := strings.Cut(v, ":")
 		if !ok || key == "" {
 			return nil, invalid.New("label", "must be key:value, not %q", v)
 		}
-		out[key] = value
+		if err := add("label", key, value); err != nil {
+			return nil, err
+		}
+	}
+	for param, values := range q {
+		key, ok := strings.CutPrefix(param, "labels.")
+		if !ok {
+			continue
+		}
+		if key == "" {
+			return nil, invalid.New(param, "must name a label: labels.<key>=<value>")
+		}
+		for _, v := range values {
+			if err := add(param, key, v); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }

@@ -42,6 +42,9 @@ type Order struct {
 	CreateTime time.Time  `json:"create_time"`
 	UpdateTime time.Time  `json:"update_time"`
 	DeletedAt  *time.Time `json:"deleted_at"`
+	// ExpireTime is when a removed order (a tombstone, AIP-164) is purged;
+	// nil until the order is removed.
+	ExpireTime *time.Time `json:"expire_time"`
 
 	// Terminal is set in a state its lifecycle marks deleted.
 	Terminal bool `json:"-"`
@@ -87,6 +90,12 @@ type inlineValidation struct {
 	err error
 }
 
+// Reasons of the Ready condition during a deletion.
+const (
+	reasonDeleting      = "Deleting"
+	reasonDeletionStuck = "DeletionStuck"
+)
+
 // Condition is one condition of an order (API.md).
 type Condition struct {
 	Type               string    `json:"type"`
@@ -107,7 +116,7 @@ func (o Order) Conditions(st State) []Condition {
 	case o.Terminal:
 		c.Reason = "Terminated"
 	case o.DeletedAt != nil || st.PurgeResources:
-		c.Reason = "Deleting"
+		c.Reason = reasonDeleting
 	case st.Label == LabelDanger:
 		c.Reason = "Failed"
 		c.Message = cmp.Or(o.LastError, o.StatusMessage)
@@ -117,6 +126,16 @@ func (o Order) Conditions(st State) []Condition {
 		c.Reason = "Provisioning"
 	}
 	return []Condition{c}
+}
+
+// conditions are o's conditions as a view shows them: a deletion waiting at
+// its gate longer than the stuck threshold says so.
+func (s *Service) conditions(o Order, st State) []Condition {
+	cs := o.Conditions(st)
+	if cs[0].Reason == reasonDeleting && o.DeletedAt != nil && s.now().Sub(*o.DeletedAt) > s.cfg.DeletionStuckAfter {
+		cs[0].Reason = reasonDeletionStuck
+	}
+	return cs
 }
 
 // Event is one line of an order's lifecycle log: a transfer, with the

@@ -46,32 +46,18 @@ func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int6
 	if err != nil {
 		return Order{}, err
 	}
-	return s.Order(ctx, project, id, true)
+	return s.Order(ctx, project, id)
 }
 
-// DeleteOrder starts the deletion of an order (API.md: DELETE → 202):
-// deleted_at is set and the generation bumped, and the state's on_delete
-// transfer fires; in a state without one (a validation under way) it fires
-// as soon as the order reaches a state that has one. Deleting an order
-// already deleted returns it unchanged.
+// DeleteOrder starts the deletion of an order and of its descendants, in
+// one transaction (API.md: DELETE → 202; see markDeletedTx). Deleting an
+// order already deleted returns it unchanged.
 func (s *Service) DeleteOrder(ctx context.Context, project, ref string, ifMatch *int64) (Order, error) {
 	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
 		if o.DeletedAt != nil {
 			return nil
 		}
-		t := s.now()
-		o.DeletedAt = &t
-		o.Generation++
-		o.Version++
-		recordEvent(o, Event{Version: o.Version, Time: t, Trigger: eventDelete,
-			From: o.State, To: o.State})
-		tr, ok := def.Transfer(o.State, TriggerOnDelete)
-		if !ok {
-			s.log.InfoContext(ctx, "order deletion deferred until its state has an on_delete transfer",
-				"order_id", o.ID, "state", o.State)
-			return nil
-		}
-		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnDelete}, 0)
+		return s.markDeletedTx(ctx, tx, o, def, s.now())
 	})
 }
 
@@ -159,7 +145,7 @@ func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch 
 	if patch.UserValues == nil && patch.Edits == nil {
 		return preparedUpdate{}
 	}
-	o, err := s.Order(ctx, project, ref, true)
+	o, err := s.Order(ctx, project, ref)
 	if err != nil || o.DeletedAt != nil {
 		return preparedUpdate{}
 	}
@@ -295,7 +281,7 @@ func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateP
 // its transaction, on the order as the caller read it (current_version);
 // nil when there is none to run, or it must be queued.
 func (s *Service) prepareSetState(ctx context.Context, project, ref string, p SetStateParams) *inlineValidation {
-	o, err := s.Order(ctx, project, ref, true)
+	o, err := s.Order(ctx, project, ref)
 	if err != nil || o.Version != *p.CurrentVersion {
 		return nil
 	}

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/internal/invalid"
 )
@@ -41,9 +43,16 @@ var (
 type OrderExistsError struct {
 	ID       string
 	Identity *string
+	// ExpireTime is set when the order with the id is a tombstone: the id
+	// is free again once it is purged.
+	ExpireTime *time.Time
 }
 
 func (e *OrderExistsError) Error() string {
+	if e.ExpireTime != nil {
+		return fmt.Sprintf("order %q was deleted and is kept as a tombstone until %s; the id is free after that",
+			e.ID, e.ExpireTime.UTC().Format(time.RFC3339))
+	}
 	if e.Identity != nil {
 		return fmt.Sprintf("order %q: an order with this id or identity %q already exists", e.ID, *e.Identity)
 	}
@@ -52,6 +61,14 @@ func (e *OrderExistsError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrOrderExists) true.
 func (e *OrderExistsError) Unwrap() error { return ErrOrderExists }
+
+// ProblemFields gives a tombstone's expire_time.
+func (e *OrderExistsError) ProblemFields() map[string]any {
+	if e.ExpireTime == nil {
+		return nil
+	}
+	return map[string]any{"expire_time": e.ExpireTime.UTC()}
+}
 
 // VersionMismatchError is [ErrVersionMismatch] with both versions.
 type VersionMismatchError struct {
@@ -92,4 +109,52 @@ func (e *AttributeNotUpdatableError) Unwrap() error { return ErrAttributeNotUpda
 // ProblemFields lists the fields as a 400 INVALID_ARGUMENT does.
 func (e *AttributeNotUpdatableError) ProblemFields() map[string]any {
 	return (&invalid.Error{Fields: e.Fields}).ProblemFields()
+}
+
+var (
+	// ErrParentDeleting is returned, as a [*ParentDeletingError], by a
+	// create under a parent that is being deleted.
+	ErrParentDeleting = errors.New("the parent order is being deleted")
+	// ErrChildrenExist is returned, as a [*ChildrenExistError], by the
+	// DELETE of an order with live children whose service type restricts
+	// their parent's deletion (on_parent_delete: restrict).
+	ErrChildrenExist = errors.New("the order has children that restrict its deletion")
+	// ErrOrderNotDeleting is returned by [Service.ForceDeleteOrder] for an
+	// order whose deletion has not started: force deletion only cuts a
+	// deletion short.
+	ErrOrderNotDeleting = errors.New("the order is not being deleted")
+)
+
+// ParentDeletingError is [ErrParentDeleting] naming the parent.
+type ParentDeletingError struct{ ParentID string }
+
+func (e *ParentDeletingError) Error() string {
+	return fmt.Sprintf("parent order %s is being deleted: no new child may join it", e.ParentID)
+}
+
+// Unwrap makes errors.Is(err, ErrParentDeleting) true.
+func (e *ParentDeletingError) Unwrap() error { return ErrParentDeleting }
+
+// ProblemFields names the parent.
+func (e *ParentDeletingError) ProblemFields() map[string]any {
+	return map[string]any{"parent_id": e.ParentID}
+}
+
+// ChildrenExistError is [ErrChildrenExist] naming the children.
+type ChildrenExistError struct {
+	OrderID  string
+	Children []string
+}
+
+func (e *ChildrenExistError) Error() string {
+	return fmt.Sprintf("order %s has %d live child order(s) whose service type restricts its deletion (%s): delete them first",
+		e.OrderID, len(e.Children), strings.Join(e.Children, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrChildrenExist) true.
+func (e *ChildrenExistError) Unwrap() error { return ErrChildrenExist }
+
+// ProblemFields names the children.
+func (e *ChildrenExistError) ProblemFields() map[string]any {
+	return map[string]any{"order_id": e.OrderID, "children": e.Children}
 }

@@ -168,9 +168,12 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 // current resource into it from its original intent; the order is
 // repointed once the new create is accepted ([Service.ResourceReplacedTx]).
 func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey string) (operations.Operation, error) {
-	o, err := s.Order(ctx, project, ref, false)
+	o, err := s.Order(ctx, project, ref)
 	if err != nil {
 		return operations.Operation{}, err
+	}
+	if o.DeletedAt != nil {
+		return operations.Operation{}, fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
 	}
 	if o.InstanceID == "" {
 		return operations.Operation{}, fmt.Errorf("%w: order %s has no resource yet", ErrInvalidState, o.ID)

@@ -41,7 +41,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
-		&o.PendingInstanceID, &validation, &o.LastError)
+		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
 	}
@@ -99,13 +99,13 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 		n, err = tx.Exec(ctx, s.q.Get("OrderSave"), o.DisplayName, store.JSON(nonNilMap(o.Labels)),
 			store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
 			o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ID, read)
+			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ExpireTime, o.ID, read)
 	} else {
 		// Most saves are a status report or a transfer without operation:
 		// the attribute sets are as read, so they are not encoded again.
 		n, err = tx.Exec(ctx, s.q.Get("OrderSaveState"), o.State, o.Version, o.Generation, o.InstanceID,
 			o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.PendingInstanceID, o.LastError, o.ID, read)
+			o.PendingInstanceID, o.LastError, o.ExpireTime, o.ID, read)
 	}
 	if err != nil {
 		return fmt.Errorf("save order %s: %w", o.ID, err)
@@ -175,7 +175,7 @@ var eventCursorTime = time.Unix(1, 0).UTC()
 // Events lists an order's lifecycle log, oldest first. A missing order is
 // [ErrOrderNotFound].
 func (s *Service) Events(ctx context.Context, project, ref string, page store.PageRequest) (store.Page[Event], error) {
-	o, err := s.Order(ctx, project, ref, true)
+	o, err := s.Order(ctx, project, ref)
 	if err != nil {
 		return store.Page[Event]{}, err
 	}

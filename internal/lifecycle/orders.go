@@ -63,8 +63,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if o, ok, err := s.orderOfRequest(ctx, p); ok || err != nil {
 		return o, err
 	}
-	if _, err := s.orderByID(ctx, p.ID); err == nil {
-		return Order{}, &OrderExistsError{ID: p.ID}
+	if cur, err := s.orderByID(ctx, p.ID); err == nil {
+		return Order{}, &OrderExistsError{ID: p.ID, ExpireTime: cur.ExpireTime}
 	}
 	item, err := s.cfg.Catalog.Item(ctx, p.CatalogItemID)
 	if err != nil {
@@ -111,6 +111,9 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 			return err
 		}
 		n := o // a run again after a deadlock starts from the order as built
+		if err := s.checkParentTx(ctx, tx, &n, st); err != nil {
+			return err
+		}
 		recordEvent(&n, Event{Version: 1, Time: now, Trigger: eventCreate, To: n.State})
 		if first != nil {
 			err = s.fireTx(ctx, tx, &n, def, *first, 0)
@@ -134,7 +137,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	}
 	s.log.InfoContext(ctx, "order created", "order_id", o.ID, "state", o.State, "instance_id", o.InstanceID,
 		"provider", o.ProviderName)
-	return s.Order(ctx, p.Project, p.ID, true)
+	return s.Order(ctx, p.Project, p.ID)
 }
 
 // orderOfRequest returns the order an earlier run of the same request
@@ -153,7 +156,7 @@ func (s *Service) orderOfRequest(ctx context.Context, p CreateOrderParams) (Orde
 	}
 	s.log.InfoContext(ctx, "create run again after its process died: answering with the order it made",
 		"order_id", id)
-	o, err := s.Order(ctx, p.Project, id, true)
+	o, err := s.Order(ctx, p.Project, id)
 	return o, err == nil, err
 }
 
@@ -189,18 +192,14 @@ func identityOf(st catalog.ServiceType, spec map[string]any) *string {
 
 // Order returns the order ref names in project: its id, or
 // "<service_type>.<identity_attribute>=<value>" (LSM's service identity,
-// for types that declare one). A deleted order is [ErrOrderNotFound]
-// unless showDeleted.
-func (s *Service) Order(ctx context.Context, project, ref string, showDeleted bool) (Order, error) {
+// for types that declare one). An order being deleted, and one removed (a
+// tombstone, until it is purged), is returned too (API.md).
+func (s *Service) Order(ctx context.Context, project, ref string) (Order, error) {
 	id, err := s.resolve(ctx, project, ref)
 	if err != nil {
 		return Order{}, err
 	}
-	o, err := scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderGet"), id, project))
-	if err == nil && o.DeletedAt != nil && !showDeleted {
-		return Order{}, ErrOrderNotFound
-	}
-	return o, err
+	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderGet"), id, project))
 }
 
 // resolve turns an identity reference into the order's id.

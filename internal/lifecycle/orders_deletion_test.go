@@ -93,36 +93,6 @@ func TestDeletion_WaitsForEveryAdapterThatReported(t *testing.T) {
 	})
 }
 
-// A parent is removed only when no child of it remains, soft-deleted ones
-// included; the child's removal checks the parent's gate again.
-func TestDeletion_ParentWaitsForItsChildren(t *testing.T) {
-	t.Parallel()
-	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
-		t.Parallel()
-		e := setupOrders(t, engine, false)
-		parent := e.up(t, "cluster", 2)
-		var child order
-		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=pool", map[string]any{
-			"catalog_item_id": "small-vm", "parent_id": "cluster",
-		}).Want(t, http.StatusCreated).JSON(t, &child)
-		e.p.WaitForCall(t, providertest.MethodCreate, child.InstanceID)
-		e.report(t, child.InstanceID, "RUNNING")
-		e.waitState(t, "pool", "up")
-
-		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/cluster", nil).Want(t, http.StatusAccepted)
-		e.p.WaitForCall(t, providertest.MethodDelete, parent.InstanceID)
-		var held order
-		poll.Until(t, "the parent's resource is gone", func() bool { held = e.get(t, "cluster"); return held.Status == "DELETED" })
-		if msg := readyMessage(held); held.State != "deleting" || !strings.Contains(msg, "1 child order") {
-			t.Fatalf("parent: state %s, Ready message %q; want deleting, waiting for 1 child", held.State, msg)
-		}
-
-		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/pool", nil).Want(t, http.StatusAccepted)
-		e.waitState(t, "pool", "terminated")
-		e.waitState(t, "cluster", "terminated")
-	})
-}
-
 // The sweep removes an order whose gate opened without its check running
 // (here, a confirming report written behind the API's back).
 func TestDeletion_SweepFinishesWhatTheChecksMissed(t *testing.T) {

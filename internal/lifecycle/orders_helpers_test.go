@@ -9,6 +9,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
@@ -21,9 +22,9 @@ type orders struct {
 	p *providertest.Server
 }
 
-func setupOrders(t *testing.T, engine store.Engine, providerUpdates bool) *orders {
+func setupOrders(t *testing.T, engine store.Engine, providerUpdates bool, adjust ...func(*server.Config)) *orders {
 	t.Helper()
-	s := apitest.Start(t, engine, apitest.Fast)
+	s := apitest.Start(t, engine, append([]func(*server.Config){apitest.Fast}, adjust...)...)
 	p := providertest.New(t, func(c *providertest.Config) { c.Update = providerUpdates })
 	s.Do(t, "POST", "/api/v1/providers", p.Registration("vm-sp", "vm")).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=small-vm", map[string]any{
@@ -56,7 +57,10 @@ type order struct {
 	Conditions []struct {
 		Type, Status, Reason, Message string
 	} `json:"conditions"`
-	DeletedAt *time.Time `json:"deleted_at"`
+	DeletedAt  *time.Time `json:"deleted_at"`
+	ExpireTime *time.Time `json:"expire_time"`
+	ParentID   *string    `json:"parent_id"`
+	UpdateTime time.Time  `json:"update_time"`
 }
 
 type event struct {

@@ -42,11 +42,26 @@ type Config struct {
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage
+	// TombstoneRetention is how long a removed order stays readable as a
+	// tombstone before it is purged (AIP-164). Defaults to
+	// DefaultTombstoneRetention.
+	TombstoneRetention time.Duration
+	// DeletionStuckAfter is how long an order may wait at its deletion gate
+	// before its Ready condition says DeletionStuck and the stuck-deletion
+	// metrics count it. Defaults to DefaultDeletionStuckAfter.
+	DeletionStuckAfter time.Duration
 	// Logger receives the service's logs. Defaults to discarding them.
 	Logger *slog.Logger
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
 }
+
+const (
+	// DefaultTombstoneRetention is AIP-164's suggested 30 days.
+	DefaultTombstoneRetention = 30 * 24 * time.Hour
+	// DefaultDeletionStuckAfter is HyperFleet's stuck threshold.
+	DefaultDeletionStuckAfter = 10 * time.Minute
+)
 
 // Service stores lifecycle definitions and serves them with the built-ins.
 // It is safe for concurrent use by multiple goroutines.
@@ -62,6 +77,8 @@ func New(cfg Config) *Service {
 		panic("lifecycle: Config.DB is required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	cfg.TombstoneRetention = cmp.Or(cfg.TombstoneRetention, DefaultTombstoneRetention)
+	cfg.DeletionStuckAfter = cmp.Or(cfg.DeletionStuckAfter, DefaultDeletionStuckAfter)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

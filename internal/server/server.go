@@ -86,6 +86,14 @@ type Config struct {
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int
 
+	// TombstoneRetention is how long a removed order stays readable as a
+	// tombstone before it is purged. Defaults to 30 days (AIP-164).
+	TombstoneRetention time.Duration
+	// DeletionStuckAfter is how long an order may wait at its deletion gate
+	// before it counts as stuck (Ready reason DeletionStuck, and the
+	// stuck-deletion metrics). Defaults to 10m.
+	DeletionStuckAfter time.Duration
+
 	// PolicyRefreshInterval is how often each replica checks for policy
 	// changes made on another. Defaults to 2s.
 	PolicyRefreshInterval time.Duration
@@ -326,6 +334,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// removal; the sweep is the fallback (issue 9).
 	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
 		Run: s.sweepDeletions})
+	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: 10 * time.Minute, RunOnStart: true,
+		Run: s.purgeTombstones})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
@@ -369,7 +379,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		},
 	})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s}})
+		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s},
+		TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	workers := jobs.NewWorkers()
@@ -471,6 +482,14 @@ func (s *Server) sweepDeletions(ctx context.Context) error {
 	n, err := s.lifecycle.SweepDeletions(ctx)
 	if n > 0 {
 		s.logger.InfoContext(ctx, "deletion gate sweep removed orders", "count", n)
+	}
+	return err
+}
+
+func (s *Server) purgeTombstones(ctx context.Context) error {
+	n, err := s.lifecycle.PurgeTombstones(ctx)
+	if n > 0 {
+		s.logger.InfoContext(ctx, "purged expired tombstones", "count", n)
 	}
 	return err
 }

@@ -12,7 +12,7 @@ SELECT id FROM catalog_item_instances WHERE request_key = $1;
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
 FROM catalog_item_instances
 WHERE id = $1 AND project = $2;
 
@@ -20,7 +20,7 @@ WHERE id = $1 AND project = $2;
 -- Locks an order for a transfer: the engine's writers serialise on it.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
 FROM catalog_item_instances
 WHERE id = $1
 FOR UPDATE;
@@ -28,7 +28,7 @@ FOR UPDATE;
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(jsonb_typeof(attributes->'active') = 'object', false)
@@ -39,7 +39,8 @@ WHERE project = $1
   AND ($6::text = '' OR catalog_item_id = $7)
   AND ($8::text = '' OR parent_id = $9)
   AND labels @> $10::jsonb
-  AND ($11::boolean OR deleted_at IS NULL)
+  -- tombstones only when asked for; orders being deleted are listed
+  AND ($11::boolean OR expire_time IS NULL)
   AND (create_time, id) > ($12, $13)
 ORDER BY create_time, id
 LIMIT $14;
@@ -49,16 +50,17 @@ LIMIT $14;
 UPDATE catalog_item_instances
 SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, generation = $6, attributes = $7,
     instance_id = $8, provider_name = $9, status = $10, status_message = $11, update_time = $12, deleted_at = $13,
-    terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18
-WHERE id = $19 AND version = $20;
+    terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18,
+    expire_time = $19
+WHERE id = $20 AND version = $21;
 
 -- name: OrderSaveState :exec
 -- Writes an order whose attribute sets, validation, labels and values are
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
 SET state = $1, version = $2, generation = $3, instance_id = $4, provider_name = $5, status = $6, status_message = $7,
-    update_time = $8, deleted_at = $9, terminal = $10, pending_instance_id = $11, last_error = $12
-WHERE id = $13 AND version = $14;
+    update_time = $8, deleted_at = $9, terminal = $10, pending_instance_id = $11, last_error = $12, expire_time = $13
+WHERE id = $14 AND version = $15;
 
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND NOT terminal;
@@ -96,3 +98,25 @@ SELECT id FROM catalog_item_instances
 WHERE deleted_at IS NOT NULL AND NOT terminal AND (instance_id = '' OR status = 'DELETED')
 ORDER BY id
 LIMIT $1;
+
+-- name: OrderListLiveChildren :many
+-- The children of an order not being deleted yet: its DELETE cascades to
+-- them, or is refused for those whose type restricts it.
+SELECT id, service_type FROM catalog_item_instances WHERE parent_id = $1 AND deleted_at IS NULL ORDER BY id;
+
+-- name: OrderListChildrenToForce :many
+-- The children of an order not yet removed: a force delete removes them.
+SELECT id FROM catalog_item_instances WHERE parent_id = $1 AND NOT terminal ORDER BY id;
+
+-- name: OrderListExpired :many
+-- Tombstones past their expire_time, for the purge.
+SELECT id FROM catalog_item_instances WHERE expire_time IS NOT NULL AND expire_time < $1
+ORDER BY expire_time, id
+LIMIT $2;
+
+-- name: OrderEventsPurge :exec
+DELETE FROM order_events WHERE order_id = $1;
+
+-- name: OrderPurge :exec
+-- A tombstone's row (its adapter reports go with it).
+DELETE FROM catalog_item_instances WHERE id = $1 AND expire_time IS NOT NULL;

@@ -11,7 +11,7 @@ SELECT id FROM catalog_item_instances WHERE request_key = ?;
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
 FROM catalog_item_instances
 WHERE id = ? AND project = ?;
 
@@ -20,14 +20,14 @@ WHERE id = ? AND project = ?;
 -- immediate transactions already hold the write lock.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
 FROM catalog_item_instances
 WHERE id = ?;
 
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error,
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(json_type(attributes, '$.active') = 'object', 0)
@@ -41,7 +41,8 @@ WHERE project = ?
   -- every row (a fifth of the query's time on a page of 100).
   AND (?10 = '{}' OR NOT EXISTS (SELECT 1 FROM json_each(?10) AS want
                   WHERE json_extract(catalog_item_instances.labels, '$.' || json_quote(want.key)) IS NOT want.value))
-  AND (? OR deleted_at IS NULL)
+  -- tombstones only when asked for; orders being deleted are listed
+  AND (? OR expire_time IS NULL)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
 LIMIT CAST(? AS INTEGER);
@@ -51,7 +52,8 @@ LIMIT CAST(? AS INTEGER);
 UPDATE catalog_item_instances
 SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, generation = ?, attributes = ?,
     instance_id = ?, provider_name = ?, status = ?, status_message = ?, update_time = ?, deleted_at = ?,
-    terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?
+    terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?,
+    expire_time = ?
 WHERE id = ? AND version = ?;
 
 -- name: OrderSaveState :exec
@@ -59,7 +61,7 @@ WHERE id = ? AND version = ?;
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
 SET state = ?, version = ?, generation = ?, instance_id = ?, provider_name = ?, status = ?, status_message = ?,
-    update_time = ?, deleted_at = ?, terminal = ?, pending_instance_id = ?, last_error = ?
+    update_time = ?, deleted_at = ?, terminal = ?, pending_instance_id = ?, last_error = ?, expire_time = ?
 WHERE id = ? AND version = ?;
 
 -- name: OrderCountLiveByCatalogItem :one
@@ -98,3 +100,25 @@ SELECT id FROM catalog_item_instances
 WHERE deleted_at IS NOT NULL AND terminal = 0 AND (instance_id = '' OR status = 'DELETED')
 ORDER BY id
 LIMIT CAST(? AS INTEGER);
+
+-- name: OrderListLiveChildren :many
+-- The children of an order not being deleted yet: its DELETE cascades to
+-- them, or is refused for those whose type restricts it.
+SELECT id, service_type FROM catalog_item_instances WHERE parent_id = ? AND deleted_at IS NULL ORDER BY id;
+
+-- name: OrderListChildrenToForce :many
+-- The children of an order not yet removed: a force delete removes them.
+SELECT id FROM catalog_item_instances WHERE parent_id = ? AND terminal = 0 ORDER BY id;
+
+-- name: OrderListExpired :many
+-- Tombstones past their expire_time, for the purge.
+SELECT id FROM catalog_item_instances WHERE expire_time IS NOT NULL AND expire_time < ?
+ORDER BY expire_time, id
+LIMIT CAST(? AS INTEGER);
+
+-- name: OrderEventsPurge :exec
+DELETE FROM order_events WHERE order_id = ?;
+
+-- name: OrderPurge :exec
+-- A tombstone's row (its adapter reports go with it).
+DELETE FROM catalog_item_instances WHERE id = ? AND expire_time IS NOT NULL;

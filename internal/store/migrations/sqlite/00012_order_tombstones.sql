@@ -1,0 +1,12 @@
+-- +goose Up
+
+-- Tombstones (API.md, AIP-164): an order that was deleted and removed stays
+-- readable until expire_time, then the purge sweep deletes it. NULL while
+-- the order is not a tombstone.
+ALTER TABLE catalog_item_instances ADD COLUMN expire_time TEXT;
+CREATE INDEX catalog_item_instances_expire_time ON catalog_item_instances (expire_time)
+    WHERE expire_time IS NOT NULL;
+
+-- +goose Down
+DROP INDEX catalog_item_instances_expire_time;
+ALTER TABLE catalog_item_instances DROP COLUMN expire_time;
