@@ -193,6 +193,15 @@ func (s *Service) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]Re
 	return store.Collect(rows, scanReport)
 }
 
+// All returns every stored report of an order.
+func (s *Service) All(ctx context.Context, orderID string) ([]Report, error) {
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("AdapterStatusAll"), orderID)
+	if err != nil {
+		return nil, fmt.Errorf("read adapter statuses of %s: %w", orderID, err)
+	}
+	return store.Collect(rows, scanReport)
+}
+
 func scanReport(row store.Scanner) (Report, error) {
 	var r Report
 	var conditions json.RawMessage

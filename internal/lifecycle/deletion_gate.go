@@ -13,9 +13,11 @@ import (
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// adapterReports is what the deletion gate reads of the adapters' reports.
+// adapterReports is what the deletion gate and the Ready aggregation read of
+// the adapters' reports.
 type adapterReports interface {
 	AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]adapterstatus.Report, error)
+	All(ctx context.Context, orderID string) ([]adapterstatus.Report, error)
 }
 
 // deletionHoldPrefix starts last_error while a deletion waits at the gate:

@@ -76,6 +76,11 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 			return err
 		}
 	}
+	if (op == OpPromote || op == OpRollback) && o.Attributes.Active != nil {
+		// The realised spec changes: adapters act on it again, and Ready
+		// waits for their reports at the new generation.
+		o.Generation++
+	}
 	o.Attributes, o.State, o.Terminal = sets, target, next.Deleted
 	if op != "" {
 		o.wide = true

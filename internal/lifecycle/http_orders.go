@@ -37,25 +37,14 @@ type orderView struct {
 }
 
 func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
-	defs := map[string]*Definition{} // a list's orders share a few lifecycles: read each once
+	conds := s.conditionsView(r.Context())
 	return func(o Order) orderView {
-		def, ok := defs[o.Lifecycle]
-		if !ok {
-			if d, err := s.definition(r.Context(), s.cfg.DB, o.Lifecycle); err == nil {
-				def = &d
-			}
-			defs[o.Lifecycle] = def
-		}
-		var st State
-		if def != nil {
-			st, _ = def.State(o.State)
-		}
 		attrs := o.attributesJSON
 		if attrs == nil {
 			attrs, _ = json.Marshal(o.Attributes) // maps of JSON values always encode
 		}
 		return orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/" + o.ID,
-			Conditions: s.conditions(o, st), ETag: httpapi.ETag(o.Version)}
+			Conditions: conds(o), ETag: httpapi.ETag(o.Version)}
 	}
 }
 

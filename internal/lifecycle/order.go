@@ -29,7 +29,8 @@ type Order struct {
 	// with no operation does not bump it.
 	Version int64 `json:"version"`
 	// Generation counts changes of the desired state an adapter acts on:
-	// the create, and the delete.
+	// the create, each change of the active set after it (an update
+	// promoted, a rollback), and the delete.
 	Generation    int64           `json:"generation"`
 	Attributes    Attributes      `json:"attributes"`
 	InstanceID    string          `json:"instance_id"`
@@ -90,12 +91,6 @@ type inlineValidation struct {
 	err error
 }
 
-// Reasons of the Ready condition during a deletion.
-const (
-	reasonDeleting      = "Deleting"
-	reasonDeletionStuck = "DeletionStuck"
-)
-
 // Condition is one condition of an order (API.md).
 type Condition struct {
 	Type               string    `json:"type"`
@@ -126,16 +121,6 @@ func (o Order) Conditions(st State) []Condition {
 		c.Reason = "Provisioning"
 	}
 	return []Condition{c}
-}
-
-// conditions are o's conditions as a view shows them: a deletion waiting at
-// its gate longer than the stuck threshold says so.
-func (s *Service) conditions(o Order, st State) []Condition {
-	cs := o.Conditions(st)
-	if cs[0].Reason == reasonDeleting && o.DeletedAt != nil && s.now().Sub(*o.DeletedAt) > s.cfg.DeletionStuckAfter {
-		cs[0].Reason = reasonDeletionStuck
-	}
-	return cs
 }
 
 // Event is one line of an order's lifecycle log: a transfer, with the

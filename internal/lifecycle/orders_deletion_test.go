@@ -24,7 +24,7 @@ func adapterReport(gen int64, at time.Time, applied, health string, extra ...map
 		"conditions": append(conds, extra...)}
 }
 
-func (e *orders) putReport(t *testing.T, id, adapter string, body map[string]any, want int) {
+func (e *orders) putReport(t testing.TB, id, adapter string, body map[string]any, want int) {
 	t.Helper()
 	e.s.Do(t, "PUT", "/api/v1/catalog-item-instances/"+id+"/adapter-statuses/"+adapter, body).Want(t, want)
 }

@@ -22,7 +22,7 @@ type orders struct {
 	p *providertest.Server
 }
 
-func setupOrders(t *testing.T, engine store.Engine, providerUpdates bool, adjust ...func(*server.Config)) *orders {
+func setupOrders(t testing.TB, engine store.Engine, providerUpdates bool, adjust ...func(*server.Config)) *orders {
 	t.Helper()
 	s := apitest.Start(t, engine, append([]func(*server.Config){apitest.Fast}, adjust...)...)
 	p := providertest.New(t, func(c *providertest.Config) { c.Update = providerUpdates })
@@ -72,7 +72,7 @@ type event struct {
 	Error     string `json:"error"`
 }
 
-func (e *orders) create(t *testing.T, id string, vcpus int) order {
+func (e *orders) create(t testing.TB, id string, vcpus int) order {
 	t.Helper()
 	var o order
 	e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{
@@ -82,14 +82,14 @@ func (e *orders) create(t *testing.T, id string, vcpus int) order {
 	return o
 }
 
-func (e *orders) get(t *testing.T, id string) order {
+func (e *orders) get(t testing.TB, id string) order {
 	t.Helper()
 	var o order
 	e.s.Do(t, "GET", "/api/v1/catalog-item-instances/"+id+"?show_deleted=true", nil).Want(t, http.StatusOK).JSON(t, &o)
 	return o
 }
 
-func (e *orders) waitState(t *testing.T, id, state string) order {
+func (e *orders) waitState(t testing.TB, id, state string) order {
 	t.Helper()
 	var o order
 	poll.Until(t, fmt.Sprintf("order %s is %s", id, state), func() bool { o = e.get(t, id); return o.State == state })
@@ -97,13 +97,13 @@ func (e *orders) waitState(t *testing.T, id, state string) order {
 }
 
 // report PUTs a provider status report for an instance.
-func (e *orders) report(t *testing.T, instanceID, status string) {
+func (e *orders) report(t testing.TB, instanceID, status string) {
 	t.Helper()
 	e.s.ReportStatus(t, instanceID, status)
 }
 
 // up creates an order and reports its instance RUNNING.
-func (e *orders) up(t *testing.T, id string, vcpus int) order {
+func (e *orders) up(t testing.TB, id string, vcpus int) order {
 	t.Helper()
 	o := e.create(t, id, vcpus)
 	e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
@@ -111,20 +111,20 @@ func (e *orders) up(t *testing.T, id string, vcpus int) order {
 	return e.waitState(t, id, "up")
 }
 
-func (e *orders) patch(t *testing.T, id string, body any) order {
+func (e *orders) patch(t testing.TB, id string, body any) order {
 	t.Helper()
 	var o order
 	e.s.Do(t, "PATCH", "/api/v1/catalog-item-instances/"+id, body).Want(t, http.StatusOK).JSON(t, &o)
 	return o
 }
 
-func (e *orders) setState(t *testing.T, id, target string, version int64) *apitest.Response {
+func (e *orders) setState(t testing.TB, id, target string, version int64) *apitest.Response {
 	t.Helper()
 	return e.s.Do(t, "POST", "/api/v1/catalog-item-instances/"+id+":setState",
 		map[string]any{"target_state": target, "current_version": version})
 }
 
-func (e *orders) events(t *testing.T, id string) []event {
+func (e *orders) events(t testing.TB, id string) []event {
 	t.Helper()
 	var all []event
 	token := ""
@@ -153,7 +153,7 @@ func path(events []event) []string {
 
 // newCreate waits for a create call of an instance other than known and
 // returns its id.
-func (e *orders) newCreate(t *testing.T, known ...string) string {
+func (e *orders) newCreate(t testing.TB, known ...string) string {
 	t.Helper()
 	var id string
 	poll.Until(t, "a new instance is created", func() bool {

@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,25 +14,32 @@ import (
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
-// withPools adds a service type "pool" that nests in a vm order
-// (parent_service_type vm, on_parent_delete as given), a provider for it
-// and its catalog item "pool".
-func (e *orders) withPools(t *testing.T, onParentDelete string) {
+// withType adds a service type id on the simple lifecycle (one rw+
+// attribute, replicas; fields adds to its definition), a provider for it
+// and a catalog item of the same id.
+func (e *orders) withType(t testing.TB, id string, fields map[string]any) {
 	t.Helper()
-	e.s.Do(t, "POST", "/api/v1/service-types?id=pool", map[string]any{
-		"lifecycle": "simple", "parent_service_type": "vm", "on_parent_delete": onParentDelete,
-		"schema": map[string]any{"type": "object", "properties": map[string]any{
-			"replicas": map[string]any{"type": "integer", "x-modifier": "rw+"},
-		}},
-	}).Want(t, http.StatusCreated)
-	e.s.Do(t, "POST", "/api/v1/providers", e.p.Registration("pool-sp", "pool")).Want(t, http.StatusCreated)
-	e.s.Do(t, "POST", "/api/v1/catalog-items?id=pool", map[string]any{
-		"service_type": "pool", "defaults": map[string]any{"replicas": 1},
+	def := map[string]any{"lifecycle": "simple", "schema": map[string]any{"type": "object", "properties": map[string]any{
+		"replicas": map[string]any{"type": "integer", "x-modifier": "rw+"},
+	}}}
+	maps.Copy(def, fields)
+	e.s.Do(t, "POST", "/api/v1/service-types?id="+id, def).Want(t, http.StatusCreated)
+	e.s.Do(t, "POST", "/api/v1/providers", e.p.Registration(id+"-sp", id)).Want(t, http.StatusCreated)
+	e.s.Do(t, "POST", "/api/v1/catalog-items?id="+id, map[string]any{
+		"service_type": id, "defaults": map[string]any{"replicas": 1},
 	}).Want(t, http.StatusCreated)
 }
 
+// withPools adds a service type "pool" that nests in a vm order
+// (parent_service_type vm, on_parent_delete as given) with its provider
+// and catalog item "pool".
+func (e *orders) withPools(t testing.TB, onParentDelete string) {
+	t.Helper()
+	e.withType(t, "pool", map[string]any{"parent_service_type": "vm", "on_parent_delete": onParentDelete})
+}
+
 // pool creates a pool order under parent and brings it up.
-func (e *orders) pool(t *testing.T, id, parent string) order {
+func (e *orders) pool(t testing.TB, id, parent string) order {
 	t.Helper()
 	var o order
 	e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{
@@ -42,7 +50,7 @@ func (e *orders) pool(t *testing.T, id, parent string) order {
 	return e.waitState(t, id, "up")
 }
 
-func (e *orders) deleteOrder(t *testing.T, id string) order {
+func (e *orders) deleteOrder(t testing.TB, id string) order {
 	t.Helper()
 	var o order
 	e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/"+id, nil).Want(t, http.StatusAccepted).JSON(t, &o)
@@ -300,7 +308,8 @@ func TestForceDelete(t *testing.T) {
 	})
 }
 
-// A deletion held at its gate past the stuck threshold says DeletionStuck.
+// A deletion held at its gate past the stuck threshold says DeletionStuck,
+// and the stuck-deletion metrics count it and the adapter holding it.
 func TestDeletion_StuckReason(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -313,6 +322,23 @@ func TestDeletion_StuckReason(t *testing.T) {
 		poll.Until(t, "the held deletion says it is stuck", func() bool {
 			return readyReason(e.get(t, "web")) == "False/DeletionStuck"
 		})
+		metrics := string(e.s.Do(t, "GET", "/metrics", nil).Want(t, http.StatusOK).Body)
+		for _, want := range []string{
+			"steward_order_deletions_stuck 1\n",
+			`steward_order_deletions_held_by_adapter{adapter="dns"} 1` + "\n",
+			`steward_order_deletions_in_progress{age="under_1m"} 1` + "\n",
+		} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+			}
+		}
+		// Once the adapter confirms, nothing is in deletion any more.
+		e.putReport(t, "web", "dns", adapterReport(2, time.Now(), "False", "True"), http.StatusOK)
+		e.waitState(t, "web", "terminated")
+		metrics = string(e.s.Do(t, "GET", "/metrics", nil).Want(t, http.StatusOK).Body)
+		if !strings.Contains(metrics, "steward_order_deletions_stuck 0\n") || strings.Contains(metrics, "held_by_adapter{") {
+			t.Errorf("after the removal /metrics still counts a stuck deletion")
+		}
 	})
 }
 

@@ -81,10 +81,12 @@ func TestOrders_SimpleLifecycle_ReplacementUpdateRollbackDelete(t *testing.T) {
 			t.Errorf("after rollback: %+v", back)
 		}
 
-		// Delete: on_delete to deleting, the provider deletes, terminated.
+		// Delete: on_delete to deleting, the provider deletes, terminated. The
+		// generation counted the create, two promoted updates and the rollback;
+		// the delete bumps it once more.
 		var del order
 		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted).JSON(t, &del)
-		if del.DeletedAt == nil || del.State != "deleting" || del.Generation != 2 || del.Conditions[0].Reason != "Deleting" {
+		if del.DeletedAt == nil || del.State != "deleting" || del.Generation != back.Generation+1 || back.Generation != 4 || del.Conditions[0].Reason != "Deleting" {
 			t.Errorf("deleted = %+v", del)
 		}
 		e.p.WaitForCall(t, providertest.MethodDelete, fourth)

@@ -3,6 +3,7 @@ package placement_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
@@ -76,7 +77,15 @@ func TestOrder_CreateUpDeleteTerminated(t *testing.T) {
 		if del.State != "terminated" || len(e.p.Deletes()) != 1 {
 			t.Errorf("second delete: %+v, %d provider deletes", del, len(e.p.Deletes()))
 		}
-		e.s.Do(t, "GET", "/api/v1/catalog-item-instances/my-vm", nil).WantProblem(t, http.StatusNotFound, "ORDER_NOT_FOUND")
+		// Removed, it stays readable as a tombstone until it is purged.
+		var tomb struct {
+			State      string     `json:"state"`
+			ExpireTime *time.Time `json:"expire_time"`
+		}
+		e.s.Do(t, "GET", "/api/v1/catalog-item-instances/my-vm", nil).Want(t, http.StatusOK).JSON(t, &tomb)
+		if tomb.State != "terminated" || tomb.ExpireTime == nil {
+			t.Errorf("tombstone: %+v, want terminated with an expire_time", tomb)
+		}
 		e.s.Do(t, "GET", "/api/v1/resources/"+o.InstanceID, nil).WantProblem(t, http.StatusNotFound, "RESOURCE_NOT_FOUND")
 		e.s.Do(t, "DELETE", "/api/v1/catalog-items/small-fedora-vm", nil).Want(t, http.StatusNoContent)
 	})

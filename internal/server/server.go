@@ -381,6 +381,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
 		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s},
 		TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	workers := jobs.NewWorkers()
@@ -428,6 +429,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 // lazyAdapters lets the lifecycle's deletion gate read the adapter reports
 // of the adapterstatus service, which is built after it (it reads orders).
 type lazyAdapters struct{ s *Server }
+
+func (l lazyAdapters) All(ctx context.Context, orderID string) ([]adapterstatus.Report, error) {
+	return l.s.adapterStatus.All(ctx, orderID)
+}
 
 func (l lazyAdapters) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]adapterstatus.Report, error) {
 	return l.s.adapterStatus.AllTx(ctx, tx, orderID)

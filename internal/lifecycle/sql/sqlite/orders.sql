@@ -122,3 +122,11 @@ DELETE FROM order_events WHERE order_id = ?;
 -- name: OrderPurge :exec
 -- A tombstone's row (its adapter reports go with it).
 DELETE FROM catalog_item_instances WHERE id = ? AND expire_time IS NOT NULL;
+
+-- name: OrderListDeleting :many
+-- Orders being deleted and not yet removed, oldest deletion first: the
+-- stuck-deletion metrics.
+SELECT id, deleted_at, generation FROM catalog_item_instances
+WHERE deleted_at IS NOT NULL AND terminal = 0
+ORDER BY deleted_at, id
+LIMIT CAST(? AS INTEGER);
