@@ -26,6 +26,9 @@ const FutureAllowance = time.Minute
 // Order is what a report is checked against.
 type Order struct {
 	Generation int64
+	// Deleting is set while the order waits to be removed: only then is
+	// the observer told of a report (its deletion gate may open).
+	Deleting bool
 }
 
 // Orders reads the order a report is about, in the report's transaction
@@ -39,9 +42,9 @@ type Orders interface {
 	OrderForReport(ctx context.Context, project, id string) (Order, error)
 }
 
-// ReportObserver is told of every stored report, in its transaction (the
-// lifecycle's deletion gate and Ready aggregation). An error rolls the
-// report back.
+// ReportObserver is told of every report stored on an order being deleted,
+// in the report's transaction (the lifecycle's deletion gate). An error
+// rolls the report back.
 type ReportObserver interface {
 	ReportStoredTx(ctx context.Context, tx *store.Tx, orderID string) error
 }
@@ -137,21 +140,19 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 			return s.discard(p, discardFutureGeneration,
 				fmt.Sprintf("observed_generation %d is ahead of the order's generation %d", gen, o.Generation))
 		}
-		n, err := tx.Exec(ctx, s.q.Get("AdapterStatusUpsert"), p.OrderID, p.Adapter, *p.ObservedGeneration, observed,
-			store.JSON(p.Conditions), data, now, now)
+		// The upsert returns the stored row: one statement, no read-back.
+		stored, err = scanReport(tx.QueryRow(ctx, s.q.Get("AdapterStatusUpsert"), p.OrderID, p.Adapter,
+			*p.ObservedGeneration, observed, store.JSON(p.Conditions), data, now, now))
+		if errors.Is(err, store.ErrNotFound) {
+			return s.discard(p, discardOlder, "the stored report is newer (same generation, later observed_time)")
+		}
 		if err != nil {
 			return fmt.Errorf("store adapter status: %w", err)
 		}
-		if n == 0 {
-			return s.discard(p, discardOlder, "the stored report is newer (same generation, later observed_time)")
+		if o.Deleting && s.cfg.Observer != nil {
+			return s.cfg.Observer.ReportStoredTx(ctx, tx, p.OrderID)
 		}
-		if s.cfg.Observer != nil {
-			if err := s.cfg.Observer.ReportStoredTx(ctx, tx, p.OrderID); err != nil {
-				return err
-			}
-		}
-		stored, err = scanReport(tx.QueryRow(ctx, s.q.Get("AdapterStatusGet"), p.OrderID, p.Adapter))
-		return err
+		return nil
 	})
 	if err != nil {
 		return Report{}, err
@@ -208,7 +209,7 @@ func scanReport(row store.Scanner) (Report, error) {
 	err := row.Scan(&r.OrderID, &r.Adapter, &r.ObservedGeneration, &r.ObservedTime, &conditions, &r.Data,
 		&r.CreateTime, &r.UpdateTime)
 	if errors.Is(err, store.ErrNotFound) {
-		return Report{}, fmt.Errorf("adapter status not found: %w", err)
+		return Report{}, err
 	}
 	if err != nil {
 		return Report{}, fmt.Errorf("read adapter status: %w", err)

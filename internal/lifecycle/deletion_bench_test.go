@@ -21,20 +21,26 @@ import (
 // than the last of its adapter (a few race a newer one and are discarded
 // with 204: that is ingest too). Every report is validated, checked
 // against the order's generation under its row lock, stored, and offered
-// to the deletion gate, in one transaction.
+// to the deletion gate, in one transaction. The rate=… runs are open loop
+// at that many reports per second (latency counts from when each was due):
+// the tail at one load as the clients grow.
 //
 //	go test -run XXX -bench AdapterStatus -benchtime 40000x ./internal/lifecycle/
 func BenchmarkAdapterStatus_Ingest(b *testing.B) {
 	for _, engine := range storetest.Engines() {
-		for _, clients := range []int{16, 64} {
-			b.Run(fmt.Sprintf("%s/clients=%d", engine, clients), func(b *testing.B) {
-				benchIngest(b, engine, clients)
-			})
+		for _, rate := range []float64{0, 4000} {
+			for _, clients := range []int{16, 64} {
+				name := fmt.Sprintf("%s/clients=%d", engine, clients)
+				if rate > 0 {
+					name += fmt.Sprintf("/rate=%g", rate)
+				}
+				b.Run(name, func(b *testing.B) { benchIngest(b, engine, clients, rate) })
+			}
 		}
 	}
 }
 
-func benchIngest(b *testing.B, engine store.Engine, clients int) {
+func benchIngest(b *testing.B, engine store.Engine, clients int, rate float64) {
 	const orders, adapters = 256, 4
 	s := apitest.Start(b, engine, benchLogger, func(c *server.Config) {
 		c.ProcessProvider, c.ProcessProviderNoOp = true, true
@@ -59,7 +65,7 @@ func benchIngest(b *testing.B, engine store.Engine, clients int) {
 	}
 	b.ResetTimer()
 	res, err := bench.Run(context.Background(), bench.Config{
-		TargetURL: s.URL(), Method: http.MethodPut, Concurrency: clients, Requests: b.N,
+		TargetURL: s.URL(), Method: http.MethodPut, Concurrency: clients, Requests: b.N, Rate: rate,
 		RequestFunc: func(n int) (string, []byte, http.Header) {
 			return fmt.Sprintf("/api/v1/catalog-item-instances/o-%d/adapter-statuses/a-%d", n%orders, (n/orders)%adapters),
 				body(n), nil

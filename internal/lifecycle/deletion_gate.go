@@ -48,7 +48,9 @@ func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (s
 		return "", fmt.Errorf("count children of %s: %w", o.ID, err)
 	}
 	if children > 0 {
-		held = append(held, fmt.Sprintf("%d child order(s) to be removed first", children))
+		// No count: it is checked again only once the last child goes, so
+		// a number here would go stale (list them with ?parent_id=).
+		held = append(held, fmt.Sprintf("its child orders to be removed first (list them with ?parent_id=%s)", o.ID))
 	}
 	return strings.Join(held, "; "), nil
 }
@@ -154,10 +156,29 @@ func (w *deletionGateWorker) Work(ctx context.Context, job *river.Job[deletionGa
 	})
 }
 
-// queueParentRecheckTx queues the check of o's parent's deletion gate, when
-// o was just removed and has a parent.
+// queueParentRecheckTx queues the check of o's parent's deletion gate when
+// o, being removed now, is the parent's last child not yet removed: only
+// then can the gate open (a job per child would make a parent of 1,000
+// children check its gate 1,000 times). The parent's row is locked first,
+// so two last children removed at once (PostgreSQL) are counted one after
+// the other and the second sees the first gone.
 func (s *Service) queueParentRecheckTx(ctx context.Context, tx *store.Tx, o *Order) error {
 	if o.ParentID == nil || *o.ParentID == "" {
+		return nil
+	}
+	var id string
+	err := tx.QueryRow(ctx, s.q.Get("OrderLockParent"), *o.ParentID).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("lock parent %s of %s: %w", *o.ParentID, o.ID, err)
+	}
+	var left int64
+	if err := tx.QueryRow(ctx, s.q.Get("OrderCountSiblingsLeft"), *o.ParentID, o.ID).Scan(&left); err != nil {
+		return fmt.Errorf("count siblings of %s: %w", o.ID, err)
+	}
+	if left > 0 {
 		return nil
 	}
 	return s.cfg.Jobs.InsertTx(ctx, tx, deletionGateArgs{OrderID: *o.ParentID}, &river.InsertOpts{MaxAttempts: 25})

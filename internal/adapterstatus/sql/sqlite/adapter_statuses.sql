@@ -1,6 +1,7 @@
--- name: AdapterStatusUpsert :exec
+-- name: AdapterStatusUpsert :one
 -- Stores a report unless the stored one is newer: a later generation, or
--- the same generation observed later. No row changes for a stale report.
+-- the same generation observed later, and returns it as stored. No row
+-- changes, and none is returned, for a stale report.
 INSERT INTO order_adapter_statuses (order_id, adapter, observed_generation, observed_time, conditions, data,
                                     create_time, update_time)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -9,12 +10,8 @@ SET observed_generation = excluded.observed_generation, observed_time = excluded
     conditions = excluded.conditions, data = excluded.data, update_time = excluded.update_time
 WHERE excluded.observed_generation > order_adapter_statuses.observed_generation
    OR (excluded.observed_generation = order_adapter_statuses.observed_generation
-       AND excluded.observed_time >= order_adapter_statuses.observed_time);
-
--- name: AdapterStatusGet :one
-SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
-FROM order_adapter_statuses
-WHERE order_id = ? AND adapter = ?;
+       AND excluded.observed_time >= order_adapter_statuses.observed_time)
+RETURNING order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time;
 
 -- name: AdapterStatusList :many
 SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
