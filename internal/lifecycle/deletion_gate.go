@@ -30,6 +30,12 @@ const deletionHoldPrefix = "deletion waits for "
 // deletion's generation with Finalized=True, or with Applied=False,
 // Health=True and observed_time >= deleted_at; and no child order remains
 // that is not removed. Health=False holds it with the adapter's reason.
+//
+// The service type's required adapters count even when they never
+// reported: one that took its work but failed to report it (the seed's
+// review: an adapter that ACKs a message, then fails to POST its status)
+// would otherwise leave its resources behind a removed order. An adapter
+// that will never report again is what :forceDelete is for.
 func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (string, error) {
 	var held []string
 	if s.cfg.Adapters != nil {
@@ -37,9 +43,21 @@ func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (s
 		if err != nil {
 			return "", err
 		}
+		reported := make(map[string]bool, len(reports))
 		for _, r := range reports {
+			reported[r.Adapter] = true
 			if why := adapterHold(r, o); why != "" {
 				held = append(held, why)
+			}
+		}
+		st, _, err := s.serviceType(ctx, o.ServiceType)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range st.RequiredAdapters {
+			if !reported[name] {
+				held = append(held, fmt.Sprintf("adapter %s, required by service type %s, to report its cleanup",
+					name, o.ServiceType))
 			}
 		}
 	}

@@ -70,6 +70,12 @@ func TestDeletion_WaitsForEveryAdapterThatReported(t *testing.T) {
 		// Applied=False and Health=True after the delete, but of the
 		// generation before it: discarded, the order still waits.
 		e.putReport(t, "web", "k8s", adapterReport(1, time.Now(), "False", "True"), http.StatusNoContent)
+		// Of the deletion's generation, but observed before the deletion
+		// (an adapter whose clock is behind): stored, and it does not count.
+		e.putReport(t, "web", "k8s", adapterReport(2, held.DeletedAt.Add(-time.Second), "False", "True"), http.StatusOK)
+		if got := e.get(t, "web"); got.State != "deleting" || !strings.Contains(readyMessage(got), "adapter k8s to report an observation made after the deletion") {
+			t.Fatalf("a confirmation observed before the deletion counted: state %s, Ready message %q", got.State, readyMessage(got))
+		}
 		e.putReport(t, "web", "k8s", adapterReport(2, time.Now(), "False", "True"), http.StatusOK)
 		unhealthy := adapterReport(2, time.Now(), "True", "False")
 		unhealthy["conditions"].([]map[string]any)[2]["reason"] = "FinalizerStuck"
@@ -126,5 +132,34 @@ func TestDeletion_SweepFinishesWhatTheChecksMissed(t *testing.T) {
 		if got := e.get(t, "web"); got.State != "terminated" {
 			t.Fatalf("state %s after the sweep, want terminated", got.State)
 		}
+	})
+}
+
+// A required adapter that never reported still holds the deletion (it may
+// have done its work and failed to say so: the seed review's ACK-but-no-
+// POST case) until it confirms its cleanup.
+func TestDeletion_WaitsForRequiredAdaptersThatNeverReported(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setupOrders(t, engine, false)
+		e.withType(t, "app", map[string]any{"required_adapters": []any{"dns"}})
+		var o order
+		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=shop", map[string]any{"catalog_item_id": "app"}).
+			Want(t, http.StatusCreated).JSON(t, &o)
+		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
+		e.report(t, o.InstanceID, "RUNNING")
+		e.waitState(t, "shop", "up")
+
+		e.deleteOrder(t, "shop")
+		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
+		var held order
+		poll.Until(t, "the resource is gone", func() bool { held = e.get(t, "shop"); return held.Status == "DELETED" })
+		if held.State != "deleting" || !strings.Contains(readyMessage(held), "adapter dns, required by service type app") {
+			t.Fatalf("state %s, Ready message %q: want deleting, waiting for the required adapter dns",
+				held.State, readyMessage(held))
+		}
+		e.putReport(t, "shop", "dns", adapterReport(2, time.Now(), "False", "True"), http.StatusOK)
+		e.waitState(t, "shop", "terminated")
 	})
 }
