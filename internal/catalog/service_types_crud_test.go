@@ -265,7 +265,17 @@ func TestServiceTypes_OrdersOfAUserDefinedType(t *testing.T) {
 
 		// Delete waits for the item and the live order to go.
 		s.Do(t, "DELETE", "/api/v1/service-types/cache", nil).WantProblem(t, http.StatusConflict, "SERVICE_TYPE_IN_USE")
-		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/c1", nil).Want(t, http.StatusAccepted)
+		var deleting struct {
+			Generation int64 `json:"generation"`
+		}
+		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/c1", nil).Want(t, http.StatusAccepted).JSON(t, &deleting)
+		// The type requires the dns adapter: the order is removed once it
+		// confirms its cleanup.
+		s.Do(t, "PUT", "/api/v1/catalog-item-instances/c1/adapter-statuses/dns", map[string]any{
+			"observed_generation": deleting.Generation, "observed_time": time.Now().UTC().Format(time.RFC3339Nano),
+			"conditions": []any{map[string]any{"type": "Applied", "status": "False"},
+				map[string]any{"type": "Available", "status": "False"}, map[string]any{"type": "Health", "status": "True"}},
+		}).Want(t, http.StatusOK)
 		poll.Until(t, "order c1 terminated", func() bool {
 			s.Do(t, "GET", "/api/v1/catalog-item-instances/c1?show_deleted=true", nil).Want(t, http.StatusOK).JSON(t, &o)
 			return o.State == "terminated"

@@ -43,6 +43,17 @@ func (s *Service) ServiceType(ctx context.Context, id string) (ServiceType, erro
 	return s.cfg.ServiceTypes.Get(ctx, id)
 }
 
+// RequiredAdapters returns the adapters a service type requires, shared:
+// the caller must not change the slice. It copies nothing, for the Ready
+// aggregation, which asks on every order it shows.
+func (s *Service) RequiredAdapters(ctx context.Context, id string) ([]string, error) {
+	e, err := s.cfg.ServiceTypes.entry(ctx, s.cfg.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.serviceType.RequiredAdapters, nil
+}
+
 // ValidateSpec checks spec against its service type's schema (see
 // [ServiceTypes.ValidateSpec]).
 func (s *Service) ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error {

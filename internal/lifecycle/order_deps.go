@@ -24,6 +24,7 @@ type catalogView interface {
 	BuildSpec(ctx context.Context, item catalog.Item, values []catalog.UserValue) (map[string]any, error)
 	ApplyUserValues(ctx context.Context, item catalog.Item, base map[string]any, values []catalog.UserValue) (map[string]any, error)
 	ServiceType(ctx context.Context, id string) (catalog.ServiceType, error)
+	RequiredAdapters(ctx context.Context, id string) ([]string, error)
 	Schema(ctx context.Context, serviceType string) (*schema.Schema, error)
 	ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error
 }

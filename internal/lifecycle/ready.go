@@ -54,9 +54,7 @@ func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition 
 		case ready.Status == "True" && s.cfg.Adapters != nil:
 			adapters, ok := required[o.ServiceType]
 			if !ok {
-				if t, err := s.cfg.Catalog.ServiceType(ctx, o.ServiceType); err == nil {
-					adapters = t.RequiredAdapters
-				}
+				adapters, _ = s.cfg.Catalog.RequiredAdapters(ctx, o.ServiceType)
 				required[o.ServiceType] = adapters
 			}
 			if len(adapters) == 0 {
