@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/invalid"
 )
@@ -81,4 +82,76 @@ func putResponseBuffer(b *bytes.Buffer) {
 	if b.Cap() <= 4<<20 { // an outsized one is left to the collector
 		responseBuffers.Put(b)
 	}
+}
+
+// WriteJSONAppend writes the JSON body appendBody appends to a pooled
+// buffer, with status. It is for the hottest responses (a page of orders),
+// whose values are appended by hand: encoding/json would reflect over them
+// and validate again every stored JSON document they pass through.
+// appendBody must append exactly one valid JSON value.
+func WriteJSONAppend(w http.ResponseWriter, status int, appendBody func(b []byte) []byte) {
+	bp := appendBuffers.Get().(*[]byte)
+	b := append(appendBody((*bp)[:0]), '\n') // as Encode ends it
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	if cap(b) <= 4<<20 { // an outsized one is left to the collector
+		*bp = b
+		appendBuffers.Put(bp)
+	}
+}
+
+var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// AppendString appends s as a JSON string, escaped as encoding/json does:
+// quotes, backslashes and control characters; <, > and & (HTML-safe);
+// U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -51,7 +51,8 @@ func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
 func (s *Service) writeOrder(w http.ResponseWriter, r *http.Request, status int, o Order) error {
 	v := s.viewOrder(r)(o)
 	w.Header().Set("ETag", v.ETag)
-	return httpapi.WriteJSON(w, status, v)
+	httpapi.WriteJSONAppend(w, status, v.appendJSON)
+	return nil
 }
 
 func orderRef(r *http.Request) string { return r.PathValue("catalog_item_instance_id") }
@@ -93,7 +94,9 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(orders, s.viewOrder(r)))
+	views := store.MapPage(orders, s.viewOrder(r))
+	httpapi.WriteJSONAppend(w, http.StatusOK, func(b []byte) []byte { return appendOrderPage(b, views) })
+	return nil
 }
 
 func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {

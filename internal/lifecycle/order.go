@@ -77,6 +77,10 @@ type Order struct {
 	// says whether its active set is there (for Conditions).
 	attributesJSON json.RawMessage
 	activeListed   bool
+	// labelsJSON and userValuesJSON are the stored labels and user values
+	// of an order read for a list, undecoded (Labels and UserValues are
+	// then empty): a view passes them through.
+	labelsJSON, userValuesJSON json.RawMessage
 }
 
 // hasActive reports whether the order has an active attribute set, also

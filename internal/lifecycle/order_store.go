@@ -49,21 +49,16 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 		return Order{}, fmt.Errorf("read order: %w", err)
 	}
 	o.Status = provider.Status(status)
-	fields := []struct {
-		raw json.RawMessage
-		dst any
-	}{{labels, &o.Labels}, {values, &o.UserValues}}
 	if keepAttributesRaw {
-		o.attributesJSON = attrs
+		o.attributesJSON, o.labelsJSON, o.userValuesJSON = attrs, labels, values
 	} else {
-		fields = append(fields, struct {
+		for _, f := range []struct {
 			raw json.RawMessage
 			dst any
-		}{attrs, &o.Attributes})
-	}
-	for _, f := range fields {
-		if err := json.Unmarshal(f.raw, f.dst); err != nil {
-			return Order{}, fmt.Errorf("read order %s: %w", o.ID, err)
+		}{{labels, &o.Labels}, {values, &o.UserValues}, {attrs, &o.Attributes}} {
+			if err := json.Unmarshal(f.raw, f.dst); err != nil {
+				return Order{}, fmt.Errorf("read order %s: %w", o.ID, err)
+			}
 		}
 	}
 	if o.validation, err = decodeValidation(validation); err != nil {

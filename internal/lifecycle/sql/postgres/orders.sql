@@ -28,7 +28,9 @@ FOR UPDATE;
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       update_time, deleted_at, terminal, identity, pending_instance_id,
+       'null'::jsonb, -- a list has no use for the validation, often the largest column
+       last_error, expire_time,
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(jsonb_typeof(attributes->'active') = 'object', false)
