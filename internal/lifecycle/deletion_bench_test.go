@@ -146,11 +146,14 @@ func benchParentRemoval(b *testing.B, engine store.Engine, children int) {
 // through it, so it polls finer than poll.Until).
 func waitFor(b testing.TB, what string, cond func() bool) {
 	b.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.After(2 * time.Minute)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			b.Fatalf("timed out waiting until %s", what)
+		case <-tick.C:
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

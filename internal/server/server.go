@@ -320,7 +320,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
 	periodic := []jobs.Periodic{
-		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: s.pruneIdempotencyKeys},
+		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
 		// Each pass checks the providers whose next check is due, so
 		// running it more often than the interval only tightens timing.
 		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
@@ -329,13 +329,13 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// After a given-up job (see placement.SweepStalled); 30s is well inside
 	// its one-minute horizon.
 	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
-		Run: s.sweepStalled})
+		Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", s.placement.SweepStalled)})
 	// The deletion gate is checked on each adapter report and each child's
 	// removal; the sweep is the fallback (issue 9).
 	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
-		Run: s.sweepDeletions})
+		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)})
 	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: 10 * time.Minute, RunOnStart: true,
-		Run: s.purgeTombstones})
+		Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
@@ -483,36 +483,17 @@ func (s *Server) runCleanup(ctx context.Context) error {
 	return err
 }
 
-func (s *Server) sweepDeletions(ctx context.Context) error {
-	n, err := s.lifecycle.SweepDeletions(ctx)
-	if n > 0 {
-		s.logger.InfoContext(ctx, "deletion gate sweep removed orders", "count", n)
+// counted wraps a periodic sweep that returns how many things it handled,
+// logging the count at level when there were any.
+func counted[N int | int64](log *slog.Logger, level slog.Level, msg string,
+	run func(context.Context) (N, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		n, err := run(ctx)
+		if n > 0 {
+			log.Log(ctx, level, msg, "count", n)
+		}
+		return err
 	}
-	return err
-}
-
-func (s *Server) purgeTombstones(ctx context.Context) error {
-	n, err := s.lifecycle.PurgeTombstones(ctx)
-	if n > 0 {
-		s.logger.InfoContext(ctx, "purged expired tombstones", "count", n)
-	}
-	return err
-}
-
-func (s *Server) sweepStalled(ctx context.Context) error {
-	n, err := s.placement.SweepStalled(ctx)
-	if n > 0 {
-		s.logger.WarnContext(ctx, "finished work whose job was given up", "count", n)
-	}
-	return err
-}
-
-func (s *Server) pruneIdempotencyKeys(ctx context.Context) error {
-	n, err := s.idempotency.Prune(ctx)
-	if err == nil && n > 0 {
-		s.logger.InfoContext(ctx, "pruned expired idempotency keys", "count", n)
-	}
-	return err
 }
 
 func (s *Server) startHTTP() error {
