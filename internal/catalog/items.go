@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -30,7 +29,8 @@ func (s *Service) CreateItem(ctx context.Context, p CreateItemParams) (Item, err
 	it := Item{ID: p.ID, DisplayName: p.DisplayName, ServiceType: p.ServiceType, Defaults: p.Defaults, Fields: p.Fields}
 	switch {
 	case it.ID == "":
-		it.ID = uuid.NewString()
+		it.ID = store.NewID()
+		audit.Describe(ctx, "catalog_item:"+it.ID, nil)
 	case !idPattern.MatchString(it.ID):
 		return Item{}, invalid.New("id", "must match %s", idPattern)
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	Tracer trace.Tracer
 	// MaxBodyBytes limits request bodies. Defaults to 1 MiB.
 	MaxBodyBytes int64
+	// Audit, when set, records every mutating request.
+	Audit Auditor
 }
 
 // API is Steward's HTTP handler: the routes of every domain behind the shared
@@ -137,14 +139,22 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.route = r.Pattern
+		audit := a.cfg.Audit != nil && mutating(r.Method)
 		if authenticate {
 			ctx, err := a.authenticate(r)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
 				a.WriteError(w, r, err)
+				if audit {
+					a.cfg.Audit.Denied(r.Context(), auditEntry(r, pattern), statusOf(w), info.reason)
+				}
 				return
 			}
 			r = r.WithContext(ctx)
+		}
+		if audit {
+			r = r.WithContext(a.cfg.Audit.Begin(r.Context(), auditEntry(r, pattern)))
+			defer func() { a.cfg.Audit.Finish(r.Context(), statusOf(w), info.reason) }()
 		}
 		if err := checkQuery(r.URL.RawQuery); err != nil {
 			a.WriteError(w, r, err)
@@ -177,6 +187,14 @@ func (a *API) authenticate(r *http.Request) (context.Context, error) {
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
 	return auth.WithProject(ctx, project), nil
+}
+
+// statusOf is the status a response was answered with.
+func statusOf(w http.ResponseWriter) int {
+	if rec, ok := w.(*statusRecorder); ok {
+		return rec.status()
+	}
+	return http.StatusOK
 }
 
 // unrouted answers a request no pattern matched: 404, or 405 with the Allow

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/stewardhq/steward/internal/placement"
@@ -217,7 +216,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 	}
 	o.validation, o.wide = nil, true
 	if o.InstanceID == "" {
-		id := uuid.NewString()
+		id := store.NewID()
 		if err := s.cfg.Placement.RecordTx(ctx, tx, placement.RecordParams{
 			InstanceID: id, OrderID: o.ID, Project: o.Project, Labels: o.Labels, OriginalRequest: intent,
 			Placement: placed,
@@ -228,7 +227,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 		return true, nil
 	}
 	res, err := s.cfg.Placement.UpdateTx(ctx, tx, placement.UpdateParams{
-		OrderID: o.ID, InstanceID: o.InstanceID, NewInstanceID: uuid.NewString(), OriginalRequest: intent,
+		OrderID: o.ID, InstanceID: o.InstanceID, NewInstanceID: store.NewID(), OriginalRequest: intent,
 		Placement: placed,
 	})
 	if err != nil {

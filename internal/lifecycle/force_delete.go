@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
@@ -40,6 +41,7 @@ func (s *Service) ForceDeleteOrder(ctx context.Context, project, ref string, p F
 	if err != nil {
 		return err
 	}
+	audit.Describe(ctx, "", map[string]any{"reason": p.Reason})
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		o, err := s.lockOrderTx(ctx, tx, id)
 		if err != nil {

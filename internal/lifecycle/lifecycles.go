@@ -8,8 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -30,7 +29,8 @@ type CreateParams struct {
 func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error) {
 	switch {
 	case p.ID == "":
-		p.ID = uuid.NewString()
+		p.ID = store.NewID()
+		audit.Describe(ctx, "lifecycle:"+p.ID, nil)
 	case !idPattern.MatchString(p.ID):
 		return Lifecycle{}, invalid.New("id", "must match %s", idPattern)
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
@@ -179,7 +177,7 @@ func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey s
 		return operations.Operation{}, fmt.Errorf("%w: order %s has no resource yet", ErrInvalidState, o.ID)
 	}
 	return s.cfg.Placement.Rehydrate(ctx, placement.RehydrateParams{
-		Project: project, InstanceID: o.InstanceID, NewInstanceID: uuid.NewString(),
+		Project: project, InstanceID: o.InstanceID, NewInstanceID: store.NewID(),
 		Target: "catalog-item-instances/" + o.ID, RequestKey: requestKey,
 	})
 }

@@ -7,8 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/uuid"
-
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
@@ -50,7 +49,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	var errs invalid.Errors
 	switch {
 	case p.ID == "":
-		p.ID = uuid.NewString()
+		p.ID = store.NewID()
+		audit.Describe(ctx, "catalog_item_instance:"+p.ID, nil)
 	case !orderIDPattern.MatchString(p.ID):
 		errs.Add("id", "must match %s", orderIDPattern)
 	}

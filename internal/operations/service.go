@@ -10,8 +10,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -68,7 +66,7 @@ type StartParams struct {
 func (s *Service) StartTx(ctx context.Context, tx *store.Tx, p StartParams) (Operation, error) {
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	op := Operation{
-		ID: uuid.NewString(), Project: p.Project, Kind: p.Kind, Target: p.Target,
+		ID: store.NewID(), Project: p.Project, Kind: p.Kind, Target: p.Target,
 		Metadata: map[string]any{}, CreateTime: now, UpdateTime: now,
 	}
 	maps.Copy(op.Metadata, p.Metadata)

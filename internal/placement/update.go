@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/stewardhq/steward/internal/sprm"
@@ -139,7 +138,7 @@ func (s *Service) update(ctx context.Context, instanceID string, last bool) erro
 	case errors.Is(err, sprm.ErrUpdateNotSupported):
 		return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 			res, err := s.updateTx(ctx, tx, UpdateParams{OrderID: r.CatalogItemInstanceID, InstanceID: r.ID,
-				NewInstanceID: uuid.NewString(), OriginalRequest: r.OriginalRequest,
+				NewInstanceID: store.NewID(), OriginalRequest: r.OriginalRequest,
 				Placement: Placement{Spec: r.ValidatedRequest, ProviderName: r.ProviderName,
 					PolicyStatus: r.PolicyStatus}}, false)
 			if err != nil {

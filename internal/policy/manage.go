@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -25,7 +24,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Policy, error) {
 		return Policy{}, err
 	}
 	if pol.ID == "" {
-		pol.ID = uuid.NewString()
+		pol.ID = store.NewID()
+		audit.Describe(ctx, "policy:"+pol.ID, nil)
 	}
 	t := store.Now(s.cfg.Now)
 	pol.Version, pol.CreateTime, pol.UpdateTime = 1, t, t

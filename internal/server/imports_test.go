@@ -32,19 +32,22 @@ var allowedImports = map[string][]string{
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
 	"internal/adapterstatus":   {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/cli":             {"internal/bench", "internal/crashtest", "internal/processprovider", "internal/server"},
-	"internal/crashtest":       {"pkg/provider"},
-	"internal/catalog":         {"internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
+	// The audit log sits below the domains: they refine their requests'
+	// records (audit.Describe) and the HTTP layer writes them.
+	"internal/audit":     {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/cli":       {"internal/bench", "internal/crashtest", "internal/processprovider", "internal/server"},
+	"internal/crashtest": {"pkg/provider"},
+	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/sprm", "internal/store", "pkg/provider"},
-	"internal/sprm": {"internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
+	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,
 	"pkg/provider/providertest": {"pkg/provider"},
-	"internal/policy":           {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
-	"internal/lifecycle": {"internal/adapterstatus", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
+	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
 		"internal/operations", "internal/placement", "internal/policy", "internal/schema", "internal/store",
 		"pkg/provider"},
 }

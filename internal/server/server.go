@@ -23,6 +23,7 @@ import (
 
 	"github.com/stewardhq/steward/api"
 	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
@@ -141,6 +142,7 @@ type Server struct {
 	lifecycle  *lifecycle.Service
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
+	audit         *audit.Service
 	stopStatus    func()
 	idempotency   *httpapi.IdempotencyStore
 	api           *httpapi.API
@@ -397,7 +399,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.audit = audit.New(s.db)
 	s.api, err = httpapi.New(httpapi.Config{
+		Audit:       s.audit,
 		Logger:      s.logger.With("component", "http"),
 		Problems:    table,
 		Auth:        auth.New(auth.Config{Dev: s.cfg.Dev, AdminToken: s.cfg.APIToken}),
@@ -422,6 +426,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.policy.Routes(s.api)
 	s.lifecycle.Routes(s.api)
 	s.adapterStatus.Routes(s.api)
+	s.audit.Routes(s.api)
 	s.placement.Routes(s.api)
 	return nil
 }

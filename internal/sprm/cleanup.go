@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/stewardhq/steward/internal/audit"
 
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -122,9 +125,11 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 			if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskDelete"), task.ID); err != nil {
 				return err
 			}
-			_, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
-				s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID)
-			return err
+			if _, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
+				s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID); err != nil {
+				return err
+			}
+			return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil))
 		})
 		if err != nil {
 			s.log.ErrorContext(ctx, "record finished cleanup; it will run again", "task_id", task.ID, "error", err)
@@ -139,7 +144,15 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 	if retries >= s.cfg.CleanupMaxRetries {
 		status = TaskFailed
 	}
-	if _, rerr := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRecordFailure"), retries, status, t, err.Error(), t, task.ID); rerr != nil {
+	rerr := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskRecordFailure"), retries, status, t, err.Error(), t,
+			task.ID); err != nil || status != TaskFailed {
+			return err
+		}
+		return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeError, t,
+			map[string]any{"retries": retries, "error": err.Error()}))
+	})
+	if rerr != nil {
 		s.log.ErrorContext(ctx, "record cleanup failure", "task_id", task.ID, "error", rerr)
 	}
 	if status == TaskFailed {
@@ -243,4 +256,19 @@ func (s *Service) RetryCleanupTask(ctx context.Context, id string) (CleanupTask,
 	}
 	s.log.InfoContext(ctx, "cleanup task put back to PENDING", "task_id", id, "instance_id", task.InstanceID)
 	return task, nil
+}
+
+// cleanupRecord is the audit record of a cleanup task that finished or
+// failed for good (retries are not recorded: the task shows them).
+func cleanupRecord(task CleanupTask, prov Provider, outcome string, at time.Time, details map[string]any) audit.Record {
+	action := "cleanup_task.finished"
+	if outcome != audit.OutcomeSuccess {
+		action = "cleanup_task.failed"
+	}
+	if details == nil {
+		details = map[string]any{}
+	}
+	details["instance_id"], details["provider"] = task.InstanceID, prov.Name
+	return audit.Record{Actor: audit.System, Action: action, Target: "cleanup_task:" + task.ID, Outcome: outcome,
+		Time: at, Details: details}
 }

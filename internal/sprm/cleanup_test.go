@@ -2,6 +2,7 @@ package sprm_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/poll"
@@ -139,6 +140,17 @@ func TestCleanup_FailedAfterMaxRetriesAndRetryRevivesIt(t *testing.T) {
 		}
 		poll.Until(t, "the revived task completes", func() bool { _, code := e.task(t, taskID); return code == 404 })
 		e.s.Do(t, "POST", "/api/v1/cleanup-tasks/"+taskID+":retry", nil).WantProblem(t, http.StatusNotFound, "CLEANUP_TASK_NOT_FOUND")
+
+		// The audit log has the failure, the operator's retry and the finish.
+		var actions []string
+		for _, r := range e.auditEvents(t, "cleanup_task:"+taskID) {
+			actions = append(actions, r.Action+"/"+r.Outcome)
+		}
+		want := "cleanup_task.retry/error cleanup_task.failed/error cleanup_task.retry/success cleanup_task.finished/success " +
+			"cleanup_task.retry/error"
+		if strings.Join(actions, " ") != want {
+			t.Errorf("audit records of the task: %v, want %s", actions, want)
+		}
 	})
 }
 

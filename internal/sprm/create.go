@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -237,7 +236,8 @@ func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceTyp
 func (s *Service) validateCreate(ctx context.Context, p *CreateParams) (string, error) {
 	var errs invalid.Errors
 	if p.ID == "" {
-		p.ID = uuid.NewString()
+		p.ID = store.NewID()
+		audit.Describe(ctx, "service_type_instance:"+p.ID, nil)
 	} else if !idPattern.MatchString(p.ID) {
 		errs.Add("id", "must match %s", idPattern)
 	}

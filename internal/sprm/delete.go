@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -133,7 +131,7 @@ func (s *Service) CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID
 
 func (s *Service) enqueueCleanupTx(ctx context.Context, tx *store.Tx, instanceID, providerName, serviceType string) (string, error) {
 	t := s.now()
-	id := uuid.NewString()
+	id := store.NewID()
 	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskInsert"), id, instanceID, providerName, serviceType, t, t, t); err != nil {
 		return "", fmt.Errorf("queue cleanup of %s: %w", instanceID, err)
 	}

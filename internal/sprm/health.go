@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -97,7 +98,19 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	}
 	at := s.now()
 	st := s.nextHealth(r, p.Health.ConsecutiveFailures, at)
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("ProviderUpdateHealth"), st.status, st.failures, st.message, at, st.next, at, p.ID); err != nil {
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, s.q.Get("ProviderUpdateHealth"), st.status, st.failures, st.message, at, st.next, at,
+			p.ID); err != nil {
+			return err
+		}
+		if st.status == p.Status {
+			return nil
+		}
+		return audit.WriteTx(ctx, tx, audit.Record{Actor: audit.System, Action: "provider.health.changed",
+			Target: "provider:" + p.Name, Outcome: audit.OutcomeSuccess, Time: at, Details: map[string]any{
+				"from": p.Status, "to": st.status, "consecutive_failures": st.failures, "message": st.message}})
+	})
+	if err != nil {
 		return fmt.Errorf("record health of %s: %w", p.Name, err)
 	}
 	if st.status != p.Status {

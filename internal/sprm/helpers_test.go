@@ -3,6 +3,7 @@ package sprm_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -121,4 +122,21 @@ func ids(n int, prefix string) []string {
 		out[i] = fmt.Sprintf("%s-%d", prefix, i)
 	}
 	return out
+}
+
+// auditRecord is what the sprm tests read of an audit record.
+type auditRecord struct {
+	Action  string                    `json:"action"`
+	Outcome string                    `json:"outcome"`
+	Actor   struct{ Type, ID string } `json:"actor"`
+	Details map[string]any            `json:"details"`
+}
+
+// auditEvents returns the audit records on target, oldest first.
+func (e *env) auditEvents(t *testing.T, target string) []auditRecord {
+	t.Helper()
+	var page struct{ Results []auditRecord }
+	e.s.Do(t, "GET", "/api/v1/audit-events?max_page_size=1000&target="+url.QueryEscape(target), nil).
+		Want(t, http.StatusOK).JSON(t, &page)
+	return page.Results
 }

@@ -2,6 +2,7 @@ package sprm_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
@@ -109,6 +110,20 @@ func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
 			if !contains(metrics, want) {
 				t.Errorf("metrics lack a transition %s", want)
 			}
+		}
+		// Each transition is in the audit log, by Steward itself.
+		var transitions []string
+		for _, r := range e.auditEvents(t, "provider:vm-sp") {
+			if r.Action == "provider.health.changed" && r.Actor.ID == "steward" && r.Outcome == "success" {
+				transitions = append(transitions, r.Details["from"].(string)+"->"+r.Details["to"].(string))
+			}
+		}
+		// Whether degraded clears before the failures start depends on when
+		// the checks ran; the first and last transitions do not.
+		got := strings.Join(transitions, " ")
+		if !strings.HasPrefix(got, "healthy->degraded ") || !strings.Contains(got, "->unavailable ") ||
+			!strings.HasSuffix(got, " unavailable->healthy") {
+			t.Errorf("audited transitions %v, want healthy->degraded, then to unavailable, then unavailable->healthy", got)
 		}
 	})
 }

@@ -131,6 +131,11 @@ func (g *groupCommitter) commit(group []*groupReq) {
 			return
 		}
 	}
+	if err := tx.flushAppends(ctx); err != nil {
+		_ = ltx.Rollback()
+		fail(err)
+		return
+	}
 	if err := ltx.Commit(); err != nil {
 		fail(fmt.Errorf("store: commit: %w", classify(err)))
 	}
@@ -142,6 +147,7 @@ func (g *groupCommitter) member(ctx context.Context, tx *Tx, r *groupReq) (err e
 	if _, err := tx.cached.ExecContext(ctx, "SAVEPOINT steward_member"); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
+	appended := len(tx.pending)
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -151,6 +157,7 @@ func (g *groupCommitter) member(ctx context.Context, tx *Tx, r *groupReq) (err e
 		r.err = r.fn(tx)
 	}()
 	if r.err != nil || r.pan != nil {
+		tx.pending = tx.pending[:appended] // its rows go with it
 		if _, err := tx.cached.ExecContext(ctx, "ROLLBACK TO steward_member"); err != nil {
 			return fmt.Errorf("store: rollback to savepoint: %w", err)
 		}

@@ -224,6 +224,8 @@ type Tx struct {
 	// grouped is set in a group commit: statements ignore the caller's
 	// cancellation (see groupCommitter).
 	grouped bool
+	// pending holds the group's appended rows (see Appender).
+	pending []pendingRow
 }
 
 // Exec runs a statement in the transaction.
@@ -282,6 +284,8 @@ func (tx *Tx) PgxTx() pgx.Tx { return tx.pg }
 // breaks the cycle. fn must therefore be safe to run again: it must keep its
 // effects to tx and to values it sets afresh on each run.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	fn, finished := hooked(ctx, fn)
+	defer func() { finished(err) }()
 	for attempt := 1; ; attempt++ {
 		err = db.inTxOnce(ctx, fn)
 		if attempt == maxTxAttempts || !retryable(err) {

@@ -1,0 +1,155 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// Outcomes of a record.
+const (
+	OutcomeSuccess = "success"
+	OutcomeDenied  = "denied"
+	OutcomeError   = "error"
+)
+
+// Actor is who acted (API.md: {"type": "user|service_account", "id"}).
+type Actor struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// Record is one line of the audit log.
+type Record struct {
+	ID        string         `json:"id"`
+	Time      time.Time      `json:"time"`
+	Actor     Actor          `json:"actor"`
+	Action    string         `json:"action"`
+	Target    string         `json:"target"`
+	Project   string         `json:"project"`
+	Outcome   string         `json:"outcome"`
+	RequestID string         `json:"request_id"`
+	Details   map[string]any `json:"details"`
+
+	seq int64 // the insertion order, the list's key
+}
+
+// Service writes and lists audit records. It is safe for concurrent use.
+type Service struct {
+	db  *store.DB
+	q   store.Queries
+	now func() time.Time
+}
+
+// New returns a Service over db.
+func New(db *store.DB) *Service {
+	return &Service{db: db, q: store.MustLoadQueries(sqlFS, "sql", db.Engine()), now: time.Now}
+}
+
+// appender writes records; in a SQLite group commit a group's records go in
+// one statement (store.Appender).
+var appender = store.NewAppender("audit_events",
+	"id", "time", "actor_type", "actor_id", "action", "target", "project", "outcome", "request_id", "details")
+
+// System is the actor of what Steward does on its own: provider health
+// checks, the cleanup queue.
+var System = Actor{Type: "service_account", ID: "steward"}
+
+// WriteTx writes r in tx, the transaction of the change it records,
+// filling its id and time when unset.
+func WriteTx(ctx context.Context, tx *store.Tx, r Record) error {
+	if err := tx.Append(ctx, appender, insertArgs(&r, time.Now)...); err != nil {
+		return fmt.Errorf("write audit record %s: %w", r.Action, err)
+	}
+	return nil
+}
+
+// Write writes r on its own.
+func (s *Service) Write(ctx context.Context, r Record) error {
+	_, err := s.db.Exec(ctx, s.q.Get("AuditInsert"), insertArgs(&r, s.now)...)
+	if err != nil {
+		return fmt.Errorf("write audit record %s: %w", r.Action, err)
+	}
+	return nil
+}
+
+func insertArgs(r *Record, now func() time.Time) []any {
+	if r.ID == "" {
+		r.ID = store.NewID()
+	}
+	if r.Time.IsZero() {
+		r.Time = now()
+	}
+	r.Time = r.Time.UTC().Truncate(time.Microsecond)
+	details := r.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return []any{r.ID, r.Time, r.Actor.Type, r.Actor.ID, r.Action, r.Target, r.Project, r.Outcome, r.RequestID,
+		store.JSON(details)}
+}
+
+// ListParams filters and pages the log. Empty filters match everything.
+type ListParams struct {
+	// Project, when set, keeps that project's records (the caller's).
+	Project string
+	Action  string
+	Target  string
+	// Actor is "type:id" or an id alone.
+	Actor string
+	// Since and Until bound the time (Until exclusive); zero is unbounded.
+	Since, Until time.Time
+	Page         store.PageRequest
+}
+
+// List returns a page of records, oldest first (in the order they were
+// written).
+func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Record], error) {
+	until := p.Until
+	if until.IsZero() {
+		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	size := cmp.Or(p.Page.Size, store.DefaultPageSize)
+	_, after := p.Page.Keyset()
+	var seq int64
+	if after != "" {
+		var err error
+		if seq, err = strconv.ParseInt(after, 10, 64); err != nil {
+			return store.Page[Record]{}, fmt.Errorf("%w: not an audit page", store.ErrInvalidPageToken)
+		}
+	}
+	rows, err := s.db.Query(ctx, s.q.Get("AuditList"), p.Project, p.Project, p.Action, p.Action, p.Target, p.Target,
+		p.Actor, p.Actor, p.Actor, p.Since.UTC(), until.UTC(), seq, size+1)
+	if err != nil {
+		return store.Page[Record]{}, fmt.Errorf("list audit records: %w", err)
+	}
+	records, err := store.Collect(rows, scanRecord)
+	if err != nil {
+		return store.Page[Record]{}, fmt.Errorf("list audit records: %w", err)
+	}
+	return store.NewPage(records, size, func(r Record) store.Cursor {
+		return store.Cursor{Time: r.Time, ID: strconv.FormatInt(r.seq, 10)}
+	}), nil
+}
+
+func scanRecord(row store.Scanner) (Record, error) {
+	var r Record
+	var details json.RawMessage
+	if err := row.Scan(&r.seq, &r.ID, &r.Time, &r.Actor.Type, &r.Actor.ID, &r.Action, &r.Target, &r.Project, &r.Outcome,
+		&r.RequestID, &details); err != nil {
+		return Record{}, err
+	}
+	if err := json.Unmarshal(details, &r.Details); err != nil {
+		return Record{}, fmt.Errorf("read audit record %s: %w", r.ID, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,17 @@
+-- name: AuditInsert :exec
+INSERT INTO audit_events (id, time, actor_type, actor_id, action, target, project, outcome, request_id, details)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
+
+-- name: AuditList :many
+SELECT seq, id, time, actor_type, actor_id, action, target, project, outcome, request_id, details
+FROM audit_events
+-- Records of requests refused before a project was known have none: every
+-- principal sees them until roles come (auth issue), then admins only.
+WHERE ($1::text = '' OR project = $2 OR project = '')
+  AND ($3::text = '' OR action = $4)
+  AND ($5::text = '' OR target = $6)
+  AND ($7::text = '' OR actor_type || ':' || actor_id = $8 OR actor_id = $9)
+  AND time >= $10 AND time < $11
+  AND seq > $12
+ORDER BY seq
+LIMIT $13;

@@ -1,0 +1,17 @@
+-- name: AuditInsert :exec
+INSERT INTO audit_events (id, time, actor_type, actor_id, action, target, project, outcome, request_id, details)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: AuditList :many
+SELECT seq, id, time, actor_type, actor_id, action, target, project, outcome, request_id, details
+FROM audit_events
+-- Records of requests refused before a project was known have none: every
+-- principal sees them until roles come (auth issue), then admins only.
+WHERE (? = '' OR project = ? OR project = '')
+  AND (? = '' OR action = ?)
+  AND (? = '' OR target = ?)
+  AND (? = '' OR actor_type || ':' || actor_id = ? OR actor_id = ?)
+  AND time >= ? AND time < ?
+  AND seq > ?
+ORDER BY seq
+LIMIT CAST(? AS INTEGER);
