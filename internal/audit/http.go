@@ -21,7 +21,13 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	p := ListParams{Project: auth.ProjectFrom(r.Context()), Action: q.Get("action"), Target: q.Get("target"),
+	// Admins read every project's records; a project admin its own
+	// (auth.Authorize lets no one else here).
+	project := auth.ProjectFrom(r.Context())
+	if who, _ := auth.PrincipalFrom(r.Context()); who.Role == auth.RoleAdmin {
+		project = ""
+	}
+	p := ListParams{Project: project, Action: q.Get("action"), Target: q.Get("target"),
 		Actor: q.Get("actor"), Page: page}
 	var errs invalid.Errors
 	for name, dst := range map[string]*time.Time{"since": &p.Since, "until": &p.Until} {

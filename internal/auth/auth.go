@@ -2,16 +2,15 @@
 // touch). Every request carries both from the moment it is authenticated, and
 // every store query for a project-owned row takes the project.
 //
-// This first version knows two modes: development (no authentication, one
-// "dev" user in the "default" project, announced loudly at start) and a static
-// bearer token for an administrator. Users, service accounts, roles and
-// per-project tokens come with the auth issue.
+// Authentication (bearer tokens) is the tokens package's; this package holds
+// what every layer needs to know of its outcome: the principal, its role, the
+// project a request acts in, and which routes a role may use (Authorize).
 package auth
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
+	"fmt"
 )
 
 // DefaultProject is the project of the development principal and of the
@@ -24,43 +23,61 @@ type Principal struct {
 	Type string `json:"type"`
 	// ID names the caller.
 	ID string `json:"id"`
+	// Role says what it may do (Authorize).
+	Role Role `json:"-"`
+	// Project is the project a project-bound role works in; "" for the
+	// others, which name it per request.
+	Project string `json:"-"`
+	// Provider and Adapter bind a service account to the one provider or
+	// adapter it reports for.
+	Provider string `json:"-"`
+	Adapter  string `json:"-"`
 }
 
 // String renders the principal as "type:id", the form idempotency keys and
 // audit records are keyed by.
 func (p Principal) String() string { return p.Type + ":" + p.ID }
 
+// binding names what a service account is bound to.
+func (p Principal) binding() string {
+	switch {
+	case p.Provider != "":
+		return "provider " + p.Provider
+	case p.Adapter != "":
+		return "adapter " + p.Adapter
+	}
+	return "nothing"
+}
+
+// Dev is the principal of every request to a --dev server: an admin in
+// DefaultProject.
+var Dev = Principal{Type: "user", ID: "dev", Role: RoleAdmin}
+
 // ErrUnauthenticated is returned when a request has no valid credentials.
 var ErrUnauthenticated = errors.New("missing or invalid bearer token")
 
-// Config configures the authenticator.
-type Config struct {
-	// Dev accepts every request as the "dev" user in DefaultProject.
-	Dev bool
-	// AdminToken, when set, is a bearer token that authenticates the
-	// "admin" service account in DefaultProject.
-	AdminToken string
+// Authenticator turns a bearer token into a principal (the tokens package
+// implements it; an OIDC/JWT verifier is the next). token is "" when the
+// request had none.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (Principal, error)
 }
 
-// Service authenticates requests. It is safe for concurrent use.
-type Service struct {
-	cfg Config
-}
-
-// New returns a Service.
-func New(cfg Config) *Service { return &Service{cfg: cfg} }
-
-// Authenticate returns the principal and project for a bearer token ("" when
-// the request had none), or ErrUnauthenticated.
-func (s *Service) Authenticate(_ context.Context, token string) (Principal, string, error) {
-	if s.cfg.Dev {
-		return Principal{Type: "user", ID: "dev"}, DefaultProject, nil
+// ProjectFor is the project a request by p acts in, given the project the
+// request named ("" when none): a project-bound principal's own (naming
+// another is refused with ErrPermissionDenied), else the named one or
+// DefaultProject.
+func ProjectFor(p Principal, named string) (string, error) {
+	if p.Role.ProjectBound() {
+		if named != "" && named != p.Project {
+			return "", fmt.Errorf("%w: %s works in project %q, not %q", ErrPermissionDenied, p, p.Project, named)
+		}
+		return p.Project, nil
 	}
-	if s.cfg.AdminToken != "" && token != "" &&
-		subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
-		return Principal{Type: "service_account", ID: "admin"}, DefaultProject, nil
+	if named == "" {
+		return DefaultProject, nil
 	}
-	return Principal{}, "", ErrUnauthenticated
+	return named, nil
 }
 
 type principalKey struct{}

@@ -41,7 +41,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr))
+	root.AddCommand(newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr), newTokenCmd(stdout))
 	return root
 }
 

@@ -3,9 +3,12 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,16 +21,11 @@ import (
 // A handler that returns an error must not have written to w.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// Authenticator turns a bearer token into a principal and a project.
-type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (auth.Principal, string, error)
-}
-
 // Config configures an API. Logger, Problems and Auth are required.
 type Config struct {
 	Logger   *slog.Logger
 	Problems Problems
-	Auth     Authenticator
+	Auth     auth.Authenticator
 	// Spec, when set, validates every request to a route it documents
 	// (parameters and bodies) before the handler runs.
 	Spec *openapi3.T
@@ -41,6 +39,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// Audit, when set, records every mutating request.
 	Audit Auditor
+	// AuthFailures limits failed authentications per client address.
+	// Defaults to 20 at once, refilled at one a second.
+	AuthFailures *FailureLimiter
 }
 
 // API is Steward's HTTP handler: the routes of every domain behind the shared
@@ -58,6 +59,9 @@ type API struct {
 // New returns an API with no routes.
 func New(cfg Config) (*API, error) {
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, 1<<20)
+	if cfg.AuthFailures == nil {
+		cfg.AuthFailures = NewFailureLimiter(20, time.Second)
+	}
 	if cfg.Logger == nil || cfg.Auth == nil {
 		panic("httpapi: Config.Logger and Config.Auth are required")
 	}
@@ -141,12 +145,19 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 		info.route = r.Pattern
 		audit := a.cfg.Audit != nil && mutating(r.Method)
 		if authenticate {
-			ctx, err := a.authenticate(r)
+			ctx, err := a.authenticate(r, pattern)
 			if err != nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
+				if errors.Is(err, auth.ErrUnauthenticated) {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
+				}
+				var limited *RetryAfterError
+				if errors.As(err, &limited) {
+					w.Header().Set("Retry-After", strconv.Itoa(limited.Seconds))
+				}
 				a.WriteError(w, r, err)
 				if audit {
-					a.cfg.Audit.Denied(r.Context(), auditEntry(r, pattern), statusOf(w), info.reason)
+					// ctx names the principal when only authorization failed.
+					a.cfg.Audit.Denied(ctx, auditEntry(r.WithContext(ctx), pattern), statusOf(w), info.reason)
 				}
 				return
 			}
@@ -179,14 +190,32 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 	})
 }
 
-func (a *API) authenticate(r *http.Request) (context.Context, error) {
+// authenticate finds the request's principal and project and checks that
+// the principal may use the route. On an authorization failure it returns
+// the context with the principal (for the audit record), else r's.
+func (a *API) authenticate(r *http.Request, pattern string) (context.Context, error) {
+	client := clientAddr(r)
+	if err := a.cfg.AuthFailures.Check(client); err != nil {
+		return r.Context(), err
+	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	principal, project, err := a.cfg.Auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	principal, err := a.cfg.Auth.Authenticate(r.Context(), strings.TrimSpace(token))
 	if err != nil {
-		return nil, err
+		if errors.Is(err, auth.ErrUnauthenticated) {
+			a.cfg.AuthFailures.Fail(client)
+		}
+		return r.Context(), err
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
-	return auth.WithProject(ctx, project), nil
+	project, err := auth.ProjectFor(principal, r.Header.Get(auth.ProjectHeader))
+	if err != nil {
+		return ctx, err
+	}
+	ctx = auth.WithProject(ctx, project)
+	if err := auth.Authorize(principal, pattern, r.PathValue); err != nil {
+		return ctx, err
+	}
+	return ctx, nil
 }
 
 // statusOf is the status a response was answered with.

@@ -21,11 +21,11 @@ import (
 // tokenAuth maps tokens to principals, so tests can act as several callers.
 type tokenAuth struct{}
 
-func (tokenAuth) Authenticate(_ context.Context, token string) (auth.Principal, string, error) {
+func (tokenAuth) Authenticate(_ context.Context, token string) (auth.Principal, error) {
 	if token == "" {
-		return auth.Principal{Type: "user", ID: "alice"}, "default", nil
+		return auth.Principal{Type: "user", ID: "alice", Role: auth.RoleAdmin}, nil
 	}
-	return auth.Principal{Type: "user", ID: token}, "default", nil
+	return auth.Principal{Type: "user", ID: token, Role: auth.RoleAdmin}, nil
 }
 
 var errWidgetGone = errors.New("widget gone")

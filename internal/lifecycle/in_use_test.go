@@ -25,8 +25,8 @@ import (
 // devAuth lets every request in.
 type devAuth struct{}
 
-func (devAuth) Authenticate(context.Context, string) (auth.Principal, string, error) {
-	return auth.Principal{Type: "user", ID: "alice"}, "default", nil
+func (devAuth) Authenticate(context.Context, string) (auth.Principal, error) {
+	return auth.Principal{Type: "user", ID: "alice", Role: auth.RoleAdmin}, nil
 }
 
 // problems is the slice of internal/server's table these routes answer with.

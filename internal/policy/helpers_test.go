@@ -40,8 +40,8 @@ func problems() httpapi.Problems {
 
 type devAuth struct{}
 
-func (devAuth) Authenticate(context.Context, string) (auth.Principal, string, error) {
-	return auth.Principal{Type: "user", ID: "dev"}, "default", nil
+func (devAuth) Authenticate(context.Context, string) (auth.Principal, error) {
+	return auth.Principal{Type: "user", ID: "dev", Role: auth.RoleAdmin}, nil
 }
 
 // fakeProviders is the registry evaluateRequest reads; tests change it.

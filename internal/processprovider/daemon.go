@@ -17,7 +17,7 @@ import (
 // DaemonConfig configures a [Daemon]. StewardURL is required, and WorkDir
 // unless NoOp.
 type DaemonConfig struct {
-	// Name is the provider's registered name. Defaults to "process-sp".
+	// Name is the provider's registered name. Defaults to Name.
 	Name string
 	// Listen is the address the provider API listens on. Defaults to
 	// 127.0.0.1:0 (a free port); the registration carries the real one.
@@ -60,7 +60,7 @@ type Daemon struct {
 
 // NewDaemon returns a Daemon that is not started.
 func NewDaemon(cfg DaemonConfig) *Daemon {
-	cfg.Name = cmp.Or(cfg.Name, "process-sp")
+	cfg.Name = cmp.Or(cfg.Name, Name)
 	cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
 	if cfg.Metadata == nil {
 		cfg.Metadata = map[string]string{"region": "local"}
@@ -150,3 +150,6 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	})
 	return d.stopErr
 }
+
+// Name is the name the provider registers under unless told otherwise.
+const Name = "process-sp"

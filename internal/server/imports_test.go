@@ -35,6 +35,7 @@ var allowedImports = map[string][]string{
 	// The audit log sits below the domains: they refine their requests'
 	// records (audit.Describe) and the HTTP layer writes them.
 	"internal/audit":     {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/tokens":    {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli":       {"internal/bench", "internal/crashtest", "internal/processprovider", "internal/server"},
 	"internal/crashtest": {"pkg/provider"},
 	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tokens"
 )
 
 // problems is the one table from errors to problem+json (STYLE §5). A reason
@@ -24,6 +25,9 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: store.ErrInvalidPageToken, Status: http.StatusBadRequest, Reason: "INVALID_PAGE_TOKEN", Title: "Invalid page token"},
 		httpapi.Mapping{Err: store.ErrStale, Status: http.StatusPreconditionFailed, Reason: "PRECONDITION_FAILED", Title: "Precondition failed"},
 		httpapi.Mapping{Err: auth.ErrUnauthenticated, Status: http.StatusUnauthorized, Reason: "UNAUTHENTICATED", Title: "Unauthenticated"},
+		httpapi.Mapping{Err: auth.ErrPermissionDenied, Status: http.StatusForbidden, Reason: "PERMISSION_DENIED", Title: "Permission denied"},
+		httpapi.Mapping{Err: httpapi.ErrTooManyAuthFailures, Status: http.StatusTooManyRequests, Reason: "TOO_MANY_AUTH_FAILURES", Title: "Too many failed authentications"},
+		httpapi.Mapping{Err: tokens.ErrNotFound, Status: http.StatusNotFound, Reason: "TOKEN_NOT_FOUND", Title: "Token not found"},
 		httpapi.Mapping{Err: operations.ErrNotFound, Status: http.StatusNotFound, Reason: "OPERATION_NOT_FOUND", Title: "Operation not found"},
 		httpapi.Mapping{Err: operations.ErrAlreadyDone, Status: http.StatusConflict, Reason: "OPERATION_DONE", Title: "Operation already done"},
 

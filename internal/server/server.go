@@ -7,6 +7,8 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +39,7 @@ import (
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tokens"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -143,6 +146,10 @@ type Server struct {
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
 	audit         *audit.Service
+	tokens        *tokens.Service
+	// providerToken is the in-process provider's service-account token,
+	// made at each start and known only to this process.
+	providerToken string
 	stopStatus    func()
 	idempotency   *httpapi.IdempotencyStore
 	api           *httpapi.API
@@ -171,9 +178,6 @@ func New(cfg Config) (*Server, error) {
 	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if !cfg.Dev && cfg.APIToken == "" {
-		return nil, errors.New("server: set an API token (--api-token or STEWARD_API_TOKEN), or run with --dev")
 	}
 	switch cfg.TraceExporter {
 	case "", "stdout":
@@ -236,7 +240,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 		// It registers through the real API, like any provider would.
 		s.processProvider = processprovider.NewDaemon(processprovider.DaemonConfig{
-			StewardURL: s.URL(), Token: s.cfg.APIToken, NoOp: s.cfg.ProcessProviderNoOp,
+			StewardURL: s.URL(), Token: s.providerToken, NoOp: s.cfg.ProcessProviderNoOp,
 			WorkDir: filepath.Join(s.cfg.DataDir, "process-provider"), Logger: s.logger,
 		})
 		if err := s.processProvider.Start(ctx); err != nil {
@@ -400,11 +404,14 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.audit = audit.New(s.db)
+	if err := s.buildTokens(ctx); err != nil {
+		return err
+	}
 	s.api, err = httpapi.New(httpapi.Config{
 		Audit:       s.audit,
 		Logger:      s.logger.With("component", "http"),
 		Problems:    table,
-		Auth:        auth.New(auth.Config{Dev: s.cfg.Dev, AdminToken: s.cfg.APIToken}),
+		Auth:        s.tokens,
 		Spec:        spec,
 		Idempotency: s.idempotency,
 		Registerer:  s.registry,
@@ -427,6 +434,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.lifecycle.Routes(s.api)
 	s.adapterStatus.Routes(s.api)
 	s.audit.Routes(s.api)
+	s.tokens.Routes(s.api)
 	s.placement.Routes(s.api)
 	return nil
 }
@@ -628,4 +636,61 @@ func Run(ctx context.Context, cfg Config) error {
 		s.logger.Error("HTTP server failed", "error", err)
 	}
 	return s.Stop(context.WithoutCancel(ctx))
+}
+
+// buildTokens sets up authentication. Outside --dev a server needs a way
+// in: a static admin token (--api-token) or an admin token in the store.
+// The in-process provider gets a service-account token of its own, bound to
+// its provider, so it can report on its instances and nothing else.
+func (s *Server) buildTokens(ctx context.Context) error {
+	static := map[string]auth.Principal{}
+	if s.cfg.APIToken != "" {
+		static[s.cfg.APIToken] = auth.Principal{Type: "service_account", ID: "admin", Role: auth.RoleAdmin}
+	}
+	if s.cfg.ProcessProvider && !s.cfg.Dev {
+		var raw [32]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return fmt.Errorf("server: the in-process provider's token: %w", err)
+		}
+		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
+		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
+			Role: auth.RoleServiceAccount, Provider: processprovider.Name}
+	}
+	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
+	if s.cfg.Dev || s.cfg.APIToken != "" {
+		return nil
+	}
+	ok, err := s.tokens.HasAdmin(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("server: no administrator token, so no one could use the API. Create the first one with " +
+			"`steward token create --name NAME --role admin` (with this server's --data-dir or --database-url), " +
+			"or pass a static one with --api-token, or run with --dev (no authentication)")
+	}
+	return nil
+}
+
+// CreateTokenConfig says which store to open and which token to make.
+type CreateTokenConfig struct {
+	DataDir, DatabaseURL string
+	Token                tokens.CreateParams
+	// Role is Token.Role, spelled as the command line does.
+	Role string
+}
+
+// CreateToken makes a token directly in the store, without a running
+// server: how the first admin token comes to be (`steward token create`).
+// It returns the secret, shown only this once.
+func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
+	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
+		Migrators: []store.Migrator{jobs.Migrator()}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	cfg.Token.Role = auth.Role(cfg.Role)
+	_, secret, err := tokens.New(tokens.Config{DB: db}).Create(ctx, cfg.Token)
+	return secret, err
 }

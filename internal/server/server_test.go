@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
+	"github.com/stewardhq/steward/internal/tokens"
 )
 
 type operation struct {
@@ -214,8 +215,29 @@ func TestAPI_RequiresBearerTokenOutsideDev(t *testing.T) {
 	s.Do(t, "GET", "/api/v1/health", nil).Want(t, http.StatusOK)
 	s.Do(t, "GET", "/api/v1/openapi.json", nil).Want(t, http.StatusOK)
 
-	if _, err := server.New(server.Config{}); err == nil {
-		t.Error("a server without --dev and without a token was accepted")
+	// Without --dev, a static token or an admin token in the store, no one
+	// could get in: the server refuses to start and says how to make one.
+	dir := t.TempDir()
+	srv, err := server.New(server.Config{DataDir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "steward token create") {
+		t.Fatalf("a server without --dev and without any admin token: Start = %v; want a refusal naming steward token create", err)
+	}
+	if _, err := server.CreateToken(t.Context(), server.CreateTokenConfig{DataDir: dir, Role: "admin",
+		Token: tokens.CreateParams{Name: "ops"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = server.New(server.Config{DataDir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatalf("with an admin token in the store: Start = %v", err)
+	}
+	if err := srv.Stop(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,7 +1,9 @@
 package sprm
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -65,6 +67,10 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	var reg provider.Registration
 	if err := httpapi.DecodeJSON(r, &reg); err != nil {
 		return err
+	}
+	if who, _ := auth.PrincipalFrom(r.Context()); who.Provider != "" && reg.Name != who.Provider {
+		return fmt.Errorf("%w: %s is bound to provider %q and cannot register %q", auth.ErrPermissionDenied, who,
+			who.Provider, reg.Name)
 	}
 	p, created, err := s.Register(r.Context(), r.URL.Query().Get("id"), reg)
 	if err != nil {
@@ -215,6 +221,9 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
 	}
+	if err := s.checkReporter(r.Context(), r.PathValue("instance_id")); err != nil {
+		return err
+	}
 	in, err := s.ApplyStatusIfMatch(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
 		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime,
 	}, ifMatch)
@@ -255,4 +264,23 @@ func (s *Service) handleRetryTask(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, viewTask(t))
+}
+
+// checkReporter lets a provider's service account report only on the
+// instances placed on its provider (an instance never changes provider, so
+// the check needs no lock). Admins report on any.
+func (s *Service) checkReporter(ctx context.Context, instanceID string) error {
+	who, _ := auth.PrincipalFrom(ctx)
+	if who.Role != auth.RoleServiceAccount {
+		return nil
+	}
+	in, err := s.Instance(ctx, "", instanceID, true)
+	if err != nil {
+		return err
+	}
+	if in.ProviderName != who.Provider {
+		return fmt.Errorf("%w: instance %s is on provider %q; %s reports for %q only", auth.ErrPermissionDenied,
+			instanceID, in.ProviderName, who, who.Provider)
+	}
+	return nil
 }

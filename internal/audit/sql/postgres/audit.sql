@@ -5,9 +5,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 -- name: AuditList :many
 SELECT seq, id, time, actor_type, actor_id, action, target, project, outcome, request_id, details
 FROM audit_events
--- Records of requests refused before a project was known have none: every
--- principal sees them until roles come (auth issue), then admins only.
-WHERE ($1::text = '' OR project = $2 OR project = '')
+-- An admin lists every project's records (project ''); a project admin its
+-- own. Records of requests refused before a project was known have none.
+WHERE ($1::text = '' OR project = $2)
   AND ($3::text = '' OR action = $4)
   AND ($5::text = '' OR target = $6)
   AND ($7::text = '' OR actor_type || ':' || actor_id = $8 OR actor_id = $9)

@@ -5,9 +5,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 -- name: AuditList :many
 SELECT seq, id, time, actor_type, actor_id, action, target, project, outcome, request_id, details
 FROM audit_events
--- Records of requests refused before a project was known have none: every
--- principal sees them until roles come (auth issue), then admins only.
-WHERE (? = '' OR project = ? OR project = '')
+-- An admin lists every project's records (project ''); a project admin its
+-- own. Records of requests refused before a project was known have none.
+WHERE (? = '' OR project = ?)
   AND (? = '' OR action = ?)
   AND (? = '' OR target = ?)
   AND (? = '' OR actor_type || ':' || actor_id = ? OR actor_id = ?)

@@ -1,0 +1,121 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Role is what a principal may do.
+type Role string
+
+// Roles (the auth issue): an admin may do everything, in every project; a
+// project admin and a user work in their project, the project admin also
+// hands out its tokens; a service account is a machine bound to one
+// provider or adapter, and may do only what that machine does.
+const (
+	RoleAdmin          Role = "admin"
+	RoleProjectAdmin   Role = "project_admin"
+	RoleUser           Role = "user"
+	RoleServiceAccount Role = "service_account"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleAdmin, RoleProjectAdmin, RoleUser, RoleServiceAccount:
+		return true
+	}
+	return false
+}
+
+// ProjectBound reports whether a principal of role r works in one project
+// fixed by its token; the others name it per request (ProjectHeader).
+func (r Role) ProjectBound() bool { return r == RoleProjectAdmin || r == RoleUser }
+
+// ProjectHeader names the project a request acts in, for principals not
+// bound to one (admins, service accounts). Without it they act in
+// DefaultProject. A project-bound principal that names another project is
+// refused.
+const ProjectHeader = "Steward-Project"
+
+// ErrPermissionDenied is returned when a principal may not make a request.
+var ErrPermissionDenied = errors.New("permission denied")
+
+// globalCollections are configuration shared by every project: anyone
+// reads them, only admins change them.
+var globalCollections = map[string]bool{
+	"providers": true, "service-types": true, "catalog-items": true, "policies": true, "lifecycles": true,
+	"cleanup-tasks": true,
+}
+
+// Authorize reports whether p may make a request to the route pattern
+// ("METHOD /api/v1/…", as registered), with pathValue giving the request's
+// path parameters. It decides by role and by route; rules that depend on a
+// row (the provider that owns an instance) are the domain's.
+func Authorize(p Principal, pattern string, pathValue func(string) string) error {
+	method, path, _ := strings.Cut(pattern, " ")
+	path = strings.TrimPrefix(path, "/api/v1/")
+	collection, rest, _ := strings.Cut(path, "/")
+	collection, verb, _ := strings.Cut(collection, ":")
+	read := method == "GET" || method == "HEAD"
+	deny := func(why string, args ...any) error {
+		return fmt.Errorf("%w: %s may not %s %s: %s", ErrPermissionDenied, p, method, "/api/v1/"+path,
+			fmt.Sprintf(why, args...))
+	}
+	switch p.Role {
+	case RoleAdmin:
+		return nil
+	case RoleServiceAccount:
+		return authorizeMachine(p, method, collection, rest, pathValue, deny)
+	case RoleProjectAdmin, RoleUser:
+	default:
+		return deny("no role")
+	}
+	switch {
+	case collection == "tokens":
+		if p.Role != RoleProjectAdmin {
+			return deny("only admins and project admins manage tokens")
+		}
+		return nil
+	case collection == "audit-events":
+		if p.Role != RoleProjectAdmin {
+			return deny("only admins and project admins read the audit log")
+		}
+		return nil
+	case globalCollections[collection] && !read && !(collection == "policies" && verb == "evaluateRequest"):
+		return deny("%s is shared configuration; only admins change it", collection)
+	case strings.HasSuffix(rest, "/status") || strings.Contains(rest, "/adapter-statuses") && !read ||
+		strings.HasSuffix(rest, "/report"):
+		return deny("only the provider, adapter or worker that owns it reports status")
+	}
+	return nil
+}
+
+// authorizeMachine is what a service account may do: read, and report as
+// the provider or adapter it is bound to.
+func authorizeMachine(p Principal, method, collection, rest string, pathValue func(string) string,
+	deny func(string, ...any) error) error {
+	if method == "GET" || method == "HEAD" {
+		switch collection {
+		case "tokens", "audit-events":
+			return deny("service accounts do not read %s", collection)
+		}
+		return nil
+	}
+	switch {
+	case p.Provider != "" && collection == "providers" && method == "POST" && rest == "":
+		return nil // the body's name is checked against the binding by the registry
+	case p.Provider != "" && collection == "providers" && method == "PATCH" && pathValue("provider_id") == p.Provider:
+		return nil
+	case p.Provider != "" && collection == "service-type-instances" && method == "PUT" && strings.HasSuffix(rest, "/status"):
+		return nil // the instance's provider is checked against the binding by SPRM
+	case p.Adapter != "" && collection == "catalog-item-instances" && method == "PUT" &&
+		strings.Contains(rest, "/adapter-statuses/"):
+		if a := pathValue("adapter"); a != p.Adapter {
+			return deny("bound to adapter %q, reporting as %q", p.Adapter, a)
+		}
+		return nil
+	}
+	return deny("a service account bound to %s may only report its status", p.binding())
+}

@@ -1,0 +1,136 @@
+package tokens
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Routes registers the token routes on api (admins and project admins only:
+// auth.Authorize).
+func (s *Service) Routes(api *httpapi.API) {
+	api.Handle("POST /api/v1/tokens", s.handleCreate)
+	api.Handle("GET /api/v1/tokens", s.handleList)
+	api.Handle("GET /api/v1/tokens/{token_id}", s.handleGet)
+	api.Handle("DELETE /api/v1/tokens/{token_id}", s.handleRevoke)
+}
+
+type view struct {
+	ID         string     `json:"id"`
+	Path       string     `json:"path"`
+	Name       string     `json:"name"`
+	Principal  any        `json:"principal"`
+	Role       auth.Role  `json:"role"`
+	Project    string     `json:"project"`
+	Provider   string     `json:"provider,omitempty"`
+	Adapter    string     `json:"adapter,omitempty"`
+	State      string     `json:"state"`
+	CreatedBy  string     `json:"created_by"`
+	CreateTime time.Time  `json:"create_time"`
+	UpdateTime time.Time  `json:"update_time"`
+	ExpireTime *time.Time `json:"expire_time"`
+	RevokeTime *time.Time `json:"revoke_time"`
+	// Token is the secret, present only in the answer to its create.
+	Token string `json:"token,omitempty"`
+}
+
+func viewOf(t Token, now time.Time) view {
+	v := view{ID: t.ID, Path: "tokens/" + t.ID, Name: t.Name, Principal: t.Principal(), Role: t.Role,
+		Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, State: "active", CreatedBy: t.CreatedBy,
+		CreateTime: t.CreateTime, UpdateTime: t.CreateTime, ExpireTime: t.ExpireTime, RevokeTime: t.RevokeTime}
+	switch {
+	case t.RevokeTime != nil:
+		v.State, v.UpdateTime = "revoked", *t.RevokeTime
+	case t.ExpireTime != nil && !now.Before(*t.ExpireTime):
+		v.State = "expired"
+	}
+	return v
+}
+
+// scope is the project whose tokens the caller manages: every project for
+// an admin (""), its own for a project admin.
+func scope(r *http.Request) (auth.Principal, string) {
+	who, _ := auth.PrincipalFrom(r.Context())
+	if who.Role == auth.RoleAdmin {
+		return who, ""
+	}
+	return who, who.Project
+}
+
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Name       string    `json:"name"`
+		Role       auth.Role `json:"role"`
+		Project    string    `json:"project"`
+		Provider   string    `json:"provider"`
+		Adapter    string    `json:"adapter"`
+		TTLSeconds int64     `json:"ttl_seconds"`
+	}
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	who, project := scope(r)
+	if project != "" {
+		// A project admin hands out tokens of its own project, no stronger
+		// than its own.
+		if body.Role != auth.RoleUser && body.Role != auth.RoleProjectAdmin {
+			return fmt.Errorf("%w: a project admin creates user and project_admin tokens only", auth.ErrPermissionDenied)
+		}
+		if body.Project != project {
+			var errs invalid.Errors
+			errs.Add("project", "must be %q, the project you administer", project)
+			return errs.Err()
+		}
+	}
+	t, secret, err := s.Create(r.Context(), CreateParams{Name: body.Name, Role: body.Role, Project: body.Project,
+		Provider: body.Provider, Adapter: body.Adapter, TTL: time.Duration(body.TTLSeconds) * time.Second,
+		CreatedBy: who.String()})
+	if err != nil {
+		return err
+	}
+	v := viewOf(t, s.cfg.Now())
+	v.Token = secret
+	w.Header().Set("Location", "/api/v1/tokens/"+t.ID)
+	return httpapi.WriteJSON(w, http.StatusCreated, v)
+}
+
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	_, project := scope(r)
+	list, err := s.List(r.Context(), project, page)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	out := store.Page[view]{Results: make([]view, 0, len(list.Results)), NextPageToken: list.NextPageToken}
+	for _, t := range list.Results {
+		out.Results = append(out.Results, viewOf(t, now))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
+	_, project := scope(r)
+	t, err := s.Get(r.Context(), project, r.PathValue("token_id"))
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewOf(t, s.cfg.Now()))
+}
+
+func (s *Service) handleRevoke(w http.ResponseWriter, r *http.Request) error {
+	_, project := scope(r)
+	t, err := s.Revoke(r.Context(), project, r.PathValue("token_id"))
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, viewOf(t, s.cfg.Now()))
+}

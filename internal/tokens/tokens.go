@@ -1,0 +1,312 @@
+// Package tokens owns bearer tokens: it creates them (through the API or
+// `steward token create`), keeps only their SHA-256, and turns a request's
+// token into its principal (auth.Authenticator). A token is
+// "stw_<id>_<secret>": the id finds the row, the secret proves it.
+package tokens
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// ErrNotFound is returned for a token that does not exist (or is another
+// project's).
+var ErrNotFound = errors.New("token not found")
+
+// prefix starts every token Steward issues, so a leaked one is recognisable
+// by secret scanners.
+const prefix = "stw_"
+
+// Token is a bearer token's record. Its secret is shown once, at create.
+type Token struct {
+	ID         string
+	Name       string
+	Role       auth.Role
+	Project    string
+	Provider   string
+	Adapter    string
+	CreatedBy  string
+	CreateTime time.Time
+	ExpireTime *time.Time
+	RevokeTime *time.Time
+
+	secretSHA256 string
+}
+
+// Principal is who the token authenticates.
+func (t Token) Principal() auth.Principal {
+	typ := "user"
+	if t.Role == auth.RoleServiceAccount {
+		typ = "service_account"
+	}
+	return auth.Principal{Type: typ, ID: t.Name, Role: t.Role, Project: t.Project, Provider: t.Provider,
+		Adapter: t.Adapter}
+}
+
+// Config configures the Service.
+type Config struct {
+	DB *store.DB
+	// Dev authenticates every request as auth.Dev.
+	Dev bool
+	// Static are tokens known without the database (--api-token, the
+	// in-process provider's), with their principals.
+	Static map[string]auth.Principal
+	// CacheTTL bounds how long a verified token is trusted without reading
+	// its row again: a revocation reaches other processes within it.
+	// Defaults to 5 s.
+	CacheTTL time.Duration
+	Now      func() time.Time
+}
+
+// Service creates, lists, revokes and verifies tokens. It is safe for
+// concurrent use.
+type Service struct {
+	cfg    Config
+	q      store.Queries
+	static map[[sha256.Size]byte]auth.Principal
+
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]cached
+}
+
+type cached struct {
+	p     auth.Principal
+	until time.Time
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	cfg.CacheTTL = cmp.Or(cfg.CacheTTL, 5*time.Second)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Service{cfg: cfg, static: map[[sha256.Size]byte]auth.Principal{}, cache: map[[sha256.Size]byte]cached{}}
+	if cfg.DB != nil {
+		s.q = store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())
+	}
+	for tok, p := range cfg.Static {
+		s.static[sha256.Sum256([]byte(tok))] = p
+	}
+	return s
+}
+
+// maxCached bounds the cache; past it the cache starts over.
+const maxCached = 10_000
+
+// Authenticate implements auth.Authenticator.
+func (s *Service) Authenticate(ctx context.Context, token string) (auth.Principal, error) {
+	if s.cfg.Dev {
+		return auth.Dev, nil
+	}
+	if token == "" {
+		return auth.Principal{}, auth.ErrUnauthenticated
+	}
+	sum := sha256.Sum256([]byte(token))
+	if p, ok := s.static[sum]; ok {
+		return p, nil
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	c, ok := s.cache[sum]
+	s.mu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.p, nil
+	}
+	t, err := s.verify(ctx, token, sum, now)
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	until := now.Add(s.cfg.CacheTTL)
+	if t.ExpireTime != nil && t.ExpireTime.Before(until) {
+		until = *t.ExpireTime
+	}
+	s.mu.Lock()
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[sum] = cached{p: t.Principal(), until: until}
+	s.mu.Unlock()
+	return t.Principal(), nil
+}
+
+// verify reads the token's row and checks its secret, revocation and
+// expiry. Every failure is the same ErrUnauthenticated: the caller learns
+// nothing about which tokens exist.
+func (s *Service) verify(ctx context.Context, token string, sum [sha256.Size]byte, now time.Time) (Token, error) {
+	rest, ok := strings.CutPrefix(token, prefix)
+	id, _, ok2 := strings.Cut(rest, "_")
+	if !ok || !ok2 || s.cfg.DB == nil {
+		return Token{}, auth.ErrUnauthenticated
+	}
+	t, err := s.get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Token{}, auth.ErrUnauthenticated
+	}
+	if err != nil {
+		return Token{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(t.secretSHA256)) != 1 ||
+		t.RevokeTime != nil || t.ExpireTime != nil && !now.Before(*t.ExpireTime) {
+		return Token{}, auth.ErrUnauthenticated
+	}
+	return t, nil
+}
+
+// CreateParams describes a new token.
+type CreateParams struct {
+	// Name is the principal's id (a person's login, a provider's name).
+	Name string
+	Role auth.Role
+	// Project is required for project_admin and user, and empty otherwise.
+	Project string
+	// Provider or Adapter binds a service_account (exactly one of them).
+	Provider, Adapter string
+	// TTL, when not zero, makes the token expire.
+	TTL time.Duration
+	// CreatedBy names who asked ("type:id").
+	CreatedBy string
+}
+
+var (
+	namePattern    = regexp.MustCompile(`^[a-z0-9]([a-z0-9._@-]{0,126}[a-z0-9])?$`)
+	projectPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// Create makes a token and returns it with its secret, the only time the
+// secret is seen.
+func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, error) {
+	if err := p.validate(); err != nil {
+		return Token{}, "", err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return Token{}, "", fmt.Errorf("create token: %w", err)
+	}
+	t := Token{ID: store.NewID(), Name: p.Name, Role: p.Role, Project: p.Project, Provider: p.Provider,
+		Adapter: p.Adapter, CreatedBy: p.CreatedBy, CreateTime: store.Now(s.cfg.Now)}
+	if p.TTL > 0 {
+		exp := t.CreateTime.Add(p.TTL)
+		t.ExpireTime = &exp
+	}
+	secret := prefix + t.ID + "_" + hex.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(secret))
+	t.secretSHA256 = hex.EncodeToString(sum[:])
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("TokenInsert"), t.ID, t.Name, t.secretSHA256, string(t.Role), t.Project,
+		t.Provider, t.Adapter, t.CreatedBy, t.CreateTime, t.ExpireTime); err != nil {
+		return Token{}, "", fmt.Errorf("create token: %w", err)
+	}
+	return t, secret, nil
+}
+
+func (p CreateParams) validate() error {
+	var errs invalid.Errors
+	if !namePattern.MatchString(p.Name) {
+		errs.Add("name", "must match %s", namePattern)
+	}
+	switch {
+	case !p.Role.Valid():
+		errs.Add("role", "must be one of admin, project_admin, user, service_account")
+	case p.Role.ProjectBound() && !projectPattern.MatchString(p.Project):
+		errs.Add("project", "is required for role %s and must match %s", p.Role, projectPattern)
+	case !p.Role.ProjectBound() && p.Project != "":
+		errs.Add("project", "must be empty for role %s, which names its project per request (%s header)", p.Role,
+			auth.ProjectHeader)
+	}
+	switch {
+	case p.Role == auth.RoleServiceAccount && (p.Provider == "") == (p.Adapter == ""):
+		errs.Add("provider", "a service_account is bound to exactly one provider or adapter")
+	case p.Role != auth.RoleServiceAccount && (p.Provider != "" || p.Adapter != ""):
+		errs.Add("provider", "only a service_account is bound to a provider or adapter")
+	}
+	if p.TTL < 0 {
+		errs.Add("ttl", "must not be negative")
+	}
+	return errs.Err()
+}
+
+// Get returns a token; a project other than "" must be the token's.
+func (s *Service) Get(ctx context.Context, project, id string) (Token, error) {
+	t, err := s.get(ctx, id)
+	if err == nil && project != "" && t.Project != project {
+		return Token{}, ErrNotFound
+	}
+	return t, err
+}
+
+func (s *Service) get(ctx context.Context, id string) (Token, error) {
+	t, err := scanToken(s.cfg.DB.QueryRow(ctx, s.q.Get("TokenGet"), id))
+	if errors.Is(err, store.ErrNotFound) {
+		return Token{}, ErrNotFound
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("read token %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// List returns a page of tokens, of project when it is not "".
+func (s *Service) List(ctx context.Context, project string, page store.PageRequest) (store.Page[Token], error) {
+	size := cmp.Or(page.Size, store.DefaultPageSize)
+	_, after := page.Keyset()
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("TokenList"), project, project, after, size+1)
+	if err != nil {
+		return store.Page[Token]{}, fmt.Errorf("list tokens: %w", err)
+	}
+	list, err := store.Collect(rows, scanToken)
+	if err != nil {
+		return store.Page[Token]{}, fmt.Errorf("list tokens: %w", err)
+	}
+	return store.NewPage(list, size, func(t Token) store.Cursor { return store.Cursor{ID: t.ID} }), nil
+}
+
+// Revoke revokes a token at once in this process, and in others once their
+// cache (CacheTTL) lets go of it. Revoking it again changes nothing.
+func (s *Service) Revoke(ctx context.Context, project, id string) (Token, error) {
+	if _, err := s.Get(ctx, project, id); err != nil {
+		return Token{}, err
+	}
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("TokenRevoke"), store.Now(s.cfg.Now), id); err != nil {
+		return Token{}, fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	s.mu.Lock()
+	clear(s.cache)
+	s.mu.Unlock()
+	return s.get(ctx, id)
+}
+
+// HasAdmin reports whether a live admin token exists: `steward server`
+// outside --dev needs one to start (or a static one).
+func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
+	var n int64
+	if err := s.cfg.DB.QueryRow(ctx, s.q.Get("TokenAnyAdmin"), store.Now(s.cfg.Now)).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for an admin token: %w", err)
+	}
+	return n > 0, nil
+}
+
+func scanToken(row store.Scanner) (Token, error) {
+	var t Token
+	var role string
+	err := row.Scan(&t.ID, &t.Name, &t.secretSHA256, &role, &t.Project, &t.Provider, &t.Adapter, &t.CreatedBy,
+		&t.CreateTime, &t.ExpireTime, &t.RevokeTime)
+	t.Role = auth.Role(role)
+	return t, err
+}
