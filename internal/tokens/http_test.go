@@ -206,6 +206,19 @@ func TestAuth_TokenLifecycle(t *testing.T) {
 			}
 		}
 		e.as(t, dev, "GET", "/api/v1/catalog-item-instances", nil).Want(t, http.StatusOK)
+		// Unknown ids, and another project's token, are not found.
+		var all struct{ Results []tok }
+		e.as(t, root, "GET", "/api/v1/tokens", nil).Want(t, http.StatusOK).JSON(t, &all)
+		for _, r := range all.Results {
+			if r.Name == "other" {
+				e.as(t, lead, "GET", "/api/v1/tokens/"+r.ID, nil).WantProblem(t, http.StatusNotFound, "TOKEN_NOT_FOUND")
+				e.as(t, lead, "DELETE", "/api/v1/tokens/"+r.ID, nil).WantProblem(t, http.StatusNotFound, "TOKEN_NOT_FOUND")
+			}
+		}
+		e.as(t, root, "GET", "/api/v1/tokens/nope", nil).WantProblem(t, http.StatusNotFound, "TOKEN_NOT_FOUND")
+		e.as(t, root, "DELETE", "/api/v1/tokens/nope", nil).WantProblem(t, http.StatusNotFound, "TOKEN_NOT_FOUND")
+		e.as(t, root, "POST", "/api/v1/tokens", map[string]any{"name": "x", "role": "user", "project": "a",
+			"ttl_seconds": "soon"}).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		var revoked tok
 		e.as(t, lead, "DELETE", "/api/v1/tokens/"+dana.ID, nil).Want(t, http.StatusOK).JSON(t, &revoked)
 		if revoked.State != "revoked" {
