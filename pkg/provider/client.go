@@ -204,3 +204,37 @@ func (c *Client) instanceCall(ctx context.Context, endpoint, method, id string, 
 	}
 	return inst, nil
 }
+
+// Repair hands a repair operation to the provider that owns its instance:
+// POST {endpoint}/api/v1/services/{instance_id}/repair with the
+// Idempotency-Key header set to req.OperationID, so a redelivery starts
+// nothing new. Call it only for a provider registered with
+// [OperationRepair]. It returns an error (not sent) when req lacks its
+// instance or operation id, an error wrapping [ErrNotFound] when the
+// provider answers 404, and otherwise the errors of [Client].
+func (c *Client) Repair(ctx context.Context, endpoint string, req RepairRequest) (RepairAccepted, error) {
+	if req.InstanceID == "" || req.OperationID == "" {
+		return RepairAccepted{}, errors.New("repair: instance and operation ids are required")
+	}
+	u, err := joinURL(endpoint, servicesPath+"/"+url.PathEscape(req.InstanceID)+repairSuffix)
+	if err != nil {
+		return RepairAccepted{}, fmt.Errorf("repair %q: %w", req.InstanceID, err)
+	}
+	a, err := do(ctx, c.hc, c.timeout, request{method: http.MethodPost, url: u, token: c.token,
+		idempotencyKey: req.OperationID, body: req})
+	switch {
+	case err != nil:
+	case a.status == http.StatusNotFound:
+		err = fmt.Errorf("%w: %w", ErrNotFound, a.responseError())
+	case !a.ok():
+		err = a.responseError()
+	}
+	var acc RepairAccepted
+	if err == nil {
+		err = a.decode(&acc)
+	}
+	if err != nil {
+		return RepairAccepted{}, fmt.Errorf("repair %q (operation %s) at %s: %w", req.InstanceID, req.OperationID, endpoint, err)
+	}
+	return acc, nil
+}

@@ -62,19 +62,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
 	}
 	body := r
 	body.InstanceID = "" // it is in the path (API.md)
-	attempt := func(ctx context.Context) error {
-		a, err := do(ctx, h.HTTPClient, h.Timeout, request{method: http.MethodPut, url: u, token: h.Token, body: body})
-		switch {
-		case err != nil:
-			return err
-		case a.status == http.StatusNotFound:
-			return fmt.Errorf("%w: %w", ErrUnknownInstance, a.responseError())
-		case !a.ok():
-			return a.responseError()
-		}
-		return nil
-	}
-	if err := h.Retry.withDefaults(5*time.Second, 5).run(ctx, attempt, nil); err != nil {
+	if err := h.send(ctx, http.MethodPut, u, h.Token, body); err != nil {
 		return fmt.Errorf("report status %s of %q: %w", r.Status, r.InstanceID, err)
 	}
 	return nil
@@ -94,4 +82,63 @@ func checkReport(r StatusReport) (StatusReport, error) {
 	}
 	r.ObservedTime = r.ObservedTime.UTC()
 	return r, nil
+}
+
+// ReportRepair posts a worker's report on a repair operation to
+// {StewardURL}{req.ReportPath}, authenticated with req.Token (the
+// operation's worker token, not h.Token), retrying as Report does. Steward
+// merges the report's steps by name; a report that would move a finished
+// step back answers 409, a [*ResponseError].
+func (h *HTTPReporter) ReportRepair(ctx context.Context, req RepairRequest, r RepairReport) error {
+	if req.ReportPath == "" || req.OperationID == "" {
+		return fmt.Errorf("%w: the repair request has no report path", ErrInvalidReport)
+	}
+	u, err := joinURL(h.StewardURL, req.ReportPath)
+	if err != nil {
+		return fmt.Errorf("report repair %s: %w", req.OperationID, err)
+	}
+	if err := h.send(ctx, http.MethodPost, u, req.Token, r); err != nil {
+		return fmt.Errorf("report repair %s (%s): %w", req.OperationID, r.Status, err)
+	}
+	return nil
+}
+
+// ReportRuntime reports the runtime of an app instance (the order whose
+// instance the provider realises: [CreateMetadata]): PUT
+// {StewardURL}/api/v1/projects/{project}/app-instances/{app_instance_id}/runtime.
+// A zero ObservedTime is set to now.
+func (h *HTTPReporter) ReportRuntime(ctx context.Context, project, appInstanceID string, r RuntimeReport) error {
+	if project == "" || appInstanceID == "" {
+		return fmt.Errorf("%w: project and app instance id are required", ErrInvalidReport)
+	}
+	if r.ObservedTime.IsZero() {
+		r.ObservedTime = time.Now()
+	}
+	r.ObservedTime = r.ObservedTime.UTC()
+	u, err := joinURL(h.StewardURL, "/api/v1/projects/"+url.PathEscape(project)+"/app-instances/"+
+		url.PathEscape(appInstanceID)+"/runtime")
+	if err != nil {
+		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
+	}
+	if err := h.send(ctx, http.MethodPut, u, h.Token, r); err != nil {
+		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
+	}
+	return nil
+}
+
+// send makes one call with h's retries; 404 wraps ErrUnknownInstance.
+func (h *HTTPReporter) send(ctx context.Context, method, u, token string, body any) error {
+	attempt := func(ctx context.Context) error {
+		a, err := do(ctx, h.HTTPClient, h.Timeout, request{method: method, url: u, token: token, body: body})
+		switch {
+		case err != nil:
+			return err
+		case a.status == http.StatusNotFound:
+			return fmt.Errorf("%w: %w", ErrUnknownInstance, a.responseError())
+		case !a.ok():
+			return a.responseError()
+		}
+		return nil
+	}
+	return h.Retry.withDefaults(5*time.Second, 5).run(ctx, attempt, nil)
 }

@@ -30,6 +30,8 @@ type ServerConfig struct {
 const (
 	servicesPath = "/api/v1/services"
 	healthPath   = "/api/v1/health"
+	// repairSuffix follows an instance's path for [Repairer]s.
+	repairSuffix = "/repair"
 )
 
 // NewServer returns the HTTP handler that serves p as the contract says:
@@ -49,6 +51,9 @@ const (
 //     instead.
 //   - DELETE /api/v1/services/{instance_id}: 200 with the Instance when its
 //     status is DELETED, else 202 (the deletion goes on).
+//   - POST /api/v1/services/{instance_id}/repair, only when p implements
+//     [Repairer]: decodes a [RepairRequest] (operation_id, action and scope
+//     required, else 400) and calls p.Repair; 202 with the [RepairAccepted].
 //   - GET /api/v1/health: 200 {"status":"healthy"}, or 200
 //     {"status":"unhealthy","message":...} when p.Health fails: the provider
 //     is reachable, but its backend is not.
@@ -77,6 +82,7 @@ func NewServer(p Provider, cfg ServerConfig) http.Handler {
 		s.updater = u
 		s.instanceMethods = append(s.instanceMethods, http.MethodPut)
 	}
+	s.repairer, _ = p.(Repairer)
 	return s
 }
 
@@ -84,6 +90,8 @@ type server struct {
 	p Provider
 	// updater is p when it implements Updater, else nil.
 	updater Updater
+	// repairer is p when it implements Repairer, else nil.
+	repairer Repairer
 	// instanceMethods are the methods served on /api/v1/services/{id}.
 	instanceMethods []string
 	token           string
@@ -113,6 +121,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == healthPath:
 		if s.allow(w, r, http.MethodGet) {
 			s.health(w, r)
+		}
+	case s.repairer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, repairSuffix):
+		id, err := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(path, servicesPath+"/"), repairSuffix))
+		if err != nil || id == "" || strings.Contains(id, "/") {
+			s.problem(w, r, http.StatusNotFound, "NOT_FOUND", "no resource at this path")
+			return
+		}
+		if s.allow(w, r, http.MethodPost) {
+			s.repair(w, r, id)
 		}
 	case strings.HasPrefix(path, servicesPath+"/"):
 		id, err := url.PathUnescape(strings.TrimPrefix(path, servicesPath+"/"))
@@ -185,6 +202,27 @@ func (s *server) update(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	s.instance(w, r, http.StatusOK, id, inst)
+}
+
+func (s *server) repair(w http.ResponseWriter, r *http.Request, id string) {
+	var req RepairRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.OperationID == "" || req.Action == "" || req.Scope == "" {
+		s.problem(w, r, http.StatusBadRequest, "INVALID_ARGUMENT", "operation_id, action and scope required")
+		return
+	}
+	req.InstanceID = id
+	acc, err := s.repairer.Repair(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if acc.OperationID == "" {
+		acc.OperationID = req.OperationID
+	}
+	writeJSON(w, http.StatusAccepted, acc)
 }
 
 func (s *server) delete(w http.ResponseWriter, r *http.Request, id string) {

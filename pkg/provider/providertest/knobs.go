@@ -194,3 +194,42 @@ func (u *updatingProvider) Update(_ context.Context, req provider.UpdateRequest)
 	s.specs[req.InstanceID] = req.Spec
 	return inst, nil
 }
+
+// FailRepairs makes every repair call answer status (0 to accept again).
+func (s *Server) FailRepairs(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failRepairs = status
+}
+
+// repairingProvider is the memProvider that accepts repair operations
+// (Config.Repair).
+type repairingProvider struct{ *memProvider }
+
+// Repair accepts the operation of an instance it holds; the test reports
+// on it as the worker would.
+func (r *repairingProvider) Repair(_ context.Context, req provider.RepairRequest) (provider.RepairAccepted, error) {
+	return r.repair(req)
+}
+
+// updatingRepairingProvider serves both updates and repairs.
+type updatingRepairingProvider struct{ *updatingProvider }
+
+// Repair is repairingProvider's.
+func (u *updatingRepairingProvider) Repair(_ context.Context, req provider.RepairRequest) (provider.RepairAccepted, error) {
+	return u.repair(req)
+}
+
+func (m *memProvider) repair(req provider.RepairRequest) (provider.RepairAccepted, error) {
+	s := m.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failRepairs != 0 {
+		return provider.RepairAccepted{}, &provider.HTTPError{Code: s.failRepairs, Reason: "INJECTED_FAILURE",
+			Message: "providertest: FailRepairs"}
+	}
+	if _, ok := s.instances[req.InstanceID]; !ok {
+		return provider.RepairAccepted{}, provider.ErrNotFound
+	}
+	return provider.RepairAccepted{OperationID: req.OperationID, Status: provider.RepairPending}, nil
+}

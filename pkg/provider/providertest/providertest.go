@@ -30,6 +30,7 @@ const (
 	MethodUpdate = "update"
 	MethodDelete = "delete"
 	MethodHealth = "health"
+	MethodRepair = "repair"
 )
 
 // Call is one request that reached the provider (before its token is
@@ -47,6 +48,8 @@ type Call struct {
 	Metadata    provider.CreateMetadata
 	// IdempotencyKey is the Idempotency-Key header, if any.
 	IdempotencyKey string
+	// Repair is a repair call's request.
+	Repair *provider.RepairRequest
 }
 
 // Config configures [New]; every field is optional.
@@ -61,14 +64,20 @@ type Config struct {
 	// [Server.Registration]. Defaults to false: like a provider without the
 	// operation, it answers PUT with 405, and Steward must replace.
 	Update bool
+	// Repair, when true, makes the provider accept repair operations
+	// (implement [provider.Repairer]: it records them and answers 202, the
+	// test plays the worker) and list [provider.OperationRepair] in
+	// [Server.Registration].
+	Repair bool
 }
 
 // Server is a running provider, built by [New]. Its methods are safe for
 // concurrent use.
 type Server struct {
 	srv *httptest.Server
-	// updates is Config.Update.
+	// updates is Config.Update, repairs Config.Repair.
 	updates bool
+	repairs bool
 
 	// closed is closed at cleanup, releasing blocked creates.
 	closed chan struct{}
@@ -84,6 +93,7 @@ type Server struct {
 	failCreate  *failure
 	failUpdate  *failure
 	failDeletes int
+	failRepairs int
 	unhealthy   bool
 	down        bool
 	// unblock, when not nil, holds every create until it is closed.
@@ -110,6 +120,7 @@ func New(t testing.TB, adjust ...func(*Config)) *Server {
 	}
 	s := &Server{
 		updates:   cfg.Update,
+		repairs:   cfg.Repair,
 		closed:    make(chan struct{}),
 		instances: make(map[string]provider.Instance),
 		specs:     make(map[string]map[string]any),
@@ -122,8 +133,13 @@ func New(t testing.TB, adjust ...func(*Config)) *Server {
 	// Only the wrapper has Update, so NewServer serves PUT only with it.
 	m := &memProvider{s: s}
 	var p provider.Provider = m
-	if cfg.Update {
+	switch {
+	case cfg.Update && cfg.Repair:
+		p = &updatingRepairingProvider{&updatingProvider{m}}
+	case cfg.Update:
 		p = &updatingProvider{m}
+	case cfg.Repair:
+		p = &repairingProvider{m}
 	}
 	h := provider.NewServer(p, provider.ServerConfig{Logger: cfg.Logger, Token: cfg.Token})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.intercept(h)}}
@@ -144,7 +160,10 @@ func (s *Server) URL() string { return s.srv.URL }
 func (s *Server) Registration(name string, serviceTypes ...string) provider.Registration {
 	reg := provider.Registration{Name: name, Endpoint: s.URL(), ServiceTypes: serviceTypes}
 	if s.updates {
-		reg.Operations = []string{provider.OperationUpdate}
+		reg.Operations = append(reg.Operations, provider.OperationUpdate)
+	}
+	if s.repairs {
+		reg.Operations = append(reg.Operations, provider.OperationRepair)
 	}
 	return reg
 }
@@ -188,6 +207,12 @@ func (s *Server) record(r *http.Request) (Call, bool) {
 		c.InstanceID, c.ServiceType, c.Spec, c.Metadata = req.InstanceID, req.ServiceType, req.Spec, req.Metadata
 	default:
 		rest, found := strings.CutPrefix(r.URL.Path, "/api/v1/services/")
+		if id, ok := strings.CutSuffix(rest, "/repair"); found && ok && r.Method == http.MethodPost {
+			var req provider.RepairRequest
+			peekJSON(r, &req)
+			c.Method, c.InstanceID, c.Repair = MethodRepair, id, &req
+			break
+		}
 		if !found || rest == "" || strings.Contains(rest, "/") {
 			return Call{}, false
 		}
@@ -261,6 +286,9 @@ func (s *Server) Creates() []Call { return s.callsOf(MethodCreate) }
 // Updates returns the update calls recorded so far, in order, each with
 // the new spec.
 func (s *Server) Updates() []Call { return s.callsOf(MethodUpdate) }
+
+// Repairs returns the repair calls recorded so far, in order.
+func (s *Server) Repairs() []Call { return s.callsOf(MethodRepair) }
 
 // Deletes returns the delete calls recorded so far, in order.
 func (s *Server) Deletes() []Call { return s.callsOf(MethodDelete) }
