@@ -32,6 +32,9 @@ type Principal struct {
 	// adapter it reports for.
 	Provider string `json:"-"`
 	Adapter  string `json:"-"`
+	// Operation binds a repair worker's service account to the one repair
+	// operation it reports on.
+	Operation string `json:"-"`
 }
 
 // String renders the principal as "type:id", the form idempotency keys and
@@ -45,6 +48,8 @@ func (p Principal) binding() string {
 		return "provider " + p.Provider
 	case p.Adapter != "":
 		return "adapter " + p.Adapter
+	case p.Operation != "":
+		return "repair operation " + p.Operation
 	}
 	return "nothing"
 }

@@ -86,7 +86,7 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 	case globalCollections[collection] && !read && !(collection == "policies" && verb == "evaluateRequest"):
 		return deny("%s is shared configuration; only admins change it", collection)
 	case strings.HasSuffix(rest, "/status") || strings.Contains(rest, "/adapter-statuses") && !read ||
-		strings.HasSuffix(rest, "/report"):
+		strings.HasSuffix(rest, "/report") || strings.HasSuffix(rest, "/runtime") && !read:
 		return deny("only the provider, adapter or worker that owns it reports status")
 	}
 	return nil
@@ -110,6 +110,13 @@ func authorizeMachine(p Principal, method, collection, rest string, pathValue fu
 		return nil
 	case p.Provider != "" && collection == "service-type-instances" && method == "PUT" && strings.HasSuffix(rest, "/status"):
 		return nil // the instance's provider is checked against the binding by SPRM
+	case p.Provider != "" && collection == "projects" && method == "PUT" && strings.HasSuffix(rest, "/runtime"):
+		return nil // the app instance's provider is checked against the binding by the repair domain
+	case p.Operation != "" && collection == "projects" && method == "POST" && strings.HasSuffix(rest, "/report"):
+		if op := pathValue("repair_operation_id"); op != p.Operation {
+			return deny("bound to repair operation %q, reporting on %q", p.Operation, op)
+		}
+		return nil
 	case p.Adapter != "" && collection == "catalog-item-instances" && method == "PUT" &&
 		strings.Contains(rest, "/adapter-statuses/"):
 		if a := pathValue("adapter"); a != p.Adapter {
@@ -117,5 +124,5 @@ func authorizeMachine(p Principal, method, collection, rest string, pathValue fu
 		}
 		return nil
 	}
-	return deny("a service account bound to %s may only report its status", p.binding())
+	return deny("a service account bound to %s may only report what it is bound to", p.binding())
 }

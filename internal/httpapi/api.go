@@ -54,6 +54,33 @@ type API struct {
 	// undocumented are the patterns registered with Handle that the OpenAPI
 	// document does not describe (requests to them pass unvalidated).
 	undocumented []string
+	// auditNames overrides the audit action and target named after the
+	// route (AuditAs); written before serving, read-only after.
+	auditNames map[string]auditName
+}
+
+// auditName is an audit action and target a route is recorded under.
+type auditName struct{ action, kind, param string }
+
+// AuditAs records requests to pattern under action, on the target
+// kind:{param}, instead of the names derived from the route: for the
+// actions a specification names (the repair seed's
+// app_instance.repair.requested on app_instance:{id}). Call it before the
+// API serves.
+func (a *API) AuditAs(pattern, action, kind, param string) {
+	if a.auditNames == nil {
+		a.auditNames = map[string]auditName{}
+	}
+	a.auditNames[pattern] = auditName{action: action, kind: kind, param: param}
+}
+
+// auditEntry names a request for the audit log, as AuditAs or the route says.
+func (a *API) auditEntry(r *http.Request, pattern string) AuditEntry {
+	e := auditEntry(r, pattern)
+	if n, ok := a.auditNames[pattern]; ok {
+		e.Action, e.Target = n.action, n.kind+":"+r.PathValue(n.param)
+	}
+	return e
 }
 
 // New returns an API with no routes.
@@ -157,14 +184,14 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 				a.WriteError(w, r, err)
 				if audit {
 					// ctx names the principal when only authorization failed.
-					a.cfg.Audit.Denied(ctx, auditEntry(r.WithContext(ctx), pattern), statusOf(w), info.reason)
+					a.cfg.Audit.Denied(ctx, a.auditEntry(r.WithContext(ctx), pattern), statusOf(w), info.reason)
 				}
 				return
 			}
 			r = r.WithContext(ctx)
 		}
 		if audit {
-			r = r.WithContext(a.cfg.Audit.Begin(r.Context(), auditEntry(r, pattern)))
+			r = r.WithContext(a.cfg.Audit.Begin(r.Context(), a.auditEntry(r, pattern)))
 			defer func() { a.cfg.Audit.Finish(r.Context(), statusOf(w), info.reason) }()
 		}
 		if err := checkQuery(r.URL.RawQuery); err != nil {
@@ -207,7 +234,14 @@ func (a *API) authenticate(r *http.Request, pattern string) (context.Context, er
 		return r.Context(), err
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
-	project, err := auth.ProjectFor(principal, r.Header.Get(auth.ProjectHeader))
+	named := r.Header.Get(auth.ProjectHeader)
+	if pp := r.PathValue("project_id"); pp != "" && !principal.Role.ProjectBound() {
+		// A route under /projects/{project_id} names its project in the
+		// path. A project-bound principal keeps its own: the domain then
+		// finds no rows of the path's project (404, not 403).
+		named = pp
+	}
+	project, err := auth.ProjectFor(principal, named)
 	if err != nil {
 		return ctx, err
 	}

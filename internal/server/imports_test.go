@@ -43,6 +43,8 @@ var allowedImports = map[string][]string{
 		"internal/policy", "internal/sprm", "internal/store", "pkg/provider"},
 	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
+	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
+		"pkg/provider"},
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,
 	"pkg/provider/providertest": {"pkg/provider"},

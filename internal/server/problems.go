@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/repair"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
@@ -30,6 +31,19 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: tokens.ErrNotFound, Status: http.StatusNotFound, Reason: "TOKEN_NOT_FOUND", Title: "Token not found"},
 		httpapi.Mapping{Err: operations.ErrNotFound, Status: http.StatusNotFound, Reason: "OPERATION_NOT_FOUND", Title: "Operation not found"},
 		httpapi.Mapping{Err: operations.ErrAlreadyDone, Status: http.StatusConflict, Reason: "OPERATION_DONE", Title: "Operation already done"},
+
+		httpapi.Mapping{Err: repair.ErrAppInstanceNotFound, Status: http.StatusNotFound, Reason: "APP_INSTANCE_NOT_FOUND", Title: "App instance not found"},
+		httpapi.Mapping{Err: repair.ErrOperationNotFound, Status: http.StatusNotFound, Reason: "REPAIR_OPERATION_NOT_FOUND", Title: "Repair operation not found"},
+		httpapi.Mapping{Err: repair.ErrMemberNotFound, Status: http.StatusNotFound, Reason: "MEMBER_NOT_FOUND", Title: "Runtime member not found"},
+		httpapi.Mapping{Err: repair.ErrRepairInProgress, Status: http.StatusConflict, Reason: "REPAIR_IN_PROGRESS", Title: "Repair in progress"},
+		httpapi.Mapping{Err: repair.ErrRestartNotSupported, Status: http.StatusConflict, Reason: "RESTART_NOT_SUPPORTED", Title: "Restart not supported"},
+		httpapi.Mapping{Err: repair.ErrRepairNotSupported, Status: http.StatusConflict, Reason: "REPAIR_NOT_SUPPORTED", Title: "Repair not supported by the provider"},
+		httpapi.Mapping{Err: repair.ErrAppInstanceNotReady, Status: http.StatusConflict, Reason: "APP_INSTANCE_NOT_READY", Title: "App instance not ready"},
+		httpapi.Mapping{Err: repair.ErrQuorumNotProvenSafe, Status: http.StatusConflict, Reason: "QUORUM_NOT_PROVEN_SAFE", Title: "Repair not proven safe"},
+		httpapi.Mapping{Err: repair.ErrRuntimeStateUnknown, Status: http.StatusConflict, Reason: "RUNTIME_STATE_UNKNOWN", Title: "Runtime state unknown"},
+		httpapi.Mapping{Err: repair.ErrRepairNotAvailable, Status: http.StatusConflict, Reason: "REPAIR_NOT_AVAILABLE", Title: "No repair available"},
+		httpapi.Mapping{Err: repair.ErrOperationDone, Status: http.StatusConflict, Reason: "REPAIR_OPERATION_DONE", Title: "Repair operation finished"},
+		httpapi.Mapping{Err: repair.ErrReportRegression, Status: http.StatusConflict, Reason: "REPAIR_REPORT_REGRESSION", Title: "Report moves backwards"},
 
 		httpapi.Mapping{Err: sprm.ErrProviderNotFound, Status: http.StatusNotFound, Reason: "PROVIDER_NOT_FOUND", Title: "Provider not found"},
 		httpapi.Mapping{Err: sprm.ErrProviderIDConflict, Status: http.StatusConflict, Reason: "PROVIDER_ID_CONFLICT", Title: "Provider id conflict"},

@@ -37,6 +37,7 @@ import (
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
+	"github.com/stewardhq/steward/internal/repair"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
@@ -143,6 +144,7 @@ type Server struct {
 	placement  *placement.Service
 	policy     *policy.Service
 	lifecycle  *lifecycle.Service
+	repair     *repair.Service
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
 	audit         *audit.Service
@@ -309,9 +311,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
 	s.sprm = sprm.New(sprm.Config{
 		DB:        s.db,
-		Providers: provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()}),
+		Providers: providers,
 		Specs:     serviceTypes,
 		// Status flows SPRM → placement → orders, in the SPRM's transaction.
 		Observer: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
@@ -390,9 +393,15 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
+	s.repair = repair.New(repair.Config{DB: s.db, AppInstances: appInstances{s}, Providers: repairProviders{s},
+		Tokens: workerTokens{s}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
+		Client: providers})
+	periodic = append(periodic, jobs.Periodic{Name: "repair_silent", Interval: time.Minute,
+		Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
+	s.repair.RegisterWorkers(workers)
 	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic,
 		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
 	if err != nil {
@@ -436,6 +445,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.audit.Routes(s.api)
 	s.tokens.Routes(s.api)
 	s.placement.Routes(s.api)
+	s.repair.Routes(s.api)
 	return nil
 }
 

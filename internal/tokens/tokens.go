@@ -37,12 +37,15 @@ const prefix = "stw_"
 
 // Token is a bearer token's record. Its secret is shown once, at create.
 type Token struct {
-	ID         string
-	Name       string
-	Role       auth.Role
-	Project    string
-	Provider   string
-	Adapter    string
+	ID       string
+	Name     string
+	Role     auth.Role
+	Project  string
+	Provider string
+	Adapter  string
+	// Operation binds a worker's token to the one repair operation it
+	// reports on.
+	Operation  string
 	CreatedBy  string
 	CreateTime time.Time
 	ExpireTime *time.Time
@@ -58,7 +61,7 @@ func (t Token) Principal() auth.Principal {
 		typ = "service_account"
 	}
 	return auth.Principal{Type: typ, ID: t.Name, Role: t.Role, Project: t.Project, Provider: t.Provider,
-		Adapter: t.Adapter}
+		Adapter: t.Adapter, Operation: t.Operation}
 }
 
 // Config configures the Service.
@@ -177,8 +180,9 @@ type CreateParams struct {
 	Role auth.Role
 	// Project is required for project_admin and user, and empty otherwise.
 	Project string
-	// Provider or Adapter binds a service_account (exactly one of them).
-	Provider, Adapter string
+	// Provider, Adapter or Operation binds a service_account (exactly one
+	// of them): Operation makes a repair worker's token.
+	Provider, Adapter, Operation string
 	// TTL, when not zero, makes the token expire.
 	TTL time.Duration
 	// CreatedBy names who asked ("type:id").
@@ -201,7 +205,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	t := Token{ID: store.NewID(), Name: p.Name, Role: p.Role, Project: p.Project, Provider: p.Provider,
-		Adapter: p.Adapter, CreatedBy: p.CreatedBy, CreateTime: store.Now(s.cfg.Now)}
+		Adapter: p.Adapter, Operation: p.Operation, CreatedBy: p.CreatedBy, CreateTime: store.Now(s.cfg.Now)}
 	if p.TTL > 0 {
 		exp := t.CreateTime.Add(p.TTL)
 		t.ExpireTime = &exp
@@ -210,7 +214,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 	sum := sha256.Sum256([]byte(secret))
 	t.secretSHA256 = hex.EncodeToString(sum[:])
 	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("TokenInsert"), t.ID, t.Name, t.secretSHA256, string(t.Role), t.Project,
-		t.Provider, t.Adapter, t.CreatedBy, t.CreateTime, t.ExpireTime); err != nil {
+		t.Provider, t.Adapter, t.Operation, t.CreatedBy, t.CreateTime, t.ExpireTime); err != nil {
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	return t, secret, nil
@@ -231,15 +235,26 @@ func (p CreateParams) validate() error {
 			auth.ProjectHeader)
 	}
 	switch {
-	case p.Role == auth.RoleServiceAccount && (p.Provider == "") == (p.Adapter == ""):
+	case p.Role == auth.RoleServiceAccount && bindings(p) != 1:
 		errs.Add("provider", "a service_account is bound to exactly one provider or adapter")
-	case p.Role != auth.RoleServiceAccount && (p.Provider != "" || p.Adapter != ""):
+	case p.Role != auth.RoleServiceAccount && bindings(p) != 0:
 		errs.Add("provider", "only a service_account is bound to a provider or adapter")
 	}
 	if p.TTL < 0 {
 		errs.Add("ttl", "must not be negative")
 	}
 	return errs.Err()
+}
+
+// bindings counts what p binds a service account to.
+func bindings(p CreateParams) int {
+	n := 0
+	for _, b := range []string{p.Provider, p.Adapter, p.Operation} {
+		if b != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Get returns a token; a project other than "" must be the token's.
@@ -305,7 +320,7 @@ func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
 func scanToken(row store.Scanner) (Token, error) {
 	var t Token
 	var role string
-	err := row.Scan(&t.ID, &t.Name, &t.secretSHA256, &role, &t.Project, &t.Provider, &t.Adapter, &t.CreatedBy,
+	err := row.Scan(&t.ID, &t.Name, &t.secretSHA256, &role, &t.Project, &t.Provider, &t.Adapter, &t.Operation, &t.CreatedBy,
 		&t.CreateTime, &t.ExpireTime, &t.RevokeTime)
 	t.Role = auth.Role(role)
 	return t, err

@@ -168,6 +168,9 @@ type Problem struct {
 	Instance string           `json:"instance"`
 	Reason   string           `json:"reason"`
 	Fields   []map[string]any `json:"fields"`
+	// Extra holds every member of the body, the extensions included
+	// (next_safe_action, suggested_actions).
+	Extra map[string]any `json:"-"`
 }
 
 // WantProblem fails the test unless the answer is a problem+json with the
@@ -179,6 +182,7 @@ func (r *Response) WantProblem(t testing.TB, status int, reason string) Problem 
 	}
 	var p Problem
 	r.JSON(t, &p)
+	r.JSON(t, &p.Extra)
 	if r.Status != status || p.Status != status || p.Reason != reason {
 		t.Fatalf("got %d %s (body status %d), want %d %s; body: %s", r.Status, p.Reason, p.Status, status, reason, r.Body)
 	}
