@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,8 +39,8 @@ type DaemonConfig struct {
 }
 
 // Daemon runs the process provider as a service provider: the provider API
-// over HTTP, registration with Steward (retried until accepted), and status
-// reports to Steward over HTTP. `steward provider process` runs one;
+// over HTTP (repairs included), registration with Steward (retried until
+// accepted), and status, runtime and repair reports to Steward over HTTP. `steward provider process` runs one;
 // `steward server --dev` runs one in-process.
 type Daemon struct {
 	cfg DaemonConfig
@@ -80,13 +81,16 @@ func (d *Daemon) Start(ctx context.Context) error {
 		return fmt.Errorf("processprovider: listen on %s: %w", d.cfg.Listen, err)
 	}
 	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, Token: d.cfg.Token}
-	p := New(&Config{Reporter: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
+	// The reporter's token is the provider's; repair reports carry each
+	// operation's own (HTTPReporter.ReportRepair).
+	p := New(&Config{Reporter: reporter, Runtime: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
 	registrar, err := provider.NewRegistrar(provider.RegistrarConfig{
 		StewardURL: d.cfg.StewardURL, Token: d.cfg.Token, Logger: d.log,
 		Registration: provider.Registration{
-			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: []string{"container"},
+			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: slices.Clone(serviceTypes),
 			Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
-			Operations: []string{provider.OperationUpdate}, // Provider implements Updater
+			// Provider implements Updater and Repairer.
+			Operations: []string{provider.OperationUpdate, provider.OperationRepair},
 		},
 	})
 	if err != nil {
@@ -153,3 +157,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 
 // Name is the name the provider registers under unless told otherwise.
 const Name = "process-sp"
+
+// serviceTypes are the service types the provider registers for: plain
+// containers, and process clusters, whose orders list spec.members.
+var serviceTypes = []string{"container", "process-cluster"}

@@ -61,8 +61,11 @@ func TestDaemon_RegistersAndServesUpdate(t *testing.T) {
 		t.Fatal("not registered in time")
 	}
 	reg := <-regs
-	if diff := cmp.Diff([]string{provider.OperationUpdate}, reg.Operations); diff != "" {
+	if diff := cmp.Diff([]string{provider.OperationUpdate, provider.OperationRepair}, reg.Operations); diff != "" {
 		t.Errorf("registered operations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"container", "process-cluster"}, reg.ServiceTypes); diff != "" {
+		t.Errorf("registered service types (-want +got):\n%s", diff)
 	}
 
 	// What it registers, it serves: PUT is an update, not a 405.

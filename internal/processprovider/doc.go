@@ -3,8 +3,10 @@
 // raw_exec driver, and implements [provider.Provider]. `steward provider
 // process` serves it over the provider SDK, and `steward server --dev` runs
 // it in-process, so an order provisions something real with nothing else
-// installed. It also implements [provider.Updater] and registers with the
-// "update" operation, so Steward changes an instance's spec in place.
+// installed. It also implements [provider.Updater] and [provider.Repairer]
+// and registers with the "update" and "repair" operations, so Steward
+// changes an instance's spec in place and repairs its runtime. It registers
+// for the service types container and process-cluster.
 //
 // # Spec
 //
@@ -15,11 +17,12 @@
 //	process.env       [{name, value}]     added to the environment
 //	restart_policy    always | on_failure | never    default on_failure
 //	max_restarts      integer ≥ 0         default 5
+//	members           [{id, role}]        optional; one process per member (see Members)
 //
 // Other fields (image, resources, network) are accepted and ignored, and
 // their names are logged at debug level. A missing command or a malformed
 // field is refused with a [*RequestError] (HTTP 400) naming the field, such
-// as "spec.process.command".
+// as "spec.process.command" or "spec.members[1].id".
 //
 // # Processes
 //
@@ -37,9 +40,86 @@
 // may order a container may run any command there. Use it for development
 // and tests, or on a host dedicated to it.
 //
+// # Members
+//
+// An order that lists spec.members runs a small cluster on the host:
+//
+//	"members": [{"id": "server-0", "role": "server"}, {"id": "agent-0", "role": "agent"}]
+//
+// It lists 1 to 16 members, with unique ids of 1 to 32 lowercase letters,
+// digits and inner '-', roles server or agent, and at least one server.
+// Each member is a process of spec.process of its own, in the directory
+// WorkDir/<instance_id>/members/<member_id> (its HOME, with its stdout.log
+// and stderr.log), with STEWARD_MEMBER_ID and STEWARD_MEMBER_ROLE added to
+// the environment, and supervised on its own under restart_policy and
+// max_restarts. The instance is RUNNING once every member has started; a
+// member that cannot start before that makes it FAILED. After that a member
+// whose process ends for good leaves the instance RUNNING: it changes the
+// member's health, which the runtime reports say (Get's message says it
+// too). Delete and Stop stop every member. An update with a new spec stops
+// every member and starts the new spec's; it may change the member list,
+// but not give members to an instance without them or take them away: that
+// is a different kind of instance, so replace it instead.
+//
+// An instance without spec.members runs one process in WorkDir/<instance_id>
+// as before, and a repair sees it as one member, "main", a server.
+//
+// # Runtime reports
+//
+// An instance with members reports its runtime through Config.Runtime to
+// PUT /api/v1/projects/{project}/app-instances/{order_id}/runtime, the
+// project and order id taken from the create request's metadata (without
+// them, or without Config.Runtime, nothing is reported):
+//
+//	member health    healthy while its process runs or is being restarted;
+//	                 failed when it runs none and none will be restarted
+//	runtime health   healthy when every member is; degraded when some member
+//	                 failed but a server is healthy; failed when no server is
+//	repair_available true: a process can always be started again
+//	quorum_safe      more than half the servers are healthy
+//
+// A report goes out when the instance becomes RUNNING (after create or
+// update) and whenever a health changes, not for new messages alone.
+// Reports are sent like status reports, but only the newest state is worth
+// sending: a newer one replaces one still waiting or being retried.
+//
+// # Repair
+//
+// [Provider.Repair] accepts a repair operation and runs it in the
+// background, one per instance at a time, through the eight steps of the
+// runtime-reconcile-repair seed, reporting the whole step list through
+// Config.Runtime (ReportRepair, with the operation's token) whenever a step
+// changes, the newest report replacing a waiting one as for runtime reports:
+//
+//	precheck              the action (repair, reconcile, restart) and the
+//	                      members in scope: member (the target),
+//	                      control_plane (the target server, or every server),
+//	                      whole_runtime (every member)
+//	runtime_state_discovery  which members' processes are alive
+//	member_health_check   which members in scope failed
+//	service_reconcile     repair: start the failed members in scope again;
+//	                      restart: stop and start every member in scope, one
+//	                      after the other; reconcile: skipped, non-destructive
+//	certificate_or_kubeconfig_reconcile  skipped: not applicable
+//	endpoint_reconcile    write WorkDir/<instance_id>/endpoint.json (instance
+//	                      id, members with pid and health, observed time)
+//	post_repair_health_check  after Config.RepairSettle, when members were
+//	                      restarted: the members in scope run (reconcile only
+//	                      says which do not)
+//	report_status         send a runtime report now
+//
+// A member started again gets a fresh restart count. After a failed step
+// the rest are skipped ("preceding step failed"), except report_status. The
+// final report says succeeded, or failed with a deterministic code (the
+// RepairCode constants), and carries the runtime state. A repair never
+// recreates an instance; a repaired instance without members that was
+// FAILED is RUNNING again once its process runs, as after an update. A
+// running operation ends, failed, when the provider stops.
+//
 // # Restart policy
 //
-// When a process ends on its own (not by Delete or Stop):
+// When a process ends on its own (not by Delete, Stop, an update or a
+// repair):
 //
 //	always      restart after any exit
 //	on_failure  restart after a non-zero exit or a signal; a clean exit (status 0) is final
@@ -72,9 +152,13 @@
 //	exit, not restarted        → FAILED (report; message gives the exit status or signal)
 //	Update, new spec           → PROVISIONING (answer and report), then as after Create
 //	Update, same spec          → unchanged (answer; nothing restarted, no report)
+//	repair starts the process  → RUNNING again if FAILED (report)
 //	Delete                     → DELETING (answer; not reported, Steward set it)
 //	process group gone         → DELETED (report; the instance is forgotten first)
 //	provider Stop              → FAILED (report; the process was stopped with it)
+//
+// With spec.members, "exec" is every member's first exec, and a member's
+// exit, restarted or not, leaves the instance as it is (see Members).
 //
 // A clean exit that the policy does not restart (status 0 under on_failure
 // or never) is reported FAILED, with a message that says the process
@@ -98,10 +182,11 @@
 // # No-op mode
 //
 // With Config.NoOp (for benchmarks), Create validates the spec without
-// requiring a command, starts nothing and reports RUNNING at once; Update
-// reports PROVISIONING and RUNNING at once for a new spec; Delete
-// forgets the instance and reports DELETED at once; Stop reports nothing.
-// No work directory is used.
+// requiring a command, starts nothing and reports RUNNING at once (and a
+// healthy runtime, with members); Update reports PROVISIONING and RUNNING
+// at once for a new spec; Delete forgets the instance and reports DELETED at
+// once; Stop reports nothing; a repair skips the steps that need processes
+// or files. No work directory is used.
 //
 // # Limits
 //

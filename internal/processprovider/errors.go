@@ -17,11 +17,23 @@ var ErrStopped = errors.New("processprovider: provider stopped")
 // update.
 var ErrDeleting = errors.New("processprovider: instance is being deleted")
 
+// ErrRepairInProgress is returned (wrapped, answering HTTP 409 with reason
+// REPAIR_IN_PROGRESS) by [Provider.Repair] for a new operation while another
+// runs on the same instance.
+var ErrRepairInProgress = errors.New("processprovider: another repair operation is running on the instance")
+
 // conflictError gives its error the HTTP status 409, keeping it for errors.Is.
-type conflictError struct{ error }
+type conflictError struct {
+	error
+	// reason is the problem's reason; empty for the default, CONFLICT.
+	reason string
+}
 
 // HTTPStatus is 409 Conflict: the instance's state forbids the request.
 func (e conflictError) HTTPStatus() int { return http.StatusConflict }
+
+// ProblemReason is the problem's reason, for the SDK server.
+func (e conflictError) ProblemReason() string { return e.reason }
 
 // Unwrap returns the error.
 func (e conflictError) Unwrap() error { return e.error }

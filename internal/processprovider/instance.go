@@ -7,13 +7,20 @@ import (
 )
 
 // instance is one supervised instance. Its supervisor goroutine owns the
-// process; Create, Update, Delete, Get and Stop talk to it only through the
-// fields below.
+// processes of its members; Create, Update, Delete, Get, Stop and repairs
+// talk to it only through the fields below.
 type instance struct {
 	id string
-	// dir is WorkDir/<id>: the process's working directory and log files.
+	// dir is WorkDir/<id>: the directory of its process, or of its members'
+	// directories.
 	dir string
-	out *outbox
+	// project and appInstanceID say whose order the instance realises (the
+	// create request's metadata): where runtime reports go.
+	project       string
+	appInstanceID string
+	out           *outbox
+	// runtimeOut holds the newest runtime report not yet sent.
+	runtimeOut *latestBox
 
 	// deleteCh is closed by Delete, stopCh by Stop; the supervisor selects
 	// on both.
@@ -25,6 +32,12 @@ type instance struct {
 	// one wake-up at most; the supervisor compares generations on waking,
 	// so no update is missed and a stale wake-up restarts nothing.
 	updated chan struct{}
+	// restarts carries a repair's requests to restart a member to the
+	// supervisor, which owns the processes.
+	restarts chan restartRequest
+	// gone is closed when the supervisor has returned: nobody is left to
+	// answer restarts.
+	gone chan struct{}
 
 	mu sync.Mutex
 	// spec is what the instance should run; gen counts its changes, so a
@@ -33,21 +46,31 @@ type instance struct {
 	gen     int
 	status  provider.Status
 	message string
-	// pid is the running process's id, 0 when none runs.
-	pid int
+	// members are the current spec's, built with it.
+	members []*member
+	// lastRuntime is the key (runtimeKey) of the last runtime state
+	// queued, so only changes are reported.
+	lastRuntime string
+	repairs     repairBook
 }
 
-func newInstance(id string, s spec, dir string) *instance {
+func newInstance(id string, s spec, dir string, meta provider.CreateMetadata) *instance {
 	return &instance{
-		id:       id,
-		spec:     s,
-		dir:      dir,
-		out:      &outbox{},
-		deleteCh: make(chan struct{}),
-		stopCh:   make(chan struct{}),
-		updated:  make(chan struct{}, 1),
-		status:   provider.StatusProvisioning,
-		message:  "starting",
+		id:            id,
+		spec:          s,
+		dir:           dir,
+		project:       meta.Project,
+		appInstanceID: meta.OrderID,
+		out:           &outbox{},
+		runtimeOut:    &latestBox{},
+		deleteCh:      make(chan struct{}),
+		stopCh:        make(chan struct{}),
+		updated:       make(chan struct{}, 1),
+		restarts:      make(chan restartRequest),
+		gone:          make(chan struct{}),
+		status:        provider.StatusProvisioning,
+		message:       "starting",
+		members:       newMembers(id, dir, s),
 	}
 }
 
@@ -63,11 +86,64 @@ func (in *instance) snapshotLocked() provider.Instance {
 	return provider.Instance{InstanceID: in.id, Status: in.status, Message: in.message}
 }
 
-// current returns the spec to run and its generation.
-func (in *instance) current() (spec, int) {
+// current returns the spec to run, its generation and its members.
+func (in *instance) current() (spec, int, []*member) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.spec, in.gen
+	return in.spec, in.gen, in.members
+}
+
+// setSpecLocked makes s the spec to run, as a new generation with new
+// members; the caller holds in.mu.
+func (in *instance) setSpecLocked(s spec) {
+	in.spec, in.gen = s, in.gen+1
+	in.members = newMembers(in.id, in.dir, s)
+}
+
+// hasMembersLocked reports whether the spec lists members; an instance without
+// them runs one implicit member and reports no runtime. The caller holds
+// in.mu.
+func (in *instance) hasMembersLocked() bool { return len(in.spec.members) > 0 }
+
+// memberLocked returns the current member with id, or nil; the caller
+// holds in.mu.
+func (in *instance) memberLocked(id string) *member {
+	for _, m := range in.members {
+		if m.id == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// views copies the current members' state.
+func (in *instance) views() []memberView {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	vs := make([]memberView, len(in.members))
+	for i, m := range in.members {
+		vs[i] = m.view()
+	}
+	return vs
+}
+
+// memberFailed reports whether m runs no process and none will be
+// restarted.
+func (in *instance) memberFailed(m *member) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return m.failed
+}
+
+// memberPID returns the pid of the current member id's running process, 0
+// when it has none.
+func (in *instance) memberPID(id string) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if m := in.memberLocked(id); m != nil {
+		return m.pid
+	}
+	return 0
 }
 
 // generation returns the generation of the spec to run.
@@ -105,13 +181,6 @@ func (in *instance) setLocked(s provider.Status, msg string) bool {
 	return changed
 }
 
-// setPID records the running process, 0 for none.
-func (in *instance) setPID(pid int) {
-	in.mu.Lock()
-	in.pid = pid
-	in.mu.Unlock()
-}
-
 // requestDelete marks the instance DELETING and tells its supervisor.
 // Idempotent.
 func (in *instance) requestDelete() {
@@ -124,14 +193,5 @@ func (in *instance) requestStop() {
 	in.stopOnce.Do(func() { close(in.stopCh) })
 }
 
-// ending reports, without blocking, whether a delete or a stop was requested.
-func (in *instance) ending() bool {
-	select {
-	case <-in.deleteCh:
-		return true
-	case <-in.stopCh:
-		return true
-	default:
-		return false
-	}
-}
+// deleting reports whether a delete was requested.
+func (in *instance) deleting() bool { return closed(in.deleteCh) }

@@ -43,20 +43,20 @@ func (e exit) String() string {
 	return fmt.Sprintf("exited with status %d", e.code)
 }
 
-// startProcess starts the command of s, the instance's spec, in the
-// instance's work directory, in a new process group, with stdout and stderr
-// appended to the log files there. It returns once exec has succeeded, or the
-// error that prevented it.
-func startProcess(in *instance, s spec) (*process, error) {
-	if err := os.MkdirAll(in.dir, 0o750); err != nil {
+// startProcess starts the command of s, the instance's spec, as member m:
+// in m's directory, in a new process group, with stdout and stderr appended
+// to the log files there. It returns once exec has succeeded, or the error
+// that prevented it.
+func startProcess(m *member, s spec) (*process, error) {
+	if err := os.MkdirAll(m.dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
 	}
-	stdout, err := openLog(filepath.Join(in.dir, "stdout.log"))
+	stdout, err := openLog(filepath.Join(m.dir, "stdout.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer stdout.Close()
-	stderr, err := openLog(filepath.Join(in.dir, "stderr.log"))
+	stderr, err := openLog(filepath.Join(m.dir, "stderr.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +65,13 @@ func startProcess(in *instance, s spec) (*process, error) {
 	// NOTE: exec.Command resolves a bare command name with the provider's
 	// PATH, not with a PATH set in spec.process.env.
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	cmd.Dir = in.dir
+	cmd.Dir = m.dir
 	// A fixed base, not the provider's environment, which may hold
 	// credentials; the spec's entries come last and so win (exec keeps the
 	// last of duplicate keys).
-	cmd.Env = append([]string{
-		"PATH=" + cmp.Or(os.Getenv("PATH"), defaultPath),
-		"HOME=" + in.dir,
-		"STEWARD_INSTANCE_ID=" + in.id,
-	}, s.env...)
+	env := []string{"PATH=" + cmp.Or(os.Getenv("PATH"), defaultPath), "HOME=" + m.dir}
+	env = append(env, m.env...)
+	cmd.Env = append(env, s.env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: the child writes directly, no copy goroutines
 	// Its own process group, so stop signals reach every process it forks.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -186,6 +184,20 @@ func groupHasLiveMember(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// processAlive reports whether process pid exists and is not a zombie: a
+// killed process stays a zombie until its supervisor reaps it.
+func processAlive(pid int) bool {
+	if pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) // without /proc, signal 0 decides
+	}
+	state, _, ok := parseStat(stat)
+	return ok && state != 'Z'
 }
 
 // parseStat returns the state and process group of a /proc/<pid>/stat line:

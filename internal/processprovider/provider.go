@@ -52,8 +52,8 @@ type Config struct {
 	// spec.max_restarts bounds, and the backoff, start again from zero.
 	// Defaults to 10m.
 	RestartResetAfter time.Duration
-	// ReportAttempts is how many times a status report is tried before it is
-	// dropped and logged. Defaults to 5.
+	// ReportAttempts is how many times a report (status, runtime or repair)
+	// is tried before it is dropped and logged. Defaults to 5.
 	ReportAttempts int
 	// ReportBackoff is the delay before the second attempt of a report; it
 	// doubles with each further attempt. Defaults to 500ms.
@@ -63,12 +63,20 @@ type Config struct {
 	// Now gives the ObservedTime of reports and times process runs.
 	// Defaults to time.Now.
 	Now func() time.Time
+	// Runtime receives the runtime reports of instances with spec.members
+	// and the progress reports of repair operations; [provider.HTTPReporter]
+	// satisfies it. Optional: without it nothing of either is reported,
+	// though repairs still run.
+	Runtime RuntimeReporter
+	// RepairSettle is how long a repair waits after restarting members
+	// before it checks that they still run. Defaults to 1s.
+	RepairSettle time.Duration
 }
 
-// Provider realises `container` orders as supervised local processes. It
-// implements [provider.Provider] and [provider.Updater] and is safe for
-// concurrent use. Its zero
-// value is not usable: build it with [New], and end it with [Provider.Stop],
+// Provider realises `container` and `process-cluster` orders as supervised
+// local processes. It implements [provider.Provider], [provider.Updater] and
+// [provider.Repairer] and is safe for concurrent use. Its zero value is not
+// usable: build it with [New], and end it with [Provider.Stop],
 // which stops every process it started.
 type Provider struct {
 	cfg    Config
@@ -82,9 +90,15 @@ type Provider struct {
 	hurry     chan struct{}
 	hurryOnce sync.Once
 
-	// supervisors counts instance goroutines; senders counts report senders.
-	// Stop waits for the first, then cancels runCtx, then waits for the second.
+	// repairCtx bounds repair operations; Stop cancels it first.
+	repairCtx    context.Context
+	cancelRepair context.CancelFunc
+
+	// supervisors counts instance goroutines, operations repair goroutines,
+	// senders report senders. Stop waits for the first two, then cancels
+	// runCtx, then waits for the third.
 	supervisors sync.WaitGroup
+	operations  sync.WaitGroup
 	senders     sync.WaitGroup
 
 	mu        sync.Mutex
@@ -104,6 +118,7 @@ func New(cfg *Config) *Provider {
 	c.ReportAttempts = cmp.Or(c.ReportAttempts, 5)
 	c.ReportBackoff = cmp.Or(c.ReportBackoff, 500*time.Millisecond)
 	c.ReportTimeout = cmp.Or(c.ReportTimeout, 10*time.Second)
+	c.RepairSettle = cmp.Or(c.RepairSettle, time.Second)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -113,17 +128,20 @@ func New(cfg *Config) *Provider {
 	case c.WorkDir == "" && !c.NoOp:
 		panic("processprovider: Config.WorkDir is required unless NoOp")
 	case c.StopGrace < 0 || c.RestartBackoff < 0 || c.RestartBackoffMax < 0 || c.RestartResetAfter < 0 ||
-		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0:
+		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0 || c.RepairSettle < 0:
 		panic("processprovider: Config durations and counts must not be negative")
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
+	repairCtx, cancelRepair := context.WithCancel(runCtx)
 	return &Provider{
-		cfg:       c,
-		logger:    c.Logger.With("component", "processprovider"),
-		runCtx:    runCtx,
-		cancelRun: cancel,
-		hurry:     make(chan struct{}),
-		instances: make(map[string]*instance),
+		cfg:          c,
+		logger:       c.Logger.With("component", "processprovider"),
+		runCtx:       runCtx,
+		cancelRun:    cancel,
+		repairCtx:    repairCtx,
+		cancelRepair: cancelRepair,
+		hurry:        make(chan struct{}),
+		instances:    make(map[string]*instance),
 	}
 }
 
@@ -165,7 +183,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if !p.cfg.NoOp {
 		dir = filepath.Join(p.cfg.WorkDir, req.InstanceID)
 	}
-	in := newInstance(req.InstanceID, s, dir)
+	in := newInstance(req.InstanceID, s, dir, req.Metadata)
 	p.instances[in.id] = in
 	answer := in.snapshot()
 	if p.cfg.NoOp {
@@ -249,29 +267,54 @@ func (p *Provider) Health(context.Context) error {
 	return nil
 }
 
-// PID returns the process id of the instance's running process, and false
-// when the instance is unknown or has no process right now (not yet started,
-// waiting to restart, failed, or in no-op mode). The process is the leader of
-// its own process group, whose id is the same number.
+// PID returns the process id of the running process of an instance
+// without spec.members, and false when the instance is unknown, has
+// members (see [Provider.MemberPID]) or has no process right now (not yet
+// started, waiting to restart, failed, or in no-op mode). The process is
+// the leader of its own process group, whose id is the same number.
 func (p *Provider) PID(instanceID string) (int, bool) {
-	p.mu.Lock()
-	in, ok := p.instances[instanceID]
-	p.mu.Unlock()
-	if !ok {
+	in := p.instance(instanceID)
+	if in == nil {
 		return 0, false
 	}
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.pid, in.pid != 0
+	has := in.hasMembersLocked()
+	in.mu.Unlock()
+	if has {
+		return 0, false
+	}
+	pid := in.memberPID(implicitMemberID)
+	return pid, pid != 0
 }
 
-// Stop stops every supervised process group (SIGTERM, then SIGKILL after
-// StopGrace), reports FAILED for each instance whose process it stopped
-// (the provider keeps no state, so those services are lost), and waits until
-// every process and goroutine of the provider has ended. If ctx ends first,
+// MemberPID returns the process id of the running process of one member of
+// the instance, as PID does for an instance; an instance without
+// spec.members has the one member "main". It returns false when the
+// instance or member is unknown or the member has no process right now.
+func (p *Provider) MemberPID(instanceID, memberID string) (int, bool) {
+	in := p.instance(instanceID)
+	if in == nil {
+		return 0, false
+	}
+	pid := in.memberPID(memberID)
+	return pid, pid != 0
+}
+
+// instance returns the instance with id, nil when it holds none.
+func (p *Provider) instance(id string) *instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.instances[id]
+}
+
+// Stop ends running repair operations (each fails, reporting why), stops
+// every supervised process group (SIGTERM, then SIGKILL after StopGrace),
+// reports FAILED for each instance whose processes it stopped (the provider
+// keeps no state, so those services are lost), and waits until every
+// process and goroutine of the provider has ended. If ctx ends first,
 // the remaining processes get SIGKILL at once and pending reports are
 // abandoned; Stop still waits for them and then returns ctx's error. Stop is
-// idempotent; after it, Create, Update, Delete and Health return [ErrStopped], while
+// idempotent; after it, Create, Update, Delete, Repair and Health return [ErrStopped], while
 // Get still answers. In no-op mode it reports nothing.
 func (p *Provider) Stop(ctx context.Context) error {
 	p.mu.Lock()
@@ -281,11 +324,15 @@ func (p *Provider) Stop(ctx context.Context) error {
 		instances = append(instances, in)
 	}
 	p.mu.Unlock()
+	p.cancelRepair()
 	for _, in := range instances {
 		in.requestStop()
 	}
-	err := waitOrElse(ctx, &p.supervisors, func() { p.hurryOnce.Do(func() { close(p.hurry) }) })
-	// Supervisors have ended, so no sender can be added any more.
+	hurry := func() { p.hurryOnce.Do(func() { close(p.hurry) }) }
+	err := waitOrElse(ctx, &p.supervisors, hurry)
+	err = cmp.Or(err, waitOrElse(ctx, &p.operations, hurry))
+	// Supervisors and operations have ended, so no sender can be added any
+	// more.
 	err = cmp.Or(err, waitOrElse(ctx, &p.senders, p.cancelRun))
 	p.cancelRun()
 	return err
@@ -319,26 +366,12 @@ func (p *Provider) forget(in *instance) {
 	}
 }
 
-// anyGen makes setStatusFor apply whatever the spec's generation.
-const anyGen = -1
-
 // setStatus records the instance's status and message and, when the status
 // changed, queues a report observed now (see recordLocked).
 func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
-	p.setStatusFor(in, anyGen, s, msg)
-}
-
-// setStatusFor is setStatus from the supervisor of the process of spec
-// generation gen. It returns false, changing nothing, when an update has
-// replaced that spec since: the status is the new spec's process's to set.
-func (p *Provider) setStatusFor(in *instance, gen int, s provider.Status, msg string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if gen != anyGen && gen != in.gen {
-		return false
-	}
 	p.recordLocked(in, s, msg)
-	return true
 }
 
 // recordLocked records the status and message and, when the status
@@ -356,6 +389,11 @@ func (p *Provider) recordLocked(in *instance, s provider.Status, msg string) {
 		Message:      msg,
 		ObservedTime: p.cfg.Now(),
 	})
+	if s == provider.StatusRunning {
+		// Running again (first, or after an update): report the runtime
+		// even when it looks as it did before.
+		p.runtimeChangedLocked(in, true)
+	}
 }
 
 // readSpec parses a create or update request's spec for instance id, and

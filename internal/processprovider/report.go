@@ -2,6 +2,7 @@ package processprovider
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -55,36 +56,45 @@ func (o *outbox) superseded() bool {
 	return len(o.queue) > 0
 }
 
-// send tries r up to ReportAttempts times with doubling backoff, each try
-// bounded by ReportTimeout, and logs the report as dropped if all fail. It
-// gives up early when the provider stops or a newer report is queued.
+// send delivers r (see deliver).
 func (p *Provider) send(o *outbox, r provider.StatusReport) {
 	log := p.logger.With("instance_id", r.InstanceID, "status", string(r.Status))
+	p.deliver("status report", log, o.superseded, func(ctx context.Context) error {
+		return p.cfg.Reporter.Report(ctx, r)
+	})
+}
+
+// deliver tries attempt, one report's sending, up to ReportAttempts times
+// with doubling backoff, each try bounded by ReportTimeout, and logs the
+// report as dropped if all fail. It gives up early when the provider stops
+// or superseded says a newer report of the same stream waits. what names
+// the report in logs.
+func (p *Provider) deliver(what string, log *slog.Logger, superseded func() bool, attempt func(context.Context) error) {
 	delay := p.cfg.ReportBackoff
-	for attempt := 1; ; attempt++ {
+	for n := 1; ; n++ {
 		ctx, cancel := context.WithTimeout(p.runCtx, p.cfg.ReportTimeout)
-		err := p.cfg.Reporter.Report(ctx, r)
+		err := attempt(ctx)
 		cancel()
 		switch {
 		case err == nil:
 			return
 		case p.runCtx.Err() != nil:
-			log.Debug("status report abandoned: provider stopping", "error", err)
+			log.Debug(what+" abandoned: provider stopping", "error", err)
 			return
-		case o.superseded():
-			log.Debug("status report superseded by a newer one", "error", err)
+		case superseded():
+			log.Debug(what+" superseded by a newer one", "error", err)
 			return
-		case attempt >= p.cfg.ReportAttempts:
-			log.Error("status report dropped", "attempts", attempt, "error", err)
+		case n >= p.cfg.ReportAttempts:
+			log.Error(what+" dropped", "attempts", n, "error", err)
 			return
 		}
-		log.Debug("status report failed; retrying", "attempt", attempt, "delay", delay, "error", err)
+		log.Debug(what+" failed; retrying", "attempt", n, "delay", delay, "error", err)
 		timer := time.NewTimer(delay)
 		select {
 		case <-timer.C:
 		case <-p.runCtx.Done():
 			timer.Stop()
-			log.Debug("status report abandoned: provider stopping", "error", err)
+			log.Debug(what+" abandoned: provider stopping", "error", err)
 			return
 		}
 		delay *= 2

@@ -30,7 +30,7 @@ const (
 
 // knownSpecFields are the top-level spec fields the provider reads; any other
 // (image, resources, network) is accepted and ignored.
-var knownSpecFields = []string{"process", "restart_policy", "max_restarts"}
+var knownSpecFields = []string{"process", "restart_policy", "max_restarts", "members"}
 
 // instanceIDPattern keeps an instance id usable as one path element under
 // WorkDir: no separators, no "." or "..". Steward's ids are UUIDs.
@@ -44,13 +44,16 @@ type spec struct {
 	env         []string
 	policy      restartPolicy
 	maxRestarts int
+	// members are spec.members in order; nil for an instance without them,
+	// which runs one process.
+	members []memberSpec
 }
 
 // equal reports whether s and o run the same: the same command, arguments,
 // environment and restart rules.
 func (s spec) equal(o spec) bool {
 	return slices.Equal(s.argv, o.argv) && slices.Equal(s.env, o.env) &&
-		s.policy == o.policy && s.maxRestarts == o.maxRestarts
+		s.policy == o.policy && s.maxRestarts == o.maxRestarts && slices.Equal(s.members, o.members)
 }
 
 // wireSpec is the part of DCM's ContainerSpec this provider reads.
@@ -63,8 +66,9 @@ type wireSpec struct {
 			Value string `json:"value"`
 		} `json:"env"`
 	} `json:"process"`
-	RestartPolicy *string `json:"restart_policy"`
-	MaxRestarts   *int    `json:"max_restarts"`
+	RestartPolicy *string       `json:"restart_policy"`
+	MaxRestarts   *int          `json:"max_restarts"`
+	Members       *[]wireMember `json:"members"`
 }
 
 // checkInstanceID refuses an id that cannot name a work directory.
@@ -130,6 +134,9 @@ func parseSpec(raw map[string]any, requireCommand bool) (spec, []string, error) 
 			es.Add("spec.max_restarts", "must not be negative")
 		}
 		s.maxRestarts = *w.MaxRestarts
+	}
+	if w.Members != nil {
+		s.members = parseMembers(*w.Members, &es)
 	}
 	if err := es.Err(); err != nil {
 		ie, _ := errors.AsType[*invalid.Error](err)

@@ -10,163 +10,105 @@ import (
 )
 
 // supervise owns one instance from its start until it is deleted or the
-// provider stops: it runs the process of the instance's spec, applies the
-// restart policy, runs the new spec after an update, and reports each
-// status change.
+// provider stops: for each spec generation it runs every member's process
+// on a run of its own (see run), restarts members when a repair asks, and
+// after an update stops them all and starts the new spec's members.
 func (p *Provider) supervise(in *instance) {
+	defer close(in.gone)
 	log := p.logger.With("instance_id", in.id)
 	for {
-		s, gen := in.current()
-		if p.run(in, s, gen, log) {
-			continue // updated: run the new spec
+		s, gen, members := in.current()
+		runs := make(map[string]*runHandle, len(members))
+		for _, m := range members {
+			runs[m.id] = p.startRun(in, m, s, gen, log)
 		}
-		if !p.hold(in, gen) {
-			return
+		why := p.watch(in, s, gen, runs, log)
+		// Every member stops at once, as one process group did before
+		// members existed: a delete or an update replaces them all.
+		for _, h := range runs {
+			close(h.quit)
 		}
-	}
-}
-
-// run runs the process of spec s, generation gen, restarting it as the
-// policy says. It returns true once an update has replaced s (its process is
-// stopped by then), and false once the instance is deleted, the provider
-// stops, or the process is FAILED for good.
-func (p *Provider) run(in *instance, s spec, gen int, log *slog.Logger) (updated bool) {
-	var (
-		restarts    int // all restarts, for the message
-		consecutive int // restarts since the last long run; max_restarts bounds it
-		last        exit
-	)
-	for {
-		if in.ending() {
-			return false // deleted or stopped before (re)starting
+		for _, h := range runs {
+			<-h.done
 		}
-		proc, err := startProcess(in, s)
-		if err != nil {
-			log.Warn("process did not start", "error", err)
-			return !p.setStatusFor(in, gen, provider.StatusFailed, "start process: "+err.Error())
-		}
-		startedAt := p.cfg.Now()
-		in.setPID(proc.pid)
-		msg := fmt.Sprintf("running as pid %d", proc.pid)
-		if restarts > 0 {
-			msg += fmt.Sprintf("; restarted %d times, last because the process %v", restarts, last)
-		}
-		// When an update came first, this is dropped and await sees the update.
-		p.setStatusFor(in, gen, provider.StatusRunning, msg)
-		log.Info("process started", "pid", proc.pid, "restarts", restarts)
-
-		e := p.await(in, proc, gen, log)
-		switch {
-		case in.ending():
-			log.Info("process stopped", "pid", proc.pid, "exit", e.String())
-			return false
-		case in.generation() != gen:
-			log.Info("process stopped for an update", "pid", proc.pid, "exit", e.String())
-			return true
-		}
-		last = e
-		if p.cfg.Now().Sub(startedAt) >= p.cfg.RestartResetAfter {
-			consecutive = 0
-		}
-		restart, why := decide(s, consecutive, e)
-		if !restart {
-			log.Info("process ended; not restarting", "pid", proc.pid, "exit", e.String())
-			return !p.setStatusFor(in, gen, provider.StatusFailed, why)
-		}
-		consecutive++
-		restarts++
-		delay := backoff(p.cfg.RestartBackoff, p.cfg.RestartBackoffMax, consecutive)
-		// Still RUNNING: the service is being kept up. No report; Get shows it.
-		if !p.setStatusFor(in, gen, provider.StatusRunning, fmt.Sprintf("process %v; restart %d of %d in %v",
-			e, consecutive, s.maxRestarts, delay)) {
-			return true
-		}
-		log.Info("process ended; restarting", "pid", proc.pid, "exit", e.String(), "delay", delay)
-		p.wait(in, gen, delay)
-		if in.generation() != gen {
-			return true
-		}
-	}
-}
-
-// hold keeps a FAILED instance, whose spec was generation gen, until it is
-// updated (true: run the new spec), deleted or the provider stops (false).
-// A delete wins over a stop: its process is gone too.
-func (p *Provider) hold(in *instance, gen int) bool {
-	select {
-	case <-in.deleteCh:
-		p.finishDelete(in)
-		return false
-	default:
-	}
-	for {
-		select {
-		case <-in.deleteCh:
+		switch why {
+		case deleted:
 			p.finishDelete(in)
-			return false
-		case <-in.stopCh:
-			if in.snapshot().Status != provider.StatusFailed {
-				p.setStatus(in, provider.StatusFailed, "provider stopped: the process was stopped with it")
-			}
-			return false
-		case <-in.updated:
-			if in.generation() != gen {
-				return true
-			}
+			return
+		case stopped:
+			p.finishStop(in)
+			return
 		}
 	}
 }
 
-// await waits until the process ends on its own, or stops it on a delete, a
-// stop or an update replacing gen, and returns how it ended once its whole
-// group is gone.
-func (p *Provider) await(in *instance, proc *process, gen int, log *slog.Logger) exit {
-	var (
-		e   exit
-		err error
-	)
-	for {
-		select {
-		case e = <-proc.done:
-			err = proc.killGroup()
-		case <-in.deleteCh:
-			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
-		case <-in.stopCh:
-			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
-		case <-in.updated:
-			if in.generation() == gen {
-				continue // a wake-up for the spec this process runs already
-			}
-			e, err = proc.stop(p.cfg.StopGrace, p.hurry)
-		}
-		break
-	}
-	if err != nil {
-		log.Warn("process group outlived its leader", "error", err)
-	}
-	in.setPID(0)
-	return e
-}
+// ending is why a supervisor stops the runs of a generation.
+type ending int
 
-// wait waits d, or less when the instance is deleted, the provider stops or
-// an update replaces gen; the caller tells which from the instance.
-func (p *Provider) wait(in *instance, gen int, d time.Duration) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+const (
+	updated ending = iota
+	deleted
+	stopped
+)
+
+// watch serves the runs of spec s, generation gen, until the instance is
+// updated to a new generation, deleted or the provider stops. A run that
+// ends on its own stays ended until a repair or an update starts it again.
+func (p *Provider) watch(in *instance, s spec, gen int, runs map[string]*runHandle, log *slog.Logger) ending {
 	for {
 		select {
-		case <-timer.C:
-			return
 		case <-in.deleteCh:
-			return
+			return deleted
 		case <-in.stopCh:
-			return
+			if closed(in.deleteCh) {
+				return deleted // a delete wins: its processes are gone too
+			}
+			return stopped
 		case <-in.updated:
 			if in.generation() != gen {
-				return
+				return updated
 			}
+		case req := <-in.restarts:
+			req.reply <- p.restartRun(in, s, gen, runs, req, log)
 		}
 	}
+}
+
+// restartRequest asks the supervisor to start a member's process anew.
+type restartRequest struct {
+	memberID string
+	// onlyFailed restarts the member only when it has failed: a repair
+	// leaves a healthy member alone.
+	onlyFailed bool
+	reply      chan<- restartResult
+}
+
+// restartResult is the supervisor's answer to a restartRequest.
+type restartResult struct {
+	// restarted is false when nothing was done: the member is healthy and
+	// onlyFailed was set.
+	restarted bool
+	// err says why the member could not be restarted.
+	err error
+}
+
+// restartRun ends the member's run, its process stopped if it runs, and
+// starts a new run with a fresh restart count, reporting whether the new
+// process started. Members restart one request at a time, so a repair
+// never has more than one down by its own doing.
+func (p *Provider) restartRun(in *instance, s spec, gen int, runs map[string]*runHandle, req restartRequest, log *slog.Logger) restartResult {
+	h, ok := runs[req.memberID]
+	if !ok {
+		return restartResult{err: fmt.Errorf("member %q is not in the current spec", req.memberID)}
+	}
+	if req.onlyFailed && !in.memberFailed(h.m) {
+		return restartResult{}
+	}
+	h.end()
+	p.memberRepairing(in, h.m)
+	nh := p.startRun(in, h.m, s, gen, log)
+	runs[req.memberID] = nh
+	return restartResult{restarted: true, err: <-nh.first}
 }
 
 // finishDelete removes the instance's work directory and forgets it, then
@@ -178,6 +120,22 @@ func (p *Provider) finishDelete(in *instance) {
 	p.forget(in)
 	p.setStatus(in, provider.StatusDeleted, "deleted")
 	p.logger.Info("instance deleted", "instance_id", in.id)
+}
+
+// finishStop marks the instance FAILED, unless it is already, once the
+// provider's Stop has stopped its processes: the provider keeps no state,
+// so the service is lost.
+func (p *Provider) finishStop(in *instance) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.status == provider.StatusFailed {
+		return
+	}
+	msg := "provider stopped: the process was stopped with it"
+	if in.hasMembersLocked() {
+		msg = "provider stopped: the member processes were stopped with it"
+	}
+	p.recordLocked(in, provider.StatusFailed, msg)
 }
 
 // decide applies the restart policy to a process that ended on its own,

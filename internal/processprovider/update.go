@@ -3,6 +3,7 @@ package processprovider
 import (
 	"context"
 
+	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -14,7 +15,10 @@ var _ provider.Updater = (*Provider)(nil)
 // starts the new command under the same instance id and work directory,
 // whose log files go on appending, and reports RUNNING (or FAILED) for it as
 // after Create. The restart streak starts again from zero, and a FAILED
-// instance runs again.
+// instance runs again. With spec.members every member is stopped and the
+// new spec's members are started, whatever changed; an update may change
+// the member list, but not add spec.members to an instance without it or
+// remove it (a [*RequestError]: replace the instance instead).
 //
 // It is idempotent: a spec the instance has already, compared as the
 // provider reads it (so ignored fields and spelled-out defaults do not
@@ -77,11 +81,16 @@ func (p *Provider) respec(in *instance, s spec) (answer provider.Instance, chang
 	defer in.mu.Unlock()
 	switch {
 	case in.status == provider.StatusDeleting:
-		return provider.Instance{}, false, conflictError{ErrDeleting}
+		return provider.Instance{}, false, conflictError{error: ErrDeleting}
 	case in.spec.equal(s):
 		return in.snapshotLocked(), false, nil
+	case (len(in.spec.members) == 0) != (len(s.members) == 0):
+		// Steward's runtime state of the order would outlive the members,
+		// or start from nothing: a different kind of instance.
+		return provider.Instance{}, false, &RequestError{Invalid: invalid.New("spec.members",
+			"cannot be added to or removed from an instance by an update; replace the instance instead")}
 	}
-	in.spec, in.gen = s, in.gen+1
+	in.setSpecLocked(s)
 	p.recordLocked(in, provider.StatusProvisioning, "updating to the new spec")
 	return in.snapshotLocked(), true, nil
 }

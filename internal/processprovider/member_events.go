@@ -1,0 +1,101 @@
+package processprovider
+
+import (
+	"fmt"
+
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// The member* methods record what a run saw of its member's process, for a
+// run of spec generation gen. A run of a replaced generation still records
+// its pid (the process is real until stopped) but changes no status: the
+// new spec's members own it now.
+//
+// Without spec.members the one implicit member's state is the instance's
+// status, as before members existed: its exit is FAILED. With members, a
+// member's exit changes only its health in the runtime state; the instance
+// is RUNNING once every member has started.
+
+// memberStarted records that m's process runs as pid.
+func (p *Provider) memberStarted(in *instance, m *member, gen, pid int, msg string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m.pid = pid
+	if gen != in.gen {
+		return
+	}
+	m.started, m.failed, m.message = true, false, msg
+	if !in.hasMembersLocked() {
+		p.recordLocked(in, provider.StatusRunning, msg)
+		return
+	}
+	if in.status != provider.StatusRunning && allStarted(in.members) {
+		p.recordLocked(in, provider.StatusRunning, fmt.Sprintf("all %d members started", len(in.members)))
+	}
+	p.runtimeChangedLocked(in, false)
+}
+
+// memberRestarting records that m's process ended and is restarted after a
+// delay: the member is still kept up. It returns false when gen is
+// replaced, so the run need not restart a process of the old spec.
+func (p *Provider) memberRestarting(in *instance, m *member, gen int, msg string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if gen != in.gen {
+		return false
+	}
+	m.message = msg
+	if !in.hasMembersLocked() {
+		// Still RUNNING: no report; Get shows the message.
+		p.recordLocked(in, provider.StatusRunning, msg)
+		return true
+	}
+	p.runtimeChangedLocked(in, false)
+	return true
+}
+
+// memberEnded records that m runs no process and none will be restarted.
+// Before every member has first started, a member that could not start
+// makes the instance FAILED, as a command that cannot start does without
+// members.
+func (p *Provider) memberEnded(in *instance, m *member, gen int, msg string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m.pid = 0
+	if gen != in.gen {
+		return
+	}
+	m.failed, m.message = true, msg
+	if !in.hasMembersLocked() {
+		p.recordLocked(in, provider.StatusFailed, msg)
+		return
+	}
+	if !m.started && in.status != provider.StatusRunning {
+		p.recordLocked(in, provider.StatusFailed, "member "+m.id+": "+msg)
+	}
+	p.runtimeChangedLocked(in, false)
+}
+
+// memberGone records that m's process group is gone.
+func (p *Provider) memberGone(in *instance, m *member) {
+	in.mu.Lock()
+	m.pid = 0
+	in.mu.Unlock()
+}
+
+// memberRepairing clears m's failure before a repair starts it again.
+func (p *Provider) memberRepairing(in *instance, m *member) {
+	in.mu.Lock()
+	m.failed, m.message = false, "restarting for a repair"
+	in.mu.Unlock()
+}
+
+// allStarted reports whether every member has started at least once.
+func allStarted(members []*member) bool {
+	for _, m := range members {
+		if !m.started {
+			return false
+		}
+	}
+	return true
+}
