@@ -50,6 +50,9 @@ func TestRepair_RefusesBadRequests(t *testing.T) {
 			Want(t, http.StatusCreated)
 		e.repair(t, "plain-vm", reconcile).WantProblem(t, http.StatusNotFound, "APP_INSTANCE_NOT_FOUND")
 
+		e.as(t, "", "POST", appPath("c1")+"/repair", reconcile).WantProblem(t, http.StatusUnauthorized, "UNAUTHENTICATED")
+		e.as(t, "", "GET", appPath("c1")+"/repair-operations", nil).WantProblem(t, http.StatusUnauthorized, "UNAUTHENTICATED")
+
 		// A user of another project finds nothing, in the path or not.
 		other := e.token(t, map[string]any{"name": "eve", "role": "user", "project": "team-b"})
 		e.as(t, other, "POST", appPath("c1")+"/repair", reconcile).WantProblem(t, http.StatusNotFound, "APP_INSTANCE_NOT_FOUND")
