@@ -369,3 +369,22 @@ func TestOrders_ListByLabels(t *testing.T) {
 			WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 	})
 }
+
+// The tombstone purge runs as a periodic job on its own (at the leader's
+// start, then every 10 minutes): a restart after a tombstone's expire_time
+// removes it without anyone calling the purge.
+func TestDeletion_PeriodicPurgeRemovesExpiredTombstones(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setupOrders(t, engine, false, func(c *server.Config) { c.TombstoneRetention = time.Millisecond })
+		o := e.up(t, "web", 2)
+		e.deleteOrder(t, "web")
+		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
+		e.waitState(t, "web", "terminated")
+		e.s = e.s.Restart(t)
+		poll.Until(t, "the periodic purge removed the tombstone", func() bool {
+			return e.s.Do(t, "GET", "/api/v1/catalog-item-instances/web", nil).Status == http.StatusNotFound
+		})
+	})
+}

@@ -335,16 +335,18 @@ func (s *Server) buildServices(ctx context.Context) error {
 		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
 			Run: s.sprm.CheckHealth},
 	}
+	// The services below are built later: each Run reads its field when it
+	// runs (a method value taken now would bind a nil receiver).
 	// After a given-up job (see placement.SweepStalled); 30s is well inside
 	// its one-minute horizon.
 	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
-		Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", s.placement.SweepStalled)})
+		Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", func(ctx context.Context) (int, error) { return s.placement.SweepStalled(ctx) })})
 	// The deletion gate is checked on each adapter report and each child's
 	// removal; the sweep is the fallback (issue 9).
 	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
-		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)})
+		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", func(ctx context.Context) (int, error) { return s.lifecycle.SweepDeletions(ctx) })})
 	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: 10 * time.Minute, RunOnStart: true,
-		Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)})
+		Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", func(ctx context.Context) (int, error) { return s.lifecycle.PurgeTombstones(ctx) })})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
 	}
