@@ -71,9 +71,11 @@ func TestRepair_ProcessProviderRestartsAKilledMember(t *testing.T) {
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			return pid
 		}
-		poll(t, "both members run and are reported healthy", func() bool {
+		// The runtime report and the status report that moves the order up
+		// travel separately; wait for both before a member dies.
+		poll(t, "the order is up, both members run and are reported healthy", func() bool {
 			h, ms := health()
-			return h == "healthy" && len(ms) == 2 && pidOf("server-0") > 0 && pidOf("agent-0") > 0
+			return app.State == "up" && h == "healthy" && len(ms) == 2 && pidOf("server-0") > 0 && pidOf("agent-0") > 0
 		})
 
 		killed := pidOf("agent-0")
