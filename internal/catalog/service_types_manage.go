@@ -54,6 +54,26 @@ func (s *Service) RequiredAdapters(ctx context.Context, id string) ([]string, er
 	return e.serviceType.RequiredAdapters, nil
 }
 
+// RequiredAdaptersByType returns the required adapters of every service
+// type, built-in and stored, for the sentinel to choose what it watches.
+func (s *Service) RequiredAdaptersByType(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	after := ""
+	for {
+		rows, err := s.cfg.ServiceTypes.List(ctx, after, store.MaxPageSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range rows {
+			out[st.ID] = st.RequiredAdapters
+		}
+		if len(rows) <= store.MaxPageSize {
+			return out, nil
+		}
+		after = rows[store.MaxPageSize-1].ID
+	}
+}
+
 // ValidateSpec checks spec against its service type's schema (see
 // [ServiceTypes.ValidateSpec]).
 func (s *Service) ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error {

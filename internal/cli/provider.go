@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -33,11 +31,11 @@ Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED.
 The processes run as this user without isolation.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			logger, err := jsonLogger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
-			cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = logger
 			d := processprovider.NewDaemon(cfg)
 			if err := d.Start(cmd.Context()); err != nil {
 				return err

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stewardhq/steward/internal/sentinel"
 	"github.com/stewardhq/steward/internal/server"
 )
 
@@ -26,7 +26,7 @@ func setGCPercent() {
 
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
-	var logLevel string
+	var logLevel, decision string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the Steward API with its background workers",
@@ -39,11 +39,18 @@ Every flag can also be set as STEWARD_<FLAG> (e.g. STEWARD_DATABASE_URL).
 SIGINT or SIGTERM stops the server gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			logger, err := jsonLogger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
-			cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = logger
+			if decision != "" {
+				d, err := sentinel.LoadDecision(decision)
+				if err != nil {
+					return fmt.Errorf("--sentinel-decision: %w", err)
+				}
+				cfg.SentinelDecision = d
+			}
 			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
 				cfg.ProcessProvider = cfg.Dev
 			}
@@ -69,6 +76,11 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
 	f.DurationVar(&cfg.TombstoneRetention, "tombstone-retention", 0, "how long a removed order stays readable before it is purged (default 720h)")
 	f.DurationVar(&cfg.DeletionStuckAfter, "deletion-stuck-after", 0, "how long a deletion may wait at its gate before it counts as stuck (default 10m)")
+	f.StringVar(&cfg.NATSListen, "nats-listen", "", "also accept NATS clients (adapters) on this 127.0.0.1 address, e.g. 127.0.0.1:4222")
+	f.DurationVar(&cfg.SentinelInterval, "sentinel-interval", 0, "time between the sentinel's decision cycles (default 5s; negative: no sentinel here)")
+	f.DurationVar(&cfg.SentinelDebounce, "sentinel-debounce", 0, "time before a not-ready order gets another reconcile event (default 10s)")
+	f.DurationVar(&cfg.SentinelMaxAge, "sentinel-max-age", 0, "time before any order gets another reconcile event (default 30m)")
+	f.StringVar(&decision, "sentinel-decision", "", "YAML file with the sentinel's message_decision (params, result)")
 	f.StringVar(&cfg.PprofListen, "pprof-listen", "", "serve Go's profiling endpoints on this address (no authentication; for measurements)")
 	return cmd
 }

@@ -41,6 +41,40 @@ func PublishTx(ctx context.Context, tx *store.Tx, subject string, ev Event) erro
 	return nil
 }
 
+// Message is an event and the subject to publish it on, for [PublishManyTx].
+type Message struct {
+	Subject string
+	Event   Event
+}
+
+// PublishManyTx is [PublishTx] for a batch, in one statement: the relay
+// publishes the events in the order given. It checks every message before
+// writing any.
+func PublishManyTx(ctx context.Context, tx *store.Tx, msgs []Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	type row struct {
+		ID      string          `json:"id"`
+		Subject string          `json:"subject"`
+		Event   json.RawMessage `json:"event"`
+	}
+	rows := make([]row, len(msgs))
+	for i, m := range msgs {
+		if err := checkSubject(m.Subject); err != nil {
+			return err
+		}
+		data, err := m.Event.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		rows[i] = row{ID: m.Event.ID(), Subject: m.Subject, Event: data}
+	}
+	q := outboxQueries[tx.Engine()].Get("OutboxInsertMany")
+	_, err := tx.Exec(ctx, q, store.JSON(rows), time.Now().UTC())
+	return err
+}
+
 // outboxRow is one event waiting for the relay.
 type outboxRow struct {
 	seq     int64

@@ -143,6 +143,46 @@ func TestRelay_DeliversCommittedEventsExactlyOnce(t *testing.T) {
 	})
 }
 
+// PublishManyTx writes a batch in one statement; the relay publishes it in
+// the batch's order, each event on its own subject, with its data intact.
+func TestPublishManyTx_RelaysTheBatchInOrder(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		s := setupRelay(t, engine)
+		c := newCollector()
+		subscribe(t, s.bus, "steward.>", "many", c.handle)
+		var msgs []Message
+		for i := range 12 {
+			subject := "steward.test.a"
+			if i%2 == 1 {
+				subject = "steward.test.b"
+			}
+			msgs = append(msgs, Message{Subject: subject, Event: newEvent(t, "dev.steward.test", map[string]int{"n": i})})
+		}
+		err := s.db.InTx(ctx, func(tx *store.Tx) error { return PublishManyTx(ctx, tx, msgs) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.relay.runOnce(ctx); n != len(msgs) || err != nil {
+			t.Fatalf("runOnce = %d, %v; want %d published", n, err, len(msgs))
+		}
+		for i, ev := range c.receive(t, len(msgs)) {
+			var data map[string]int
+			if err := ev.DataAs(&data); err != nil || ev.ID() != msgs[i].Event.ID() || data["n"] != i {
+				t.Errorf("event %d = %s (data %v, %v), want %s", i, ev, data, err, msgs[i].Event)
+			}
+		}
+
+		bad := []Message{{Subject: "steward.ok", Event: newEvent(t, "dev.steward.test", nil)}, {Subject: "other.x", Event: newEvent(t, "dev.steward.test", nil)}}
+		err = s.db.InTx(ctx, func(tx *store.Tx) error { return PublishManyTx(ctx, tx, bad) })
+		if !errors.Is(err, ErrInvalidSubject) || s.outboxLen(t) != 0 {
+			t.Errorf("a batch with a bad subject = %v with %d rows written, want ErrInvalidSubject and none", err, s.outboxLen(t))
+		}
+	})
+}
+
 // failingPublisher fails every publish after the first ok ones.
 type failingPublisher struct {
 	inner publisher

@@ -38,6 +38,7 @@ import (
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/repair"
+	"github.com/stewardhq/steward/internal/sentinel"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
@@ -120,6 +121,23 @@ type Config struct {
 	// starting processes (benchmarks).
 	ProcessProviderNoOp bool
 
+	// SentinelInterval is the time between the sentinel's decision cycles
+	// (issue 11). Defaults to 5s; negative runs no sentinel in this process
+	// (one runs as `steward sentinel` instead).
+	SentinelInterval time.Duration
+	// SentinelDebounce is how long after a reconcile event a not-ready
+	// order gets another. Defaults to 10s.
+	SentinelDebounce time.Duration
+	// SentinelMaxAge is how long after a reconcile event any order gets
+	// another. Defaults to 30m.
+	SentinelMaxAge time.Duration
+	// SentinelDecision replaces the sentinel's default message_decision.
+	SentinelDecision *sentinel.Decision
+	// NATSListen makes the embedded NATS server accept clients on this
+	// 127.0.0.1 address too ("127.0.0.1:4222"), for adapters running as
+	// their own processes. Empty listens on no socket.
+	NATSListen string
+
 	// PprofListen serves Go's profiling endpoints on this address when set
 	// (e.g. 127.0.0.1:6060), without authentication: for measurements.
 	PprofListen string
@@ -145,6 +163,7 @@ type Server struct {
 	policy     *policy.Service
 	lifecycle  *lifecycle.Service
 	repair     *repair.Service
+	sentinel   *sentinel.Service
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
 	audit         *audit.Service
@@ -225,6 +244,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.relay.Start(ctx); err != nil {
 		return fmt.Errorf("server: start event relay: %w", err)
 	}
+	if s.sentinel != nil {
+		if err := s.sentinel.Start(ctx); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
 	// Every replica keeps its own compiled policy set fresh (not a leader job).
 	if err := s.policy.Start(ctx); err != nil {
 		return fmt.Errorf("server: load policies: %w", err)
@@ -274,10 +298,15 @@ func (s *Server) startStore(ctx context.Context) error {
 func (s *Server) startEvents(ctx context.Context) error {
 	busCfg := events.Config{Logger: s.logger, URL: s.cfg.NATSURL}
 	if s.cfg.NATSURL == "" {
-		s.nats = events.NewEmbeddedServer(events.EmbeddedConfig{
-			StoreDir: filepath.Join(s.cfg.DataDir, "nats"),
-			Logger:   s.logger,
-		})
+		ecfg := events.EmbeddedConfig{StoreDir: filepath.Join(s.cfg.DataDir, "nats"), Logger: s.logger}
+		if s.cfg.NATSListen != "" {
+			port, err := loopbackPort(s.cfg.NATSListen)
+			if err != nil {
+				return fmt.Errorf("server: --nats-listen: %w", err)
+			}
+			ecfg.Listen, ecfg.Port = true, port
+		}
+		s.nats = events.NewEmbeddedServer(ecfg)
 		if err := s.nats.Start(ctx); err != nil {
 			return fmt.Errorf("server: start embedded NATS: %w", err)
 		}
@@ -398,6 +427,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.repair = repair.New(repair.Config{DB: s.db, AppInstances: appInstances{s}, Providers: repairProviders{s},
 		Tokens: workerTokens{s}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
+	if err := s.buildSentinel(); err != nil {
+		return err
+	}
 	periodic = append(periodic, jobs.Periodic{Name: "repair_silent", Interval: time.Minute,
 		Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)})
 	workers := jobs.NewWorkers()
@@ -599,6 +631,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if s.policy != nil {
 			errs = append(errs, s.policy.Stop(ctx))
+		}
+		if s.sentinel != nil {
+			errs = append(errs, s.sentinel.Stop(ctx))
 		}
 		if s.relay != nil {
 			errs = append(errs, s.relay.Stop(ctx))

@@ -1,0 +1,432 @@
+package sentinel
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// Catalog says which service types the sentinel watches by default: those
+// whose orders wait for adapters (the catalog implements it).
+type Catalog interface {
+	// RequiredAdaptersByType returns each service type's required adapters.
+	RequiredAdaptersByType(ctx context.Context) (map[string][]string, error)
+}
+
+// Config configures a [Service]. DB and Catalog are required.
+type Config struct {
+	DB      *store.DB
+	Catalog Catalog
+	Logger  *slog.Logger
+	// Registerer receives the metrics. Defaults to none.
+	Registerer prometheus.Registerer
+	// Notify is called after a batch that published, to wake the outbox
+	// relay (events.Relay.Notify). Optional: the relay also polls.
+	Notify func()
+	// Name is the event source's last segment, telling sentinels apart in
+	// events and logs. Defaults to "sentinel".
+	Name string
+	// ServiceTypes watches these service types as well as those with
+	// required adapters: an adapter may act on orders that do not wait
+	// for it.
+	ServiceTypes []string
+	// Decision is the message_decision. Defaults to [DefaultDecision].
+	Decision *Decision
+	// Interval is the time between the starts of two cycles. Defaults to 5s.
+	Interval time.Duration
+	// Debounce is how long after a publish a not-ready order is published
+	// again. Defaults to 10s.
+	Debounce time.Duration
+	// MaxAge is how long after a publish any order is published again, so
+	// that adapters resync with what they manage. Defaults to 30m.
+	MaxAge time.Duration
+	// BatchSize is how many candidates one transaction decides. Defaults
+	// to 500.
+	BatchSize int
+	// Now reads the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Service is a sentinel: it decides, cycle after cycle, which orders need
+// reconciling and publishes a reconcile event for each. Build it with [New].
+type Service struct {
+	cfg     Config
+	logger  *slog.Logger
+	q       store.Queries
+	decider *decider
+	m       metrics
+
+	mu   sync.Mutex
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// New checks cfg and compiles its decision.
+func New(cfg Config) (*Service, error) {
+	if cfg.DB == nil || cfg.Catalog == nil {
+		return nil, errors.New("sentinel: DB and Catalog are required")
+	}
+	cfg.Name = cmp.Or(cfg.Name, "sentinel")
+	cfg.Interval = cmp.Or(cfg.Interval, 5*time.Second)
+	cfg.Debounce = cmp.Or(cfg.Debounce, 10*time.Second)
+	cfg.MaxAge = cmp.Or(cfg.MaxAge, 30*time.Minute)
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, 500)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	d := DefaultDecision()
+	if cfg.Decision != nil {
+		d = *cfg.Decision
+	}
+	dc, err := compile(d)
+	if err != nil {
+		return nil, fmt.Errorf("sentinel: %w", err)
+	}
+	s := &Service{
+		cfg:     cfg,
+		logger:  cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "sentinel"),
+		q:       store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		decider: dc,
+		m:       newMetrics(),
+	}
+	if cfg.Registerer != nil {
+		if err := s.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("sentinel: metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Subject is the NATS subject, and the CloudEvent type, of the reconcile
+// events for orders of a service type.
+func Subject(serviceType string) string { return "steward.reconcile." + serviceType }
+
+// EventData is the data of a reconcile event: enough to find the order
+// (adapters GET it for its current state) and to see why it was sent.
+type EventData struct {
+	ID          string     `json:"id"`
+	Kind        string     `json:"kind"`
+	Href        string     `json:"href"`
+	Project     string     `json:"project"`
+	ServiceType string     `json:"service_type"`
+	Generation  int64      `json:"generation"`
+	DeletedAt   *time.Time `json:"deleted_at"`
+	Reason      string     `json:"reason"`
+}
+
+// CycleStats is what one cycle did.
+type CycleStats struct {
+	// Candidates is how many orders the query found and the decision read.
+	Candidates int
+	// Published is how many reconcile events were written to the outbox.
+	Published int
+	// Lost is how many publishes another sentinel made first.
+	Lost int
+	// Failed is how many orders the decision could not evaluate.
+	Failed int
+}
+
+// RunOnce runs one cycle: it finds the candidates of every watched service
+// type in batches, decides each one and, in one transaction per batch,
+// records its decisions and writes the events to publish to the outbox.
+func (s *Service) RunOnce(ctx context.Context) (CycleStats, error) {
+	start := time.Now()
+	var st CycleStats
+	watched, err := s.watched(ctx)
+	if err != nil {
+		return st, err
+	}
+	if len(watched) == 0 {
+		return st, nil
+	}
+	types := make([]string, 0, len(watched))
+	for t := range watched {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	// Cutoffs and the evaluation time are taken once, before reading: a
+	// change that lands while the cycle runs is newer than the
+	// evaluated_time recorded, so the next cycle sees it.
+	now := store.Now(s.cfg.Now)
+	for _, t := range types {
+		if err := s.cycleType(ctx, t, watched[t], now, &st); err != nil {
+			return st, err
+		}
+	}
+	s.m.observeCycle(time.Since(start), st)
+	return st, nil
+}
+
+// cycleType decides the candidates of one service type, batch by batch.
+func (s *Service) cycleType(ctx context.Context, serviceType string, required []string, now time.Time, st *CycleStats) error {
+	after := ""
+	for {
+		batch, err := s.candidates(ctx, serviceType, after, now)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		after = batch[len(batch)-1].id
+		bs, err := s.decideBatch(ctx, batch, required, now)
+		st.Candidates += len(batch)
+		st.Published += bs.Published
+		st.Lost += bs.Lost
+		st.Failed += bs.Failed
+		if err != nil {
+			return err
+		}
+		if bs.Published > 0 && s.cfg.Notify != nil {
+			s.cfg.Notify()
+		}
+		if len(batch) < s.cfg.BatchSize {
+			return nil
+		}
+	}
+}
+
+// watched returns the watched service types and their required adapters.
+func (s *Service) watched(ctx context.Context) (map[string][]string, error) {
+	byType, err := s.cfg.Catalog.RequiredAdaptersByType(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sentinel: read service types: %w", err)
+	}
+	watched := map[string][]string{}
+	for t, adapters := range byType {
+		if len(adapters) > 0 {
+			watched[t] = adapters
+		}
+	}
+	for _, t := range s.cfg.ServiceTypes {
+		if _, ok := watched[t]; !ok {
+			watched[t] = byType[t]
+		}
+	}
+	return watched, nil
+}
+
+// decideBatch decides a batch and records the outcome in one transaction.
+func (s *Service) decideBatch(ctx context.Context, batch []candidate, required []string, now time.Time) (CycleStats, error) {
+	reports, err := s.reports(ctx, batch)
+	if err != nil {
+		return CycleStats{}, err
+	}
+	outs := make([]outcome, 0, len(batch))
+	var st CycleStats
+	for _, c := range batch {
+		rs := reports[c.id]
+		ready := converged(c.deleting(), c.generation, required, rs)
+		publish, reason, err := s.decider.decide(s.vars(c, ready, rs, now))
+		if err != nil {
+			st.Failed++
+			s.logger.WarnContext(ctx, "decision failed; the order is not published", "order_id", c.id, "error", err)
+			continue // not marked: decided again next cycle
+		}
+		outs = append(outs, outcome{c: c, ready: ready, publish: publish, reason: reason})
+	}
+	var sent []outcome
+	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		sent, st.Lost, err = s.recordTx(ctx, tx, outs, now) // InTx may run fn again: set, not add
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("sentinel: record decisions: %w", err)
+	}
+	st.Published = len(sent)
+	for _, o := range sent {
+		s.m.published.WithLabelValues(o.c.serviceType, cmp.Or(o.reason, "result")).Inc()
+	}
+	return st, nil
+}
+
+// outcome is the decision on one candidate.
+type outcome struct {
+	c       candidate
+	ready   bool
+	publish bool
+	reason  string
+}
+
+// markRow is a mark to write, as the batch statements read it.
+type markRow struct {
+	ID         string  `json:"id"`
+	Generation int64   `json:"generation"`
+	Ready      bool    `json:"ready"`
+	Old        *string `json:"old,omitempty"`
+}
+
+// recordTx writes a batch's marks and, for each publish whose mark it
+// could set, the event to the outbox: three statements and one insert of
+// events per batch, whatever its size. It returns what it published and
+// how many another sentinel had published first.
+func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, now time.Time) (sent []outcome, lost int, err error) {
+	var evaluated, first, again []markRow
+	byID := make(map[string]outcome, len(outs))
+	for _, o := range outs {
+		r := markRow{ID: o.c.id, Generation: o.c.generation, Ready: o.ready}
+		switch {
+		case !o.publish:
+			evaluated = append(evaluated, r)
+			continue
+		case !o.c.marked:
+			first = append(first, r)
+		default:
+			if o.c.publishedTime != nil {
+				old := store.FormatTime(*o.c.publishedTime)
+				r.Old = &old
+			}
+			again = append(again, r)
+		}
+		byID[o.c.id] = o
+	}
+	if len(evaluated) > 0 {
+		if _, err := tx.Exec(ctx, s.q.Get("SentinelMarksEvaluated"), store.JSON(evaluated), now); err != nil {
+			return nil, 0, err
+		}
+	}
+	var won []string
+	if len(first) > 0 {
+		ids, err := markedIDs(tx.Query(ctx, s.q.Get("SentinelMarksFirstPublish"), store.JSON(first), now))
+		if err != nil {
+			return nil, 0, err
+		}
+		won = append(won, ids...)
+	}
+	if len(again) > 0 {
+		ids, err := markedIDs(tx.Query(ctx, s.q.Get("SentinelMarksRepublish"), store.JSON(again), now))
+		if err != nil {
+			return nil, 0, err
+		}
+		won = append(won, ids...)
+	}
+	msgs := make([]events.Message, 0, len(won))
+	for _, id := range won {
+		o := byID[id]
+		ev, err := s.event(o.c, o.reason)
+		if err != nil {
+			return nil, 0, err
+		}
+		msgs = append(msgs, events.Message{Subject: Subject(o.c.serviceType), Event: ev})
+		sent = append(sent, o)
+	}
+	if err := events.PublishManyTx(ctx, tx, msgs); err != nil {
+		return nil, 0, err
+	}
+	return sent, len(byID) - len(won), nil
+}
+
+// markedIDs collects the order ids a marking statement returned.
+func markedIDs(rows *store.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return store.Collect(rows, func(sc store.Scanner) (string, error) {
+		var id string
+		return id, sc.Scan(&id)
+	})
+}
+
+// vars are the decision's variables for one candidate.
+func (s *Service) vars(c candidate, ready bool, rs []report, now time.Time) map[string]any {
+	var deletedAt any
+	if c.deletedAt != nil {
+		deletedAt = *c.deletedAt
+	}
+	published := epoch
+	if c.publishedTime != nil {
+		published = *c.publishedTime
+	}
+	return map[string]any{
+		"resource": map[string]any{
+			"id": c.id, "project": c.project, "service_type": c.serviceType, "generation": c.generation,
+			"state": c.state, "status": c.status, "deleting": c.deleting(), "deleted_at": deletedAt,
+			"update_time": c.updateTime, "ready": ready, "adapters": adaptersView(rs),
+		},
+		"last": map[string]any{
+			"published": c.publishedTime != nil, "generation": c.lastGeneration, "published_time": published,
+		},
+		"now":    now,
+		"config": map[string]time.Duration{"debounce": s.cfg.Debounce, "max_age": s.cfg.MaxAge},
+	}
+}
+
+// event builds the reconcile event of a decision.
+func (s *Service) event(c candidate, reason string) (events.Event, error) {
+	ev, err := events.NewEvent("/steward/"+s.cfg.Name, Subject(c.serviceType), EventData{
+		ID: c.id, Kind: "catalog-item-instance", Href: "/api/v1/catalog-item-instances/" + c.id,
+		Project: c.project, ServiceType: c.serviceType, Generation: c.generation,
+		DeletedAt: c.deletedAt, Reason: reason,
+	})
+	if err != nil {
+		return events.Event{}, err
+	}
+	return ev.WithSubject(c.id), nil
+}
+
+// Start runs cycles every Interval until Stop; a cycle that fails is logged
+// and the next one runs at its time. It returns at once.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return errors.New("sentinel: already started")
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop, s.done = cancel, make(chan struct{})
+	go s.run(runCtx, s.done)
+	s.logger.InfoContext(ctx, "sentinel started", "interval", s.cfg.Interval, "debounce", s.cfg.Debounce, "max_age", s.cfg.MaxAge)
+	return nil
+}
+
+func (s *Service) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		st, err := s.RunOnce(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.logger.WarnContext(ctx, "sentinel cycle failed", "error", err, "published", st.Published)
+		case st.Published > 0 || st.Failed > 0:
+			s.logger.InfoContext(ctx, "sentinel cycle", "candidates", st.Candidates, "published", st.Published,
+				"lost", st.Lost, "failed", st.Failed, "duration_ms", time.Since(start).Milliseconds())
+		}
+		t.Reset(max(0, s.cfg.Interval-time.Since(start)))
+	}
+}
+
+// Stop ends the cycles, waiting for a running one to stop or ctx to end.
+func (s *Service) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	stop, done := s.stop, s.done
+	s.mu.Unlock()
+	if stop == nil {
+		return nil
+	}
+	stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,352 @@
+package sentinel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+func TestQueries_SameOnBothEngines(t *testing.T) { storetest.CheckQueryParity(t, sqlFS, "sql") }
+
+// catalog is a fixed set of service types and their required adapters.
+type catalog map[string][]string
+
+func (c catalog) RequiredAdaptersByType(context.Context) (map[string][]string, error) { return c, nil }
+
+// clock is a settable time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// fixture is a migrated database with orders written straight into it (the
+// sentinel only reads them) and a sentinel on a settable clock.
+type fixture struct {
+	db    *store.DB
+	clock *clock
+}
+
+func newFixture(t *testing.T, engine store.Engine) *fixture {
+	return &fixture{db: storetest.Open(t, engine), clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}}
+}
+
+func (f *fixture) sentinel(t *testing.T, cfg Config) *Service {
+	t.Helper()
+	cfg.DB = f.db
+	if cfg.Catalog == nil {
+		cfg.Catalog = catalog{"cluster": {"ns"}, "vm": nil}
+	}
+	cfg.Now = f.clock.Now
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+// sql rewrites ? placeholders for the engine.
+func (f *fixture) sql(q string) string {
+	if f.db.Engine() != store.Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (f *fixture) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := f.db.Exec(context.Background(), f.sql(q), args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// order inserts an order of a service type at generation 1.
+func (f *fixture) order(t *testing.T, id, serviceType string) {
+	t.Helper()
+	now := f.clock.Now()
+	f.exec(t, `INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels,
+		user_values, state, lifecycle, version, generation, attributes, instance_id, provider_name, status,
+		create_time, update_time) VALUES (?, 'default', 'item', ?, '', '{}', '[]', 'up', 'simple', 1, 1, '{}', '', '', 'RUNNING', ?, ?)`,
+		id, serviceType, now, now)
+}
+
+// change bumps an order's generation, as a spec change does.
+func (f *fixture) change(t *testing.T, id string) {
+	t.Helper()
+	f.exec(t, `UPDATE catalog_item_instances SET generation = generation + 1, update_time = ? WHERE id = ?`, f.clock.Now(), id)
+}
+
+// delete marks an order deleted and bumps its generation, as DELETE does.
+func (f *fixture) delete(t *testing.T, id string) {
+	t.Helper()
+	now := f.clock.Now()
+	f.exec(t, `UPDATE catalog_item_instances SET generation = generation + 1, deleted_at = ?, update_time = ? WHERE id = ?`,
+		now, now, id)
+}
+
+// report stores an adapter's report on an order with the given conditions.
+func (f *fixture) report(t *testing.T, id, adapter string, generation int64, conds map[string]string) {
+	t.Helper()
+	var cs []map[string]string
+	for typ, st := range conds {
+		cs = append(cs, map[string]string{"type": typ, "status": st})
+	}
+	raw, _ := json.Marshal(cs)
+	now := f.clock.Now()
+	f.exec(t, `DELETE FROM order_adapter_statuses WHERE order_id = ? AND adapter = ?`, id, adapter)
+	f.exec(t, `INSERT INTO order_adapter_statuses (order_id, adapter, observed_generation, observed_time, conditions,
+		data, create_time, update_time) VALUES (?, ?, ?, ?, ?, '{}', ?, ?)`,
+		id, adapter, generation, now, json.RawMessage(raw), now, now)
+}
+
+// published is an event in the outbox.
+type published struct {
+	Subject string
+	Type    string
+	Data    EventData
+}
+
+// drain returns the outbox's events, oldest first, and empties it.
+func (f *fixture) drain(t *testing.T) []published {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := f.db.Query(ctx, `SELECT subject, event FROM event_outbox ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []published
+	for rows.Next() {
+		var p published
+		var raw []byte
+		if err := rows.Scan(&p.Subject, &raw); err != nil {
+			t.Fatal(err)
+		}
+		var ev struct {
+			Type string    `json:"type"`
+			Data EventData `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("outbox event %s: %v", raw, err)
+		}
+		p.Type, p.Data = ev.Type, ev.Data
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	f.exec(t, `DELETE FROM event_outbox`)
+	return out
+}
+
+// cycle runs one cycle and returns what it published, as "id:reason".
+func (f *fixture) cycle(t *testing.T, s *Service) []string {
+	t.Helper()
+	if _, err := s.RunOnce(context.Background()); err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	var got []string
+	for _, p := range f.drain(t) {
+		if p.Subject != Subject(p.Data.ServiceType) || p.Type != p.Subject {
+			t.Errorf("event of %s on subject %s with type %s", p.Data.ServiceType, p.Subject, p.Type)
+		}
+		got = append(got, p.Data.ID+":"+p.Data.Reason)
+	}
+	return got
+}
+
+func wantPublished(t *testing.T, step string, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%s: published %v, want %v", step, got, want)
+	}
+}
+
+// The default decision over an order's life: new, not ready again after
+// debounce, quiet once its adapters converged, changed, deleting, and
+// resynced after max age; orders of types nobody waits for are not read.
+func TestSentinel_DecidesOverAnOrdersLife(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{})
+		f.order(t, "c1", "cluster")
+		f.order(t, "v1", "vm") // no required adapters: not watched
+
+		wantPublished(t, "a new order", f.cycle(t, s), "c1:new")
+		wantPublished(t, "right after", f.cycle(t, s))
+		f.clock.Add(11 * time.Second)
+		wantPublished(t, "not ready after debounce", f.cycle(t, s), "c1:not_ready")
+
+		f.report(t, "c1", "ns", 1, map[string]string{"Applied": "True", "Available": "True", "Health": "True"})
+		wantPublished(t, "adapters converged", f.cycle(t, s))
+		f.clock.Add(11 * time.Second)
+		wantPublished(t, "ready and debounced", f.cycle(t, s))
+
+		f.change(t, "c1")
+		wantPublished(t, "a changed generation", f.cycle(t, s), "c1:generation_changed")
+		f.report(t, "c1", "ns", 2, map[string]string{"Applied": "True", "Available": "True", "Health": "True"})
+		wantPublished(t, "converged again", f.cycle(t, s))
+
+		f.clock.Add(31 * time.Minute)
+		wantPublished(t, "max age", f.cycle(t, s), "c1:max_age")
+
+		f.delete(t, "c1")
+		wantPublished(t, "deleted (generation bumped)", f.cycle(t, s), "c1:generation_changed")
+		// Available=True at the new generation does not confirm a cleanup.
+		f.report(t, "c1", "ns", 3, map[string]string{"Applied": "True", "Available": "False", "Health": "True"})
+		f.clock.Add(11 * time.Second)
+		wantPublished(t, "still deleting after debounce", f.cycle(t, s), "c1:deleting")
+		f.report(t, "c1", "ns", 3, map[string]string{"Applied": "False", "Available": "False", "Health": "True"})
+		f.clock.Add(11 * time.Second)
+		wantPublished(t, "cleanup confirmed", f.cycle(t, s))
+	})
+}
+
+// A configured service type is watched though nothing requires adapters
+// on it, and a custom decision replaces the default.
+func TestSentinel_CustomDecisionAndWatchedTypes(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{
+			ServiceTypes: []string{"vm"},
+			Decision: &Decision{
+				Params: []Param{{Name: "fresh", Expr: "!last.published"}, {Name: "is_vm", Expr: "resource.service_type == 'vm'"}},
+				Result: "fresh && is_vm",
+			},
+		})
+		f.order(t, "c1", "cluster")
+		f.order(t, "v1", "vm")
+		wantPublished(t, "first cycle", f.cycle(t, s), "v1:fresh")
+		f.clock.Add(time.Hour)
+		wantPublished(t, "an hour later", f.cycle(t, s))
+	})
+}
+
+// Several sentinels on one database, running their cycles at the same
+// time, publish each decision once: the losers of the race see the mark
+// they read has changed and publish nothing.
+func TestSentinel_SeveralSentinelsNeverDoublePublish(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		const orders = 300
+		for i := range orders {
+			f.order(t, fmt.Sprintf("c%03d", i), "cluster")
+		}
+		var sentinels []*Service
+		for range 3 {
+			sentinels = append(sentinels, f.sentinel(t, Config{BatchSize: 50}))
+		}
+		for round := range 3 {
+			var wg sync.WaitGroup
+			stats := make([]CycleStats, len(sentinels))
+			errs := make([]error, len(sentinels))
+			for i, s := range sentinels {
+				wg.Go(func() { stats[i], errs[i] = s.RunOnce(context.Background()) })
+			}
+			wg.Wait()
+			total := 0
+			for i := range sentinels {
+				if errs[i] != nil {
+					t.Fatalf("round %d: sentinel %d: %v", round, i, errs[i])
+				}
+				total += stats[i].Published
+			}
+			evs := f.drain(t)
+			seen := map[string]int{}
+			for _, e := range evs {
+				seen[e.Data.ID]++
+			}
+			for id, n := range seen {
+				if n > 1 {
+					t.Errorf("round %d: %s published %d times", round, id, n)
+				}
+			}
+			if len(evs) != total || len(seen) != orders {
+				t.Errorf("round %d: %d events in the outbox for %d orders, sentinels counted %d", round, len(evs), len(seen), total)
+			}
+			f.clock.Add(11 * time.Second) // all not ready: every order is due again
+		}
+	})
+}
+
+func TestNew_RefusesABadDecision(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, store.SQLite)
+	for name, d := range map[string]struct {
+		decision Decision
+		want     string
+	}{
+		"syntax":       {Decision{Result: "resource.ready &&"}, "message_decision.result"},
+		"not a bool":   {Decision{Params: []Param{{Name: "p", Expr: "resource.generation + 1"}}, Result: "p"}, "params[0].expr"},
+		"unknown var":  {Decision{Result: "nope"}, "undeclared reference"},
+		"taken name":   {Decision{Params: []Param{{Name: "now", Expr: "true"}}, Result: "true"}, `"now": already taken`},
+		"duplicate":    {Decision{Params: []Param{{Name: "a", Expr: "true"}, {Name: "a", Expr: "false"}}, Result: "a"}, "params[1].name"},
+		"bad name":     {Decision{Params: []Param{{Name: "A-b", Expr: "true"}}, Result: "true"}, "lower-case identifier"},
+		"empty result": {Decision{}, "message_decision.result: required"},
+	} {
+		_, err := New(Config{DB: f.db, Catalog: catalog{}, Decision: &d.decision})
+		if err == nil || !strings.Contains(err.Error(), d.want) {
+			t.Errorf("%s: New = %v, want an error containing %q", name, err, d.want)
+		}
+	}
+}
+
+// A decision that fails at run time for one order (here a param that
+// divides by zero for it) leaves the others published and that one
+// unmarked, to be decided again.
+func TestSentinel_ADecisionErrorSkipsOnlyThatOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, store.SQLite)
+	s := f.sentinel(t, Config{Decision: &Decision{
+		Params: []Param{{Name: "ok", Expr: "10 / (resource.id == 'bad' ? 0 : 1) > 0"}},
+		Result: "ok",
+	}})
+	f.order(t, "bad", "cluster")
+	f.order(t, "good", "cluster")
+	st, err := s.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Failed != 1 || st.Published != 1 {
+		t.Errorf("stats = %+v, want 1 failed and 1 published", st)
+	}
+	wantPublished(t, "outbox", func() []string {
+		var ids []string
+		for _, p := range f.drain(t) {
+			ids = append(ids, p.Data.ID)
+		}
+		return ids
+	}(), "good")
+	if st, _ := s.RunOnce(context.Background()); st.Candidates != 1 || st.Failed != 1 {
+		t.Errorf("second cycle = %+v, want the failed order decided again", st)
+	}
+}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/sentinel"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// buildSentinel builds the in-process sentinel unless it is turned off.
+// Every replica runs one: they never publish a decision twice (see package
+// sentinel), so no leader is needed.
+func (s *Server) buildSentinel() error {
+	if s.cfg.SentinelInterval < 0 {
+		return nil
+	}
+	var err error
+	s.sentinel, err = sentinel.New(sentinel.Config{
+		DB: s.db, Catalog: s.catalog, Logger: s.logger, Registerer: s.registry, Notify: s.relay.Notify,
+		Interval: s.cfg.SentinelInterval, Debounce: s.cfg.SentinelDebounce, MaxAge: s.cfg.SentinelMaxAge,
+		Decision: s.cfg.SentinelDecision,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// loopbackPort returns the port of a 127.0.0.1 (or localhost) address: the
+// embedded NATS server has no credentials, so it never listens beyond the
+// host.
+func loopbackPort(addr string) (int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	if host != "127.0.0.1" && host != "localhost" {
+		return 0, fmt.Errorf("%q: the embedded NATS server listens on 127.0.0.1 only", addr)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return 0, fmt.Errorf("%q: bad port", addr)
+	}
+	return port, nil
+}
+
+// SentinelConfig is what `steward sentinel` can be told: a sentinel on its
+// own, beside servers that share its database.
+type SentinelConfig struct {
+	// DataDir and DatabaseURL select the store, as for the server.
+	DataDir     string
+	DatabaseURL string
+	// NATSURL, when set, runs an outbox relay in this process too, so the
+	// sentinel's events are published without a server; else the servers'
+	// relays publish them.
+	NATSURL  string
+	Logger   *slog.Logger
+	Interval time.Duration
+	Debounce time.Duration
+	MaxAge   time.Duration
+	Decision *sentinel.Decision
+	// Name tells this sentinel's events apart (their source).
+	Name string
+}
+
+// RunSentinel runs a sentinel until ctx ends.
+func RunSentinel(ctx context.Context, cfg SentinelConfig) error {
+	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
+		Migrators: []store.Migrator{jobs.Migrator()}, Logger: logger.With("component", "store")})
+	if err != nil {
+		return fmt.Errorf("sentinel: %w", err)
+	}
+	defer db.Close()
+	serviceTypes, err := catalog.NewServiceTypes(db)
+	if err != nil {
+		return err
+	}
+	scfg := sentinel.Config{DB: db, Catalog: catalog.New(catalog.Config{DB: db, ServiceTypes: serviceTypes, Logger: logger}),
+		Logger: logger, Interval: cfg.Interval, Debounce: cfg.Debounce, MaxAge: cfg.MaxAge, Decision: cfg.Decision,
+		Name: cfg.Name}
+	if cfg.NATSURL != "" {
+		bus := events.New(events.Config{Logger: logger, URL: cfg.NATSURL})
+		if err := bus.Start(ctx); err != nil {
+			return fmt.Errorf("sentinel: connect to NATS: %w", err)
+		}
+		defer func() { _ = bus.Stop(context.WithoutCancel(ctx)) }()
+		relay := events.NewRelay(events.RelayConfig{DB: db, Bus: bus, Logger: logger})
+		if err := relay.Start(ctx); err != nil {
+			return fmt.Errorf("sentinel: start event relay: %w", err)
+		}
+		defer func() { _ = relay.Stop(context.WithoutCancel(ctx)) }()
+		scfg.Notify = relay.Notify
+	}
+	sn, err := sentinel.New(scfg)
+	if err != nil {
+		return err
+	}
+	if err := sn.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	err = sn.Stop(stopCtx)
+	logger.Info("sentinel stopped", "error", err)
+	return err
+}
