@@ -43,7 +43,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr), newTokenCmd(stdout),
-		newSentinelCmd(stderr))
+		newSentinelCmd(stderr), newAdapterCmd(stderr))
 	return root
 }
 

@@ -3,6 +3,8 @@ package events
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +88,89 @@ func TestBus_HandlerError_RedeliversTheEvent(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("handler called %d times, want 2", n)
+	}
+}
+
+// A failed handler's event comes back after Backoff(delivered), asked with
+// the delivery count.
+func TestBus_HandlerError_RedeliversAfterTheBackoff(t *testing.T) {
+	t.Parallel()
+	bus := startBus(t, startServer(t, EmbeddedConfig{}), Config{RetryDelay: time.Hour})
+	c := newCollector()
+	var calls atomic.Int32
+	var mu sync.Mutex
+	var asked []uint64
+	stop, err := bus.Subscribe(context.Background(), SubscribeParams{
+		Subject: "steward.>", Durable: "backoff",
+		Handler: func(ctx context.Context, ev Event) error {
+			if calls.Add(1) <= 2 {
+				return errors.New("not yet")
+			}
+			return c.handle(ctx, ev)
+		},
+		Backoff: func(delivered uint64) time.Duration {
+			mu.Lock()
+			asked = append(asked, delivered)
+			mu.Unlock()
+			return time.Duration(delivered) * time.Millisecond
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if err := bus.Publish(context.Background(), "steward.test", newEvent(t, "dev.steward.test", nil)); err != nil {
+		t.Fatal(err)
+	}
+	c.receive(t, 1) // within waitTimeout: the Bus's hour-long RetryDelay was not used
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(asked) != "[1 2]" {
+		t.Errorf("Backoff asked for deliveries %v, want [1 2]", asked)
+	}
+}
+
+// Two subscribers share a durable; a handler that works longer than AckWait
+// keeps its event (the subscription tells JetStream it is in progress), so
+// the other subscriber never gets it at the same time.
+func TestBus_LongHandlerKeepsItsEvent(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, EmbeddedConfig{})
+	const ackWait = 300 * time.Millisecond
+	var calls atomic.Int32
+	done := make(chan struct{}, 2)
+	work := func(ctx context.Context, _ Event) error {
+		calls.Add(1)
+		select { // the work itself takes three AckWaits
+		case <-time.After(3 * ackWait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		done <- struct{}{}
+		return nil
+	}
+	var buses []*Bus
+	for range 2 {
+		b := startBus(t, srv, Config{AckWait: ackWait, RetryDelay: time.Millisecond})
+		stop, err := b.Subscribe(context.Background(), SubscribeParams{
+			Subject: "steward.>", Durable: "replicas", Handler: work, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		buses = append(buses, b)
+	}
+	if err := buses[0].Publish(context.Background(), "steward.test", newEvent(t, "dev.steward.test", nil)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(waitTimeout):
+		t.Fatal("the handler never finished")
+	}
+	info := waitAcked(t, buses[0], "replicas", 1)
+	if n := calls.Load(); n != 1 || info.NumRedelivered != 0 {
+		t.Errorf("handler ran %d times, %d redeliveries; want once, none", n, info.NumRedelivered)
 	}
 }
 

@@ -1,10 +1,12 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -26,6 +28,17 @@ type SubscribeParams struct {
 	Durable string
 	// Handler is called for each event, one at a time. Required.
 	Handler Handler
+	// Timeout bounds one call of Handler. Defaults to the Bus's AckWait.
+	// While a handler runs, the subscription tells JetStream it is still
+	// working on the event (every third of AckWait), so a handler that takes
+	// longer than AckWait keeps its event: no other subscriber of the
+	// durable gets it meanwhile. A subscriber that dies stops telling, and
+	// the event goes to another one after AckWait.
+	Timeout time.Duration
+	// Backoff is how long JetStream waits before redelivering an event
+	// whose handler failed, given how many times it was delivered (1 for
+	// the first). Defaults to the Bus's RetryDelay every time.
+	Backoff func(delivered uint64) time.Duration
 }
 
 // subscription is one running durable consumer.
@@ -92,8 +105,10 @@ func (s *subscription) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	hctx, cancel := context.WithTimeout(ctx, s.bus.cfg.AckWait)
+	hctx, cancel := context.WithTimeout(ctx, cmp.Or(s.params.Timeout, s.bus.cfg.AckWait))
+	stopBeat := heartbeat(msg, s.bus.cfg.AckWait/3)
 	err = s.params.Handler(hctx, ev)
+	stopBeat()
 	cancel()
 	if err == nil {
 		if err := msg.Ack(); err != nil {
@@ -107,12 +122,36 @@ func (s *subscription) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
+	delay := s.bus.cfg.RetryDelay
 	attrs := []any{"event_id", ev.ID(), "event_type", ev.Type(), "error", err}
 	if md, mdErr := msg.Metadata(); mdErr == nil {
 		attrs = append(attrs, "delivery", md.NumDelivered)
+		if s.params.Backoff != nil {
+			delay = s.params.Backoff(md.NumDelivered)
+		}
 	}
-	log.WarnContext(ctx, "event handler failed; will redeliver", attrs...)
-	_ = msg.NakWithDelay(s.bus.cfg.RetryDelay)
+	log.WarnContext(ctx, "event handler failed; will redeliver", append(attrs, "delay", delay)...)
+	_ = msg.NakWithDelay(delay)
+}
+
+// heartbeat tells JetStream every interval that msg is still being
+// handled, until the returned stop is called (which waits for it).
+func heartbeat(msg jetstream.Msg, interval time.Duration) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(max(interval, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // stop ends the handlers' ctx, stops consuming and waits until the running

@@ -36,7 +36,7 @@ var allowedImports = map[string][]string{
 	// records (audit.Describe) and the HTTP layer writes them.
 	"internal/audit":     {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/tokens":    {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/cli":       {"internal/bench", "internal/crashtest", "internal/processprovider", "internal/sentinel", "internal/server"},
+	"internal/cli":       {"internal/adapter", "internal/bench", "internal/crashtest", "internal/processprovider", "internal/sentinel", "internal/server"},
 	"internal/crashtest": {"pkg/provider"},
 	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
@@ -49,7 +49,7 @@ var allowedImports = map[string][]string{
 	// query (see its package doc), and publishes through the outbox.
 	"internal/sentinel": {"internal/events", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
-	"internal/adapter":          nil,
+	"internal/adapter":          {"internal/events"},
 	"internal/kubetest":         nil,
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,

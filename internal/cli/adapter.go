@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/internal/adapter"
+	"github.com/stewardhq/steward/internal/server"
+)
+
+func newAdapterCmd(stderr io.Writer) *cobra.Command {
+	var cfg server.AdapterConfig
+	var path, logLevel string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "adapter --config FILE",
+		Short: "Run an adapter: reconcile orders in Kubernetes from the sentinel's events",
+		Long: `Run an adapter: consume the reconcile events of the service types its config
+names, apply or delete the Kubernetes objects the config describes, and
+report Applied, Available and Health on each order.
+
+The config (YAML; see examples/adapters/) is checked when it loads: every
+problem is printed with its field path and the adapter does not start.
+Replicas of one adapter share its durable JetStream consumers, so each event
+is handled by one of them at a time. An event is acknowledged only after its
+report is stored; a transient failure brings it back with a backoff.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := adapter.Load(path)
+			if err != nil {
+				return err
+			}
+			if check {
+				_, err := io.WriteString(cmd.OutOrStdout(), path+": ok\n")
+				return err
+			}
+			logger, err := jsonLogger(stderr, logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Config, cfg.Logger = c, logger
+			return server.RunAdapter(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&path, "config", "", "the adapter's task config (YAML)")
+	_ = cmd.MarkFlagRequired("config")
+	f.BoolVar(&check, "check", false, "check the config and exit")
+	f.StringVar(&cfg.StewardURL, "server", "http://127.0.0.1:8080", "Steward's API URL")
+	f.StringVar(&cfg.Token, "token", "", "bearer token for Steward's API")
+	f.StringVar(&cfg.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS URL of Steward's JetStream (steward server --nats-listen)")
+	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")
+	f.DurationVar(&cfg.Timeout, "timeout", 0, "longest one reconcile may take (default 5m)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
