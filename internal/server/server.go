@@ -95,6 +95,9 @@ type Config struct {
 	// TombstoneRetention is how long a removed order stays readable as a
 	// tombstone before it is purged. Defaults to 30 days (AIP-164).
 	TombstoneRetention time.Duration
+	// TombstonePurgeInterval is how often expired tombstones are purged.
+	// Defaults to 10m.
+	TombstonePurgeInterval time.Duration
 	// DeletionStuckAfter is how long an order may wait at its deletion gate
 	// before it counts as stuck (Ready reason DeletionStuck, and the
 	// stuck-deletion metrics). Defaults to 10m.
@@ -374,7 +377,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// removal; the sweep is the fallback (issue 9).
 	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
 		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", func(ctx context.Context) (int, error) { return s.lifecycle.SweepDeletions(ctx) })})
-	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: 10 * time.Minute, RunOnStart: true,
+	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
 		Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", func(ctx context.Context) (int, error) { return s.lifecycle.PurgeTombstones(ctx) })})
 	if s.cfg.CleanupInterval > 0 {
 		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
@@ -608,6 +611,18 @@ func (s *Server) ProcessProvider() *processprovider.Daemon { return s.processPro
 
 // Bus returns the event bus, for tests.
 func (s *Server) Bus() *events.Bus { return s.bus }
+
+// NATSURL is the embedded NATS server's nats:// URL on 127.0.0.1 when it
+// listens (Config.NATSListen), else "".
+func (s *Server) NATSURL() string {
+	if s.nats == nil {
+		return ""
+	}
+	return s.nats.ClientURL()
+}
+
+// Sentinel returns the in-process sentinel, nil when it is turned off.
+func (s *Server) Sentinel() *sentinel.Service { return s.sentinel }
 
 // Stop shuts down in reverse order of start: HTTP (letting requests in
 // flight finish), the relay, jobs (waiting for running ones), the bus, NATS
