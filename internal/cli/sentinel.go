@@ -30,12 +30,8 @@ this process as well as from the servers.`,
 				return err
 			}
 			cfg.Logger = logger
-			if decision != "" {
-				d, err := sentinel.LoadDecision(decision)
-				if err != nil {
-					return fmt.Errorf("--decision: %w", err)
-				}
-				cfg.Decision = d
+			if cfg.Decision, err = decisionFlag("--decision", decision); err != nil {
+				return err
 			}
 			return server.RunSentinel(cmd.Context(), cfg)
 		},
@@ -51,4 +47,17 @@ this process as well as from the servers.`,
 	f.StringVar(&cfg.Name, "name", "sentinel", "this sentinel's name, in its events' source")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
+}
+
+// decisionFlag loads the message_decision file a flag names; none when the
+// flag is empty.
+func decisionFlag(flag, path string) (*sentinel.Decision, error) {
+	if path == "" {
+		return nil, nil
+	}
+	d, err := sentinel.LoadDecision(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return d, nil
 }

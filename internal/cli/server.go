@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stewardhq/steward/internal/sentinel"
 	"github.com/stewardhq/steward/internal/server"
 )
 
@@ -44,12 +42,8 @@ SIGINT or SIGTERM stops the server gracefully.`,
 				return err
 			}
 			cfg.Logger = logger
-			if decision != "" {
-				d, err := sentinel.LoadDecision(decision)
-				if err != nil {
-					return fmt.Errorf("--sentinel-decision: %w", err)
-				}
-				cfg.SentinelDecision = d
+			if cfg.SentinelDecision, err = decisionFlag("--sentinel-decision", decision); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
 				cfg.ProcessProvider = cfg.Dev

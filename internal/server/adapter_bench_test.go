@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/adapter"
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/kubetest"
+	polling "github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -77,13 +78,7 @@ func benchPipeline(b *testing.B, engine store.Engine, kind string, orders int) {
 		if st, err := s.Sentinel().RunOnce(ctx); err != nil || st.Published != orders {
 			b.Fatalf("sentinel cycle = %+v, %v; want %d published", st, err, orders)
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for reports(b, db) < orders {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d of %d reports after 2 minutes", reports(b, db), orders)
-			}
-			time.Sleep(5 * time.Millisecond) // polling the database, not waiting for luck
-		}
+		polling.UntilWithin(b, 2*time.Minute, "every order has its report", func() bool { return reports(b, db) >= orders })
 	}
 	b.ReportMetric(float64(orders)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
