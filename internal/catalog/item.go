@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
 
@@ -19,9 +18,6 @@ const (
 	maxDisplayName = 256
 	maxFields      = 256
 )
-
-// idPattern is API.md's client id rule.
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Item is a catalog item (API.md; DCM's catalog-item-schema): a service
 // type with default values and the fields an order may or must set. The

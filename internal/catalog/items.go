@@ -8,12 +8,13 @@ import (
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 )
 
 // CreateItemParams is a new catalog item. Fields are as in [Item].
 type CreateItemParams struct {
-	// ID is the item's id (API.md's client id rule); empty generates a UUID.
+	// ID is the item's id (AEP-122, package resourceid); empty generates a UUID.
 	ID          string         `json:"-"`
 	DisplayName string         `json:"display_name"`
 	ServiceType string         `json:"service_type"`
@@ -31,8 +32,8 @@ func (s *Service) CreateItem(ctx context.Context, p CreateItemParams) (Item, err
 	case it.ID == "":
 		it.ID = store.NewID()
 		audit.Describe(ctx, "catalog_item:"+it.ID, nil)
-	case !idPattern.MatchString(it.ID):
-		return Item{}, invalid.New("id", "must match %s", idPattern)
+	case !resourceid.Valid(it.ID):
+		return Item{}, resourceid.Check("id", it.ID)
 	}
 	if err := normalizeItem(&it); err != nil {
 		return Item{}, err

@@ -11,9 +11,9 @@ import (
 	"github.com/stewardhq/steward/internal/schema"
 )
 
-// adapterNamePattern is the rule for a required adapter's name: the same as
-// an id, since adapters report under it in a URL path.
-var adapterNamePattern = idPattern
+// adapterNamePattern is the rule for a required adapter's name: a lowercase
+// DNS label, since adapters report under it in a URL path.
+var adapterNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // identityTypes are the JSON Schema types an identity attribute may have
 // (LSM: string or int).

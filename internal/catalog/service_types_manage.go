@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/schema"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 // (PUT). Fields are as in [ServiceType]; zero values take the defaults
 // (lifecycle simple, on_parent_delete cascade, no adapters).
 type ServiceTypeParams struct {
-	// ID is the type's id (API.md's client id rule); required.
+	// ID is the type's id (AEP-122, package resourceid); required.
 	ID                string          `json:"-"`
 	Schema            json.RawMessage `json:"schema"`
 	Lifecycle         string          `json:"lifecycle"`
@@ -142,8 +143,8 @@ func (s *Service) checkNewServiceType(st ServiceType) error {
 	switch {
 	case st.ID == "":
 		return invalid.New("id", "is required (?id=)")
-	case !idPattern.MatchString(st.ID):
-		return invalid.New("id", "must match %s", idPattern)
+	case !resourceid.Valid(st.ID):
+		return resourceid.Check("id", st.ID)
 	case s.cfg.ServiceTypes.IsBuiltin(st.ID):
 		return fmt.Errorf("service type %q is built in: %w", st.ID, ErrServiceTypeExists)
 	}

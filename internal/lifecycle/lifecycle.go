@@ -112,9 +112,6 @@ const (
 // stateNamePattern keeps state names to words the compact form can parse.
 var stateNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// idPattern is API.md's client id rule.
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // State is one state of a lifecycle. The engine acts on entering it
 // (DESIGN §3): ExportResources makes sure a resource exists with the active
 // attributes, PurgeResources deletes it, Deleted ends the order's life.

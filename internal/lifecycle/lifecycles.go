@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/audit"
-	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 )
 
 // CreateParams is a new lifecycle.
 type CreateParams struct {
-	// ID is the lifecycle's id (API.md's client id rule); empty generates a
+	// ID is the lifecycle's id (AEP-122, package resourceid); empty generates a
 	// UUID.
 	ID string
 	Source
@@ -31,8 +31,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error)
 	case p.ID == "":
 		p.ID = store.NewID()
 		audit.Describe(ctx, "lifecycle:"+p.ID, nil)
-	case !idPattern.MatchString(p.ID):
-		return Lifecycle{}, invalid.New("id", "must match %s", idPattern)
+	case !resourceid.Valid(p.ID):
+		return Lifecycle{}, resourceid.Check("id", p.ID)
 	}
 	if _, ok := builtin(p.ID); ok {
 		return Lifecycle{}, fmt.Errorf("lifecycle %q is built in: %w", p.ID, ErrLifecycleExists)

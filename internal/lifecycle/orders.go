@@ -4,24 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/schema"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// orderIDPattern is API.md's client id rule.
-var orderIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // CreateOrderParams is a new order (API.md, catalog-item-instances).
 type CreateOrderParams struct {
-	// ID is the order's id (API.md's client id rule); empty generates a UUID.
+	// ID is the order's id (AEP-122, package resourceid); empty generates a UUID.
 	ID            string              `json:"-"`
 	Project       string              `json:"-"`
 	CatalogItemID string              `json:"catalog_item_id"`
@@ -51,8 +48,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	case p.ID == "":
 		p.ID = store.NewID()
 		audit.Describe(ctx, "catalog_item_instance:"+p.ID, nil)
-	case !orderIDPattern.MatchString(p.ID):
-		errs.Add("id", "must match %s", orderIDPattern)
+	case !resourceid.Valid(p.ID):
+		errs.Add("id", "%s", resourceid.Message)
 	}
 	if p.CatalogItemID == "" {
 		errs.Add("catalog_item_id", "is required")

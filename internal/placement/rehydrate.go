@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -12,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -26,8 +26,6 @@ const (
 	rehydrationDone    = "DONE"
 	rehydrationFailed  = "FAILED"
 )
-
-var instanceIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // RehydrateParams asks to rehydrate the current resource InstanceID of an
 // order into NewInstanceID.
@@ -59,8 +57,8 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 	switch {
 	case p.NewInstanceID == "":
 		return operations.Operation{}, invalid.New("new_instance_id", "is required")
-	case !instanceIDPattern.MatchString(p.NewInstanceID):
-		return operations.Operation{}, invalid.New("new_instance_id", "must match %s", instanceIDPattern)
+	case !resourceid.Valid(p.NewInstanceID): // AEP-122; the generated UUIDs pass
+		return operations.Operation{}, resourceid.Check("new_instance_id", p.NewInstanceID)
 	case p.NewInstanceID == p.InstanceID:
 		return operations.Operation{}, invalid.New("new_instance_id", "must differ from the current instance id")
 	}

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// benchPolicies are typical policies: a constraint, a patch that reads the
-// input, a provider choice among the available providers.
+// benchPolicies are typical policies: a constraint (each one tighter than
+// the last, so every one is compared with those before it), a patch that
+// reads the input, a provider choice among the available providers.
 func benchPolicies(n int) []Policy {
 	bodies := []string{
-		`main := {"constraints": {"vcpu.count": {"maximum": 16}}}`,
+		`main := {"constraints": {"vcpu.count": {"minimum": 1, "maximum": %d}}}`,
 		`main := {"patch": {"labels": {"cost_center": object.get(input.labels, "team", "shared")}}}`,
 		`main := {"selected_provider": p.name} if {
 	some p in input.available_providers
@@ -19,7 +20,11 @@ func benchPolicies(n int) []Policy {
 	}
 	ps := make([]Policy, n)
 	for i := range ps {
-		ps[i] = pol(fmt.Sprintf("p%d", i), TypeGlobal, i+1, bodies[i%len(bodies)])
+		body := bodies[i%len(bodies)]
+		if i%len(bodies) == 0 {
+			body = fmt.Sprintf(body, 32-i)
+		}
+		ps[i] = pol(fmt.Sprintf("p%d", i), TypeGlobal, i+1, body)
 	}
 	return ps
 }

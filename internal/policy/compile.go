@@ -31,6 +31,28 @@ type module struct {
 	// may not share one.
 	pkg   string
 	query rego.PreparedEvalQuery
+	// dcmInput is set when the code may read the input under DCM's names
+	// (inputAliases): only then does the chain add them to the input.
+	dcmInput bool
+	// unknownKeys are the members main visibly answers that the contract
+	// does not know.
+	unknownKeys []*UnknownKeyError
+}
+
+// checkOutputKeys refuses a module whose main visibly answers a member
+// the contract does not know. It runs when a policy is created or changed,
+// not when the stored set is loaded: a policy stored before the check
+// existed still loads, and fails the chain (500) when it answers the
+// member, rather than keeping every other policy from loading.
+func checkOutputKeys(p Policy, mod *module) error {
+	if len(mod.unknownKeys) == 0 {
+		return nil
+	}
+	e := &InvalidPolicyError{PolicyID: p.ID}
+	for _, u := range mod.unknownKeys {
+		e.Messages = append(e.Messages, u.Error())
+	}
+	return e
 }
 
 // compileModule parses and compiles p's Rego as a Rego v1 module and
@@ -48,6 +70,7 @@ func compileModule(ctx context.Context, p Policy) (*module, error) {
 		return nil, &InvalidPolicyError{PolicyID: p.ID,
 			Messages: []string{fmt.Sprintf("package %s must define a rule main", parsed.Package.Path)}}
 	}
+
 	query := parsed.Package.Path.Append(ast.StringTerm("main")).String()
 	pq, err := rego.New(
 		rego.Query(query),
@@ -61,7 +84,33 @@ func compileModule(ctx context.Context, p Policy) (*module, error) {
 		}
 		return nil, invalidPolicy(p.ID, err)
 	}
-	return &module{pkg: parsed.Package.Path.String(), query: pq}, nil
+	return &module{pkg: parsed.Package.Path.String(), query: pq, dcmInput: readsDCMInput(parsed),
+		unknownKeys: unknownOutputKeys(parsed)}, nil
+}
+
+// readsDCMInput reports whether m may read an input member under one of
+// DCM's names: it names one, or reads the input whole or by a computed key.
+func readsDCMInput(m *ast.Module) bool {
+	found := false
+	ast.NewGenericVisitor(func(x any) bool {
+		switch x := x.(type) {
+		case ast.Ref:
+			if !x[0].Equal(ast.InputRootDocument) {
+				return found
+			}
+			if len(x) == 1 {
+				found = true
+			} else if key, ok := x[1].Value.(ast.String); !ok || slices.Contains(dcmInputNames, string(key)) {
+				found = true
+			}
+			return true // its head is not a bare input
+		case ast.Var:
+			// input as a plain term: x := input, object.get(input, k, d).
+			found = found || x.Equal(ast.InputRootDocument.Value)
+		}
+		return found
+	}).Walk(m)
+	return found
 }
 
 func definesMain(m *ast.Module) bool {
@@ -72,6 +121,65 @@ func definesMain(m *ast.Module) bool {
 		}
 	}
 	return false
+}
+
+// unknownOutputKeys returns the members main's rules answer that the
+// contract does not know, where the code shows them: the constant keys of
+// an object literal main evaluates to (main := {...}), of a member rule
+// (main.colour := ...), and of a provider constraints object literal among
+// them. Keys computed at run time are checked when they appear.
+func unknownOutputKeys(m *ast.Module) []*UnknownKeyError {
+	var out []*UnknownKeyError
+	seen := map[string]bool{}
+	report := func(prefix, key string, known []string) {
+		if path := prefix + key; !slices.Contains(known, key) && !seen[path] {
+			seen[path] = true
+			out = append(out, &UnknownKeyError{Key: path, Known: known})
+		}
+	}
+	checkMember := func(key string, value *ast.Term) {
+		report("", key, outputKeys)
+		switch key {
+		case keyProviderConstraints, keyServiceProviderConstraints, keyAgentConstraints:
+		default:
+			return
+		}
+		if obj, ok := value.Value.(ast.Object); ok {
+			obj.Foreach(func(k, _ *ast.Term) {
+				if s, ok := k.Value.(ast.String); ok {
+					report(key+".", string(s), providerConstraintKeys)
+				}
+			})
+		}
+	}
+	main := ast.VarTerm("main")
+	var rules []*ast.Rule
+	for _, r := range m.Rules {
+		for ; r != nil; r = r.Else { // main := {...} if {...} else := {...}
+			rules = append(rules, r)
+		}
+	}
+	for _, r := range rules {
+		ref := r.Head.Ref()
+		if len(ref) == 0 || !ref[0].Equal(main) || r.Head.Value == nil {
+			continue
+		}
+		switch {
+		case len(ref) == 1:
+			if obj, ok := r.Head.Value.Value.(ast.Object); ok {
+				obj.Foreach(func(k, v *ast.Term) {
+					if s, ok := k.Value.(ast.String); ok {
+						checkMember(string(s), v)
+					}
+				})
+			}
+		case len(ref) == 2:
+			if s, ok := ref[1].Value.(ast.String); ok {
+				checkMember(string(s), r.Head.Value)
+			}
+		}
+	}
+	return out
 }
 
 func invalidPolicy(id string, err error) *InvalidPolicyError {

@@ -16,12 +16,12 @@ import (
 type fieldConstraint struct {
 	by     Policy
 	schema any
-	valid  *jsonschema.Schema
+	*compiledSchema
 }
 
 // constraintSet accumulates the field constraints of one evaluation. Every
-// schema applies (allOf), so a later policy can only tighten a field; a
-// lower level may not even restate a higher level's field differently.
+// schema applies (allOf), and a later policy's schema must be at least as
+// strict as the earlier ones it meets and leave a value (see narrows).
 type constraintSet struct {
 	byPath  map[string][]fieldConstraint
 	schemas *schemaCache
@@ -33,8 +33,8 @@ func newConstraintSet(schemas *schemaCache) *constraintSet {
 }
 
 // add records by's schema for the field at path (dotted). It returns a
-// [*ConflictError] when a higher level constrains the field differently,
-// and an [*EvaluationError] for a schema that does not compile.
+// [*ConflictError] when the schema loosens or contradicts an earlier one
+// (narrows), and an [*EvaluationError] for a schema that does not compile.
 func (cs *constraintSet) add(by Policy, path string, schema any) error {
 	if path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, "..") {
 		return &EvaluationError{Policy: by.Ref(), Err: fmt.Errorf("constraints: %q is not a dotted field path", path)}
@@ -43,17 +43,16 @@ func (cs *constraintSet) add(by Policy, path string, schema any) error {
 		if equalJSON(have.schema, schema) {
 			return nil // restated: nothing new
 		}
-		if have.by.PolicyType.rank() < by.PolicyType.rank() {
-			ref := have.by.Ref()
-			return &ConflictError{Policy: by.Ref(), Field: path, With: &ref,
-				Reason: fmt.Sprintf("a %s policy may not redefine a constraint set at the %s level", by.PolicyType, have.by.PolicyType)}
-		}
 	}
-	valid, err := cs.schemas.compile(schema)
+	compiled, err := cs.schemas.compile(schema)
 	if err != nil {
 		return &EvaluationError{Policy: by.Ref(), Err: fmt.Errorf("constraints.%s is not a JSON Schema: %w", path, err)}
 	}
-	cs.byPath[path] = append(cs.byPath[path], fieldConstraint{by: by, schema: schema, valid: valid})
+	fc := fieldConstraint{by: by, schema: schema, compiledSchema: compiled}
+	if err := narrows(path, cs.byPath[path], fc); err != nil {
+		return err
+	}
+	cs.byPath[path] = append(cs.byPath[path], fc)
 	if list := cs.byPath[path]; len(list) == 1 {
 		cs.view[path] = schema
 	} else {
@@ -124,19 +123,26 @@ func schemaMessage(err error) string {
 // maxCachedSchemas bounds a schemaCache; past it the cache starts over.
 const maxCachedSchemas = 1024
 
+// compiledSchema is a constraint schema ready to validate with, and the
+// summary narrows compares.
+type compiledSchema struct {
+	valid *jsonschema.Schema
+	sum   *summary
+}
+
 // schemaCache holds compiled constraint schemas by their JSON text.
 // Policies answer the same few schemas again and again, and compiling one
 // (checking it against the metaschema) costs more than running a policy.
 // It is safe for concurrent use; compiled schemas are immutable.
 type schemaCache struct {
 	mu sync.Mutex
-	m  map[string]*jsonschema.Schema
+	m  map[string]*compiledSchema
 }
 
-func newSchemaCache() *schemaCache { return &schemaCache{m: map[string]*jsonschema.Schema{}} }
+func newSchemaCache() *schemaCache { return &schemaCache{m: map[string]*compiledSchema{}} }
 
 // compile returns the compiled schema, from the cache when it is there.
-func (c *schemaCache) compile(schema any) (*jsonschema.Schema, error) {
+func (c *schemaCache) compile(schema any) (*compiledSchema, error) {
 	b, err := json.Marshal(schema) // map keys sorted: one text per schema
 	if err != nil {
 		return nil, err
@@ -156,9 +162,11 @@ func (c *schemaCache) compile(schema any) (*jsonschema.Schema, error) {
 	if err := comp.AddResource(url, schema); err != nil {
 		return nil, err
 	}
-	if s, err = comp.Compile(url); err != nil {
+	valid, err := comp.Compile(url)
+	if err != nil {
 		return nil, err
 	}
+	s = &compiledSchema{valid: valid, sum: summarize(schema)}
 	c.mu.Lock()
 	if len(c.m) >= maxCachedSchemas {
 		clear(c.m)

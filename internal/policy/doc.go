@@ -33,28 +33,42 @@
 //
 // [Service.Evaluate] runs the enabled policies whose label selector matches
 // the request (key service_type against the service type, project against
-// the project, any other key against the request's labels; an empty
-// selector matches everything), ordered GLOBAL → TENANT → USER, then by
-// priority (lower first), then by id. Each policy's input is:
+// the project, any other key against the request's labels, which are the
+// spec's metadata.labels (where DCM's requests carry them) overlaid by the
+// order's labels: the order's win on a key both carry; an empty selector
+// matches everything), ordered GLOBAL → TENANT → USER, then by priority
+// (lower first), then by id. Each policy's input is:
 //
 //	{"spec": {…} (as patched so far), "service_type": "vm", "labels": {…},
 //	 "project": "default", "provider": "" (selected so far),
 //	 "current_provider": "" (the provider holding the resource, on rehydration),
 //	 "constraints": {"vcpu.count": {"maximum": 4}} (accumulated),
-//	 "provider_constraints": {"allow_list": [], "patterns": [], "metadata": {}} (accumulated),
-//	 "available_providers": [{"name", "service_types", "metadata", "status"}] (less the excluded),
+//	 "provider_constraints": {"allow_list", "patterns", "globs", "metadata",
+//	   "environment_constraints", "environment_patterns"} (accumulated),
+//	 "available_providers": [{"name", "service_types", "metadata", "status",
+//	   "environment", "cost"}] (less the excluded),
 //	 "exclude_providers": []}
 //
-// and its main must be an object with any of the members below, which are
-// applied in this order:
+// with DCM's names for the same values beside them, so that a policy
+// written for DCM reads what it expects: agent (provider), agent_constraints
+// and service_provider_constraints (provider_constraints), available_agents
+// and exclude_agents. Its main must be an object with any of the members
+// below, which are applied in this order; DCM's names are accepted as
+// aliases (selected_agent for selected_provider; service_provider_constraints
+// and agent_constraints for provider_constraints), and any other member is
+// an [*UnknownKeyError]: refused at create when the code shows it, a
+// failure of the chain when it appears at run time, because a member the
+// engine does not understand may be a restriction it would drop.
 //
 //   - rejected (bool) and rejection_reason: the chain stops with a
 //     [*RejectedError] (406 POLICY_REJECTED) naming the policy.
 //   - constraints: dotted field path → JSON Schema (2020-12) for that
-//     field's value. Constraints accumulate and all apply (allOf), so a later
-//     policy can only tighten a field. A policy may not constrain a field
-//     that a policy of a higher level constrains, unless with the very same
-//     schema: that is a [*ConflictError] (409 POLICY_CONFLICT). An absent
+//     field's value. Constraints accumulate and all apply (allOf). A later
+//     policy's schema (at a lower level, or later in the same level) must
+//     be at least as strict as each earlier one it meets, and together they
+//     must leave a value: otherwise it is a [*ConflictError] (409
+//     POLICY_CONFLICT) naming both policies, the field and the keyword.
+//     What is compared, and what cannot be, is in strictness.go. An absent
 //     field satisfies every constraint.
 //   - patch: a JSON merge patch (RFC 7386) of the spec. It may not change
 //     service_type.
@@ -65,12 +79,16 @@
 //     patched in that breaks one is a conflict (409) naming the current
 //     policy, the field and the constraint's policy: the policies disagree,
 //     and the administrator must reconcile them.
-//   - provider_constraints {allow_list, patterns, metadata}: they
-//     accumulate as an intersection. A provider satisfies them when it is in
-//     the allow list (an empty list allows all), its name matches every
-//     pattern (path.Match globs) and its metadata has every key with the
-//     same value. Disjoint allow lists, two values for one metadata key, or
-//     constraints that exclude the provider selected earlier are a conflict.
+//   - provider_constraints {allow_list, patterns, globs, metadata,
+//     environment_constraints}: they accumulate as an intersection. A
+//     provider satisfies them when it is in the allow list (an empty list
+//     allows all), its name matches every pattern (RE2, searched as DCM
+//     does; DCM's older single "pattern" is one more) and every glob
+//     (path.Match, whole name), its metadata has every key with the same
+//     value, and its metadata "environment" is in environment_constraints (a
+//     list, or DCM's {allow_list, patterns}). Disjoint allow or environment
+//     lists, two values for one metadata key, or constraints that exclude
+//     the provider selected earlier are a conflict.
 //   - selected_provider: becomes the selection (a later policy may change
 //     it). The provider must be available (registered, not excluded), serve
 //     the service type and satisfy the provider constraints, else conflict.
@@ -78,11 +96,11 @@
 // A main that is undefined for the request means the policy has nothing to
 // say: it is skipped. A policy that fails at run time (a Rego error, the
 // chain's EvaluationTimeout) or answers outside the contract (main not an
-// object, a member of the wrong type, a schema that does not compile, a
-// malformed glob) stops the chain with an [*EvaluationError] (500
-// POLICY_EVALUATION_FAILED): the chain fails closed, because approving
-// without the broken policy could let through what it forbids, and the
-// fault is the administrator's, not the client's.
+// object, a member of the wrong type or unknown, a schema that does not
+// compile, a malformed pattern or glob) stops the chain with an
+// [*EvaluationError] (500 POLICY_EVALUATION_FAILED): the chain fails closed,
+// because approving without the broken policy could let through what it
+// forbids, and the fault is the administrator's, not the client's.
 //
 // The [Result] has the evaluated spec, the selected provider ("" when no
 // policy chose), APPROVED when the spec came out unchanged or MODIFIED, the
@@ -96,5 +114,6 @@
 // left (capacity["instances"], when set, above their live instances), it
 // takes the one with the fewest live instances, then the first by name.
 // None is [ErrNoProvider] (503 NO_PROVIDER_AVAILABLE). evaluateRequest is
-// advisory and answers selected_provider "" in that case.
+// advisory and answers selected_provider "" in that case, and does not run
+// the rule at all when the request says dry_run_placement false.
 package policy

@@ -99,6 +99,8 @@ type ConflictError struct {
 	Field string
 	// With is the earlier policy it conflicts with, when there is one.
 	With *Ref
+	// Keyword is the JSON Schema keyword at stake in a constraint conflict.
+	Keyword string
 	// Reason says what conflicts.
 	Reason string
 }
@@ -121,6 +123,9 @@ func (e *ConflictError) ProblemFields() map[string]any {
 		m["conflicting_policy_id"] = e.With.ID
 		m["conflicting_policy_name"] = e.With.Name
 	}
+	if e.Keyword != "" {
+		m["keyword"] = e.Keyword
+	}
 	return m
 }
 
@@ -141,7 +146,13 @@ func (e *EvaluationError) Error() string {
 // Unwrap makes errors.Is(err, ErrEvaluation) true, and exposes the cause.
 func (e *EvaluationError) Unwrap() []error { return []error{ErrEvaluation, e.Err} }
 
-// ProblemFields names the policy.
+// ProblemFields names the policy, and the member of its answer that is
+// not in the contract when that is the fault.
 func (e *EvaluationError) ProblemFields() map[string]any {
-	return map[string]any{"policy_id": e.Policy.ID, "policy_name": e.Policy.Name}
+	m := map[string]any{"policy_id": e.Policy.ID, "policy_name": e.Policy.Name}
+	var unknown *UnknownKeyError
+	if errors.As(e.Err, &unknown) {
+		m["output_key"] = unknown.Key
+	}
+	return m
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -90,16 +91,20 @@ type evaluation struct {
 	static  [][2]*ast.Term
 	dynamic map[string]*ast.Term
 	in      ast.Value
+	// dcm adds DCM's names for the input members (inputAliases).
+	dcm bool
 }
 
 func evaluate(ctx context.Context, chain []entry, schemas *schemaCache, p EvaluateParams) (Result, error) {
-	ev, err := newEvaluation(p, schemas)
+	dcm := slices.ContainsFunc(chain, func(e entry) bool { return e.mod.dcmInput })
+	ev, err := newEvaluation(p, schemas, dcm)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
+	labels := selectorLabels(ev.orig, p.Labels)
 	for _, e := range chain {
-		if !e.policy.Matches(ev.serviceType, p.Project, p.Labels) {
+		if !e.policy.Matches(ev.serviceType, p.Project, labels) {
 			continue
 		}
 		res.Applied = append(res.Applied, e.policy.ID)
@@ -122,7 +127,28 @@ func evaluate(ctx context.Context, chain []entry, schemas *schemaCache, p Evalua
 	return res, nil
 }
 
-func newEvaluation(p EvaluateParams, schemas *schemaCache) (*evaluation, error) {
+// selectorLabels are the labels policy selectors match: the spec's
+// metadata.labels (where DCM's requests carry them) overlaid by the
+// request's own labels, which win on a key both carry: they are what the
+// orders API stores, filters by and shows. Labels are read from the
+// request as sent, before any policy patches it.
+func selectorLabels(spec map[string]any, labels map[string]string) map[string]string {
+	meta, _ := spec["metadata"].(map[string]any)
+	specLabels, _ := meta["labels"].(map[string]any)
+	if len(specLabels) == 0 {
+		return labels
+	}
+	out := make(map[string]string, len(specLabels)+len(labels))
+	for k, v := range specLabels {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	maps.Copy(out, labels)
+	return out
+}
+
+func newEvaluation(p EvaluateParams, schemas *schemaCache, dcm bool) (*evaluation, error) {
 	if p.Spec == nil {
 		return nil, invalid.New("spec", "is required")
 	}
@@ -139,7 +165,7 @@ func newEvaluation(p EvaluateParams, schemas *schemaCache) (*evaluation, error) 
 	}
 	spec, _ := copyJSON(orig)
 	ev := &evaluation{serviceType: st, orig: orig.(map[string]any), spec: spec.(map[string]any), fields: newConstraintSet(schemas),
-		dynamic: map[string]*ast.Term{}}
+		dynamic: map[string]*ast.Term{}, dcm: dcm}
 	avail := []any{}
 	for _, pi := range p.AvailableProviders {
 		if slices.Contains(p.ExcludeProviders, pi.Name) {
@@ -149,6 +175,11 @@ func newEvaluation(p EvaluateParams, schemas *schemaCache) (*evaluation, error) 
 		types, _ := copyJSON(nonNil(pi.ServiceTypes))
 		meta, _ := copyJSON(nonNilMap(pi.Metadata))
 		avail = append(avail, map[string]any{"name": pi.Name, "service_types": types, "metadata": meta, "status": pi.Status})
+		if dcm {
+			// DCM's agents carry these two; Steward keeps them in metadata.
+			agent := avail[len(avail)-1].(map[string]any)
+			agent["environment"], agent["cost"] = pi.Metadata[EnvironmentKey], pi.Metadata["cost"]
+		}
 	}
 	labels, _ := copyJSON(nonNilMap(p.Labels))
 	excluded, _ := copyJSON(nonNil(p.ExcludeProviders))
@@ -166,7 +197,11 @@ func newEvaluation(p EvaluateParams, schemas *schemaCache) (*evaluation, error) 
 		if err != nil {
 			return nil, fmt.Errorf("policy input %s: %w", k, err)
 		}
-		ev.static = append(ev.static, [2]*ast.Term{ast.StringTerm(k), ast.NewTerm(term)})
+		t := ast.NewTerm(term)
+		ev.static = append(ev.static, [2]*ast.Term{ast.StringTerm(k), t})
+		if alias := inputAliases[k]; alias != "" && dcm {
+			ev.static = append(ev.static, [2]*ast.Term{ast.StringTerm(alias), t})
+		}
 	}
 	return ev, nil
 }
@@ -208,31 +243,104 @@ func (ev *evaluation) input() (ast.Value, error) {
 	for _, k := range []string{"spec", "provider", "constraints", "provider_constraints"} {
 		t := ev.dynamic[k]
 		if t == nil {
-			var v any
-			switch k {
-			case "spec":
-				v = ev.spec
-			case "provider":
-				v = ev.selected
-			case "constraints":
-				v = ev.fields.view
-			case "provider_constraints":
-				allow, _ := copyJSON(nonNil(ev.providers.AllowList))
-				patterns, _ := copyJSON(nonNil(ev.providers.Patterns))
-				meta, _ := copyJSON(nonNilMap(ev.providers.Metadata))
-				v = map[string]any{"allow_list": allow, "patterns": patterns, "metadata": meta}
+			var err error
+			if t, err = ev.convert(k); err != nil {
+				return nil, err
 			}
-			val, err := ast.InterfaceToValue(v)
-			if err != nil {
-				return nil, fmt.Errorf("policy input %s: %w", k, err)
-			}
-			t = ast.NewTerm(val)
 			ev.dynamic[k] = t
 		}
 		terms = append(terms, [2]*ast.Term{ast.StringTerm(k), t})
+		terms = ev.appendAliases(terms, k, t)
 	}
 	ev.in = ast.NewObject(terms...)
 	return ev.in, nil
+}
+
+// convert makes the dynamic input member k a Rego value.
+func (ev *evaluation) convert(k string) (*ast.Term, error) {
+	var v any
+	switch k {
+	case "spec":
+		v = ev.spec
+	case "provider":
+		v = ev.selected
+	case "constraints":
+		v = ev.fields.view
+	case "provider_constraints":
+		if ev.providers.empty() {
+			return emptyProviderConstraints(), nil
+		}
+		v = ev.providers.input()
+	}
+	val, err := ast.InterfaceToValue(v)
+	if err != nil {
+		return nil, fmt.Errorf("policy input %s: %w", k, err)
+	}
+	return ast.NewTerm(val), nil
+}
+
+// inputAliases are DCM's names for input members, so that a policy written
+// for DCM reads what it expects: the agent is the provider.
+// (provider_constraints is also service_provider_constraints.) They are
+// added only when a policy in the chain may read them (module.dcmInput).
+var inputAliases = map[string]string{
+	"provider":             "agent",
+	"provider_constraints": keyAgentConstraints,
+	"available_providers":  "available_agents",
+	"exclude_providers":    "exclude_agents",
+}
+
+// dcmInputNames are the input members DCM's policies read under DCM's names.
+var dcmInputNames = []string{"agent", keyAgentConstraints, keyServiceProviderConstraints, "available_agents", "exclude_agents"}
+
+// input is the constraints as policies see them: every member present,
+// DCM's environment_constraints as the list of environments.
+func (c ProviderConstraints) input() map[string]any {
+	str := func(s []string) []any {
+		out := make([]any, len(s))
+		for i, v := range s {
+			out[i] = v
+		}
+		return out
+	}
+	meta := make(map[string]any, len(c.Metadata))
+	for k, v := range c.Metadata {
+		meta[k] = v
+	}
+	return map[string]any{"allow_list": str(c.AllowList), "patterns": str(c.Patterns), "globs": str(c.Globs),
+		"metadata": meta, "environment_constraints": str(c.Environments), "environment_patterns": str(c.EnvironmentPatterns)}
+}
+
+// appendAliases adds DCM's names for the dynamic input member k, when a
+// policy in the chain may read them.
+func (ev *evaluation) appendAliases(terms [][2]*ast.Term, k string, t *ast.Term) [][2]*ast.Term {
+	if !ev.dcm {
+		return terms
+	}
+	if alias := inputAliases[k]; alias != "" {
+		terms = append(terms, [2]*ast.Term{ast.StringTerm(alias), t})
+	}
+	if k == "provider_constraints" {
+		terms = append(terms, [2]*ast.Term{ast.StringTerm(keyServiceProviderConstraints), t})
+	}
+	return terms
+}
+
+// emptyProviderConstraints is the input of a chain no policy has
+// constrained providers in yet: built once, shared (OPA does not modify its
+// input).
+var emptyProviderConstraints = sync.OnceValue(func() *ast.Term {
+	v, err := ast.InterfaceToValue(ProviderConstraints{}.input())
+	if err != nil {
+		panic(err)
+	}
+	return ast.NewTerm(v)
+})
+
+// empty reports whether c allows every provider.
+func (c ProviderConstraints) empty() bool {
+	return len(c.AllowList) == 0 && len(c.Patterns) == 0 && len(c.Globs) == 0 && len(c.Metadata) == 0 &&
+		len(c.Environments) == 0 && len(c.EnvironmentPatterns) == 0
 }
 
 // changed marks input parts to convert again.
@@ -271,8 +379,8 @@ func (ev *evaluation) apply(p Policy, out output) error {
 			return err
 		}
 	}
-	if out.ProviderConstraints != nil {
-		if err := ev.constrainProviders(p, *out.ProviderConstraints); err != nil {
+	for _, pc := range out.ProviderConstraints {
+		if err := ev.constrainProviders(p, pc); err != nil {
 			return err
 		}
 	}
@@ -283,11 +391,6 @@ func (ev *evaluation) apply(p Policy, out output) error {
 }
 
 func (ev *evaluation) constrainProviders(p Policy, more ProviderConstraints) error {
-	for _, pat := range more.Patterns {
-		if _, err := pathMatch(pat); err != nil {
-			return &EvaluationError{Policy: p.Ref(), Err: fmt.Errorf("provider_constraints.patterns: %q: %w", pat, err)}
-		}
-	}
 	merged, conflict := ev.providers.merge(more)
 	if conflict != "" {
 		return &ConflictError{Policy: p.Ref(), Field: "provider", With: ev.providersBy, Reason: conflict}

@@ -36,9 +36,9 @@ func chainOf(t testing.TB, ps ...Policy) []entry {
 }
 
 var testProviders = []ProviderInfo{
-	{Name: "kv-east", ServiceTypes: []string{"vm"}, Metadata: map[string]string{"region": "east"}, Status: ProviderHealthy},
-	{Name: "kv-west", ServiceTypes: []string{"vm"}, Metadata: map[string]string{"region": "west"}, Status: ProviderHealthy},
-	{Name: "db-east", ServiceTypes: []string{"db"}, Metadata: map[string]string{"region": "east"}, Status: ProviderHealthy},
+	{Name: "kv-east", ServiceTypes: []string{"vm"}, Metadata: map[string]string{"region": "east", "environment": "east"}, Status: ProviderHealthy},
+	{Name: "kv-west", ServiceTypes: []string{"vm"}, Metadata: map[string]string{"region": "west", "environment": "west"}, Status: ProviderHealthy},
+	{Name: "db-east", ServiceTypes: []string{"db"}, Metadata: map[string]string{"region": "east", "environment": "east"}, Status: ProviderHealthy},
 }
 
 func vm(extra ...any) map[string]any {
@@ -165,14 +165,16 @@ func TestEvaluate_Chain(t *testing.T) {
 		want: Result{Spec: map[string]any{"service_type": "vm", "vcpu": map[string]any{"count": 2.0, "pinned": true}},
 			Status: StatusModified, Applied: []string{"strip"}},
 	}, {
-		name:   "LowerLevelMayNotRedefineAHigherConstraint",
-		reason: "a USER policy restating a GLOBAL field constraint differently would loosen it",
+		name:   "LowerLevelMayTightenAHigherConstraint",
+		reason: "a USER policy may lower a GLOBAL maximum; both apply",
 		policies: []Policy{
 			pol("g", TypeGlobal, 1, `main := {"constraints": {"vcpu.count": {"maximum": 4}}}`),
-			pol("u", TypeUser, 1, `main := {"constraints": {"vcpu.count": {"maximum": 16}}}`),
+			pol("u", TypeUser, 1, `main := {"constraints": {"vcpu.count": {"maximum": 2}}}`),
 		},
-		params:  EvaluateParams{Spec: vm()},
-		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "vcpu.count"},
+		params: EvaluateParams{Spec: vm()},
+		want: Result{Spec: vm(), Status: StatusApproved, Applied: []string{"g", "u"},
+			Constraints: map[string]any{"vcpu.count": map[string]any{"allOf": []any{
+				map[string]any{"maximum": 4.0}, map[string]any{"maximum": 2.0}}}}},
 	}, {
 		name:   "LowerLevelMayRestateTheSameConstraint",
 		reason: "the same schema changes nothing",
@@ -184,11 +186,11 @@ func TestEvaluate_Chain(t *testing.T) {
 		want: Result{Spec: vm(), Status: StatusApproved, Applied: []string{"g", "u"},
 			Constraints: map[string]any{"vcpu.count": map[string]any{"maximum": 4.0}}},
 	}, {
-		name:   "SameLevelTightensAndBothApply",
-		reason: "two GLOBAL constraints on one field both hold (allOf); the looser cannot undo the tighter",
+		name:   "TightenedConstraintsBothApply",
+		reason: "a later, tighter constraint and the earlier one both hold: a patch over the tighter one conflicts",
 		policies: []Policy{
-			pol("g1", TypeGlobal, 1, `main := {"constraints": {"vcpu.count": {"maximum": 4}}}`),
-			pol("g2", TypeGlobal, 2, `main := {"constraints": {"vcpu.count": {"maximum": 16}}}`),
+			pol("g1", TypeGlobal, 1, `main := {"constraints": {"vcpu.count": {"maximum": 16}}}`),
+			pol("g2", TypeGlobal, 2, `main := {"constraints": {"vcpu.count": {"maximum": 4}}}`),
 			pol("u", TypeUser, 1, `main := {"patch": {"vcpu": {"count": 8}}}`),
 		},
 		params:  EvaluateParams{Spec: vm()},

@@ -136,13 +136,26 @@ type evaluateRequest struct {
 		Labels map[string]string `json:"labels"`
 	} `json:"service_instance"`
 	ExcludeProviders []string `json:"exclude_providers"`
+	// DryRunPlacement (default true) names the provider the default rule
+	// would pick when no policy selects one; false answers the policies'
+	// decision alone, as DCM's engine does.
+	DryRunPlacement *bool `json:"dry_run_placement"`
 }
+
+// Values of evaluateResponse.SelectedBy.
+const (
+	selectedByPolicy      = "policy"
+	selectedByDefaultRule = "default_rule"
+)
 
 type evaluateResponse struct {
 	EvaluatedServiceInstance struct {
 		Spec map[string]any `json:"spec"`
 	} `json:"evaluated_service_instance"`
-	SelectedProvider    string              `json:"selected_provider"`
+	SelectedProvider string `json:"selected_provider"`
+	// SelectedBy says where SelectedProvider comes from: "policy",
+	// "default_rule", or "" when there is none.
+	SelectedBy          string              `json:"selected_by"`
 	Status              string              `json:"status"`
 	AppliedPolicies     []string            `json:"applied_policies"`
 	Constraints         map[string]any      `json:"constraints"`
@@ -151,7 +164,8 @@ type evaluateResponse struct {
 
 // handleEvaluate serves evaluateRequest (rehydration seed). It is advisory:
 // it stores nothing, and when no policy selects a provider it names the one
-// the default rule would pick now ("" if none fits).
+// the default rule would pick now ("" if none fits), unless the request
+// says dry_run_placement false.
 func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
 	var req evaluateRequest
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
@@ -176,13 +190,15 @@ func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if res.SelectedProvider == "" {
+	var out evaluateResponse
+	if res.SelectedProvider != "" {
+		out.SelectedBy = selectedByPolicy
+	} else if req.DryRunPlacement == nil || *req.DryRunPlacement {
 		if p, err := PickProvider(PickParams{Providers: providers, ServiceType: serviceType,
 			Constraints: res.ProviderConstraints, Exclude: req.ExcludeProviders}); err == nil {
-			res.SelectedProvider = p.Name
+			res.SelectedProvider, out.SelectedBy = p.Name, selectedByDefaultRule
 		}
 	}
-	var out evaluateResponse
 	out.EvaluatedServiceInstance.Spec = res.Spec
 	out.SelectedProvider, out.Status, out.AppliedPolicies = res.SelectedProvider, res.Status, nonNil(res.Applied)
 	out.Constraints, out.ProviderConstraints = res.Constraints, res.ProviderConstraints

@@ -159,6 +159,9 @@ func (s *Service) change(ctx context.Context, write func(tx *store.Tx) (*Policy,
 			if err != nil {
 				return err
 			}
+			if err := checkOutputKeys(*changed, mod); err != nil {
+				return err
+			}
 			fresh, blame = map[string]*module{moduleKey(*changed): mod}, changed.ID
 		}
 		ps, err := s.policyListEnabled(ctx, tx)

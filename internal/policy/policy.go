@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 )
 
 // Type is a policy's level in the chain: every GLOBAL policy runs before
@@ -49,9 +49,6 @@ const (
 
 // maxNameLength bounds display_name.
 const maxNameLength = 200
-
-// idPattern is API.md's client id rule.
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Policy is a stored policy (API.md, Policies).
 type Policy struct {
@@ -163,8 +160,10 @@ func (patch Patch) apply(p Policy) (Policy, error) {
 // validate checks the fields a client sets.
 func validate(p Policy) error {
 	var errs invalid.Errors
-	if p.ID != "" && !idPattern.MatchString(p.ID) {
-		errs.Add("id", "must match %s", idPattern)
+	// A new policy's client-chosen id follows AEP-122 (package resourceid);
+	// a stored one (Version set: an update) keeps the id it has.
+	if p.ID != "" && p.Version == 0 && !resourceid.Valid(p.ID) {
+		errs.Add("id", "%s", resourceid.Message)
 	}
 	switch name := strings.TrimSpace(p.DisplayName); {
 	case name == "":

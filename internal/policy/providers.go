@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
+	"sync"
 )
 
 // ProviderHealthy is the provider status PickProvider accepts (sprm's
@@ -45,23 +48,36 @@ func (f ProviderSourceFunc) AvailableProviders(ctx context.Context) ([]ProviderI
 
 // ProviderConstraints restrict which providers may serve a request. A
 // provider satisfies them when it is in AllowList (if not empty), its name
-// matches every one of Patterns (path.Match globs), and its metadata has
-// every Metadata key with the same value. The zero value allows every
-// provider.
+// matches every one of Patterns (RE2 regular expressions, searched as DCM
+// does: "^aws" anchors, "east" matches anywhere) and of Globs (path.Match,
+// whole name), its metadata has every Metadata key with the same value,
+// and its metadata "environment" (DCM's agent environment) is in
+// Environments (if not empty) and matches every EnvironmentPatterns. The
+// zero value allows every provider.
 type ProviderConstraints struct {
-	AllowList []string          `json:"allow_list,omitempty"`
-	Patterns  []string          `json:"patterns,omitempty"`
-	Metadata  map[string]string `json:"metadata,omitempty"`
+	AllowList           []string          `json:"allow_list,omitempty"`
+	Patterns            []string          `json:"patterns,omitempty"`
+	Globs               []string          `json:"globs,omitempty"`
+	Metadata            map[string]string `json:"metadata,omitempty"`
+	Environments        []string          `json:"environments,omitempty"`
+	EnvironmentPatterns []string          `json:"environment_patterns,omitempty"`
 }
 
+// EnvironmentKey is the provider metadata key DCM's environment
+// constraints match.
+const EnvironmentKey = "environment"
+
 // Allows reports whether p satisfies the constraints. A malformed pattern
-// allows nothing (the chain refuses such patterns before they get here).
+// or glob allows nothing (the chain refuses them before they get here).
 func (c ProviderConstraints) Allows(p ProviderInfo) bool {
 	if len(c.AllowList) > 0 && !slices.Contains(c.AllowList, p.Name) {
 		return false
 	}
-	for _, pat := range c.Patterns {
-		if ok, err := path.Match(pat, p.Name); !ok || err != nil {
+	if !matchAll(c.Patterns, p.Name) {
+		return false
+	}
+	for _, g := range c.Globs {
+		if ok, err := path.Match(g, p.Name); !ok || err != nil {
 			return false
 		}
 	}
@@ -70,36 +86,43 @@ func (c ProviderConstraints) Allows(p ProviderInfo) bool {
 			return false
 		}
 	}
+	env, hasEnv := p.Metadata[EnvironmentKey]
+	if len(c.Environments) > 0 && (!hasEnv || !slices.Contains(c.Environments, env)) {
+		return false
+	}
+	return len(c.EnvironmentPatterns) == 0 || hasEnv && matchAll(c.EnvironmentPatterns, env)
+}
+
+// matchAll reports whether s matches every RE2 pattern.
+func matchAll(patterns []string, s string) bool {
+	for _, pat := range patterns {
+		re, err := compileRE2(pat)
+		if err != nil || !re.MatchString(s) {
+			return false
+		}
+	}
 	return true
 }
 
 // merge returns the intersection of c and more. conflict is set when the
-// intersection is empty by construction: disjoint allow lists, or two values
-// required for one metadata key.
+// intersection is empty by construction: disjoint allow lists or
+// environment lists, or two values required for one metadata key.
 func (c ProviderConstraints) merge(more ProviderConstraints) (merged ProviderConstraints, conflict string) {
 	merged = ProviderConstraints{
-		AllowList: slices.Clone(c.AllowList),
-		Patterns:  slices.Clone(c.Patterns),
-		Metadata:  make(map[string]string, len(c.Metadata)+len(more.Metadata)),
+		Patterns:            appendNew(slices.Clone(c.Patterns), more.Patterns...),
+		Globs:               appendNew(slices.Clone(c.Globs), more.Globs...),
+		EnvironmentPatterns: appendNew(slices.Clone(c.EnvironmentPatterns), more.EnvironmentPatterns...),
+		Metadata:            make(map[string]string, len(c.Metadata)+len(more.Metadata)),
 	}
-	switch {
-	case len(more.AllowList) == 0:
-	case len(merged.AllowList) == 0:
-		merged.AllowList = slices.Clone(more.AllowList)
-	default:
-		merged.AllowList = slices.DeleteFunc(merged.AllowList, func(n string) bool { return !slices.Contains(more.AllowList, n) })
-		if len(merged.AllowList) == 0 {
-			return c, fmt.Sprintf("allow_list %v has no provider in common with the accumulated %v", more.AllowList, c.AllowList)
-		}
+	var ok bool
+	if merged.AllowList, ok = intersect(c.AllowList, more.AllowList); !ok {
+		return c, fmt.Sprintf("allow_list %v has no provider in common with the accumulated %v", more.AllowList, c.AllowList)
 	}
-	for _, p := range more.Patterns {
-		if !slices.Contains(merged.Patterns, p) {
-			merged.Patterns = append(merged.Patterns, p)
-		}
+	if merged.Environments, ok = intersect(c.Environments, more.Environments); !ok {
+		return c, fmt.Sprintf("environment_constraints %v have no environment in common with the accumulated %v",
+			more.Environments, c.Environments)
 	}
-	for k, v := range c.Metadata {
-		merged.Metadata[k] = v
-	}
+	maps.Copy(merged.Metadata, c.Metadata)
 	for k, v := range more.Metadata {
 		if old, ok := merged.Metadata[k]; ok && old != v {
 			return c, fmt.Sprintf("metadata %s=%q contradicts the accumulated %s=%q", k, v, k, old)
@@ -110,6 +133,28 @@ func (c ProviderConstraints) merge(more ProviderConstraints) (merged ProviderCon
 		merged.Metadata = nil
 	}
 	return merged, ""
+}
+
+// intersect intersects two allow lists, where an empty list allows all.
+// ok is false when both restrict and share nothing.
+func intersect(have, more []string) (out []string, ok bool) {
+	switch {
+	case len(more) == 0:
+		return slices.Clone(have), true
+	case len(have) == 0:
+		return slices.Clone(more), true
+	}
+	out = slices.DeleteFunc(slices.Clone(have), func(n string) bool { return !slices.Contains(more, n) })
+	return out, len(out) > 0
+}
+
+func appendNew(list []string, more ...string) []string {
+	for _, s := range more {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 // PickParams is what [PickProvider] chooses from.
@@ -151,3 +196,35 @@ func PickProvider(p PickParams) (ProviderInfo, error) {
 
 // pathMatch checks that pattern is a well-formed path.Match glob.
 func pathMatch(pattern string) (bool, error) { return path.Match(pattern, "") }
+
+// maxCachedPatterns bounds the compiled pattern cache; past it the cache
+// starts over.
+const maxCachedPatterns = 1024
+
+var patternCache = struct {
+	sync.Mutex
+	m map[string]*regexp.Regexp
+}{m: map[string]*regexp.Regexp{}}
+
+// compileRE2 compiles a provider pattern, from the cache when it is there:
+// policies answer the same few patterns on every request, and placement
+// checks them again for every candidate provider.
+func compileRE2(pattern string) (*regexp.Regexp, error) {
+	patternCache.Lock()
+	re := patternCache.m[pattern]
+	patternCache.Unlock()
+	if re != nil {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	patternCache.Lock()
+	if len(patternCache.m) >= maxCachedPatterns {
+		clear(patternCache.m)
+	}
+	patternCache.m[pattern] = re
+	patternCache.Unlock()
+	return re, nil
+}

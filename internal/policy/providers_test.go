@@ -63,22 +63,49 @@ func TestEvaluate_Providers(t *testing.T) {
 		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "provider"},
 	}, {
 		name:   "PatternsExcludeSelection",
-		reason: "every pattern must match the selected provider's name",
+		reason: "every pattern (RE2, searched as DCM does) must match the selected provider's name",
 		policies: []Policy{
-			pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"patterns": ["kv-*", "*-west"]}}`),
+			pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"patterns": ["^kv-", "west"]}}`),
 			pol("u", TypeUser, 1, `main := {"selected_provider": "kv-east"}`),
+		},
+		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "provider"},
+	}, {
+		name:   "GlobsExcludeSelection",
+		reason: "every glob (path.Match on the whole name) must match the selected provider's name",
+		policies: []Policy{
+			pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"globs": ["kv-*", "*-west"]}}`),
+			pol("u", TypeUser, 1, `main := {"selected_provider": "kv-east"}`),
+		},
+		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "provider"},
+	}, {
+		name:   "DCMAliasesSelectAndConstrain",
+		reason: "selected_agent is selected_provider; service_provider_constraints (with DCM's older single pattern) and agent_constraints (with environments) are provider_constraints",
+		policies: []Policy{
+			pol("g", TypeGlobal, 1, `main := {"service_provider_constraints": {"pattern": "^kv"}}`),
+			pol("t", TypeTenant, 1, `main := {"agent_constraints": {"environment_constraints": ["west", "north"]}}`),
+			pol("u", TypeUser, 1, `main := {"selected_agent": input.available_agents[0].name} if input.agent_constraints.environment_constraints == ["west", "north"]`),
+		},
+		exclude: []string{"kv-east"},
+		want:    "kv-west",
+		wantPC:  ProviderConstraints{Patterns: []string{"^kv"}, Environments: []string{"west", "north"}},
+	}, {
+		name:   "AgentEnvironmentExcludesSelection",
+		reason: "DCM's environment constraints match the provider's metadata environment",
+		policies: []Policy{
+			pol("g", TypeGlobal, 1, `main := {"agent_constraints": {"environment_constraints": {"patterns": ["^west$"]}}}`),
+			pol("u", TypeUser, 1, `main := {"selected_agent": "kv-east"}`),
 		},
 		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "provider"},
 	}, {
 		name:   "MetadataAllowsSelection",
 		reason: "a provider whose metadata has the required values may be selected; constraints accumulate",
 		policies: []Policy{
-			pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"metadata": {"region": "west"}, "patterns": ["kv-*"]}}`),
+			pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"metadata": {"region": "west"}, "patterns": ["^kv-"]}}`),
 			pol("t", TypeTenant, 1, `main := {"provider_constraints": {"allow_list": ["kv-west", "kv-east"]}}`),
 			pol("u", TypeUser, 1, `main := {"selected_provider": "kv-west"}`),
 		},
 		want: "kv-west",
-		wantPC: ProviderConstraints{AllowList: []string{"kv-west", "kv-east"}, Patterns: []string{"kv-*"},
+		wantPC: ProviderConstraints{AllowList: []string{"kv-west", "kv-east"}, Patterns: []string{"^kv-"},
 			Metadata: map[string]string{"region": "west"}},
 	}, {
 		name:   "LaterConstraintsExcludeEarlierSelection",
@@ -106,8 +133,23 @@ func TestEvaluate_Providers(t *testing.T) {
 		wantErr: &wantErr{kind: ErrConflict, policy: "u", field: "provider"},
 	}, {
 		name:     "MalformedPatternIsAnEvaluationError",
+		reason:   "a regular expression that does not compile is the policy's bug",
+		policies: []Policy{pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"patterns": ["(kv"]}}`)},
+		wantErr:  &wantErr{kind: ErrEvaluation, policy: "g"},
+	}, {
+		name:     "MalformedGlobIsAnEvaluationError",
 		reason:   "a glob that cannot match anything is the policy's bug",
-		policies: []Policy{pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"patterns": ["[kv"]}}`)},
+		policies: []Policy{pol("g", TypeGlobal, 1, `main := {"provider_constraints": {"globs": ["[kv"]}}`)},
+		wantErr:  &wantErr{kind: ErrEvaluation, policy: "g"},
+	}, {
+		name:     "DifferentSelectionsUnderAliasesAreAnEvaluationError",
+		reason:   "selected_provider and selected_agent naming different providers cannot both be obeyed",
+		policies: []Policy{pol("g", TypeGlobal, 1, `main := {"selected_provider": "kv-east", "selected_agent": "kv-west"}`)},
+		wantErr:  &wantErr{kind: ErrEvaluation, policy: "g"},
+	}, {
+		name:     "UnknownKeyAtRunTimeIsAnEvaluationError",
+		reason:   "a member computed at run time that the contract does not know fails closed",
+		policies: []Policy{pol("g", TypeGlobal, 1, "main := {k: [\"kv-west\"] | k := concat(\"_\", [\"provider\", \"allowlist\"])}")},
 		wantErr:  &wantErr{kind: ErrEvaluation, policy: "g"},
 	}}
 	for _, tc := range cases {
@@ -134,9 +176,12 @@ func TestEvaluate_PolicyErrors(t *testing.T) {
 	cases := map[string]string{
 		"main is not an object":      `main := true`,
 		"member of the wrong type":   `main := {"patch": "bigger"}`,
-		"conflicting rule values":    "main := {\"a\": 1} if true\nmain := {\"a\": 2} if true",
+		"conflicting rule values":    "main := {\"patch\": {}} if true\nmain := {\"patch\": {\"a\": 2}} if true",
 		"schema that does not build": `main := {"constraints": {"vcpu.count": {"maximum": "four"}}}`,
 		"schema loading a file":      `main := {"constraints": {"vcpu.count": {"$ref": "file:///etc/passwd"}}}`,
+		// Create refuses this (400); a policy stored before that check
+		// still loads, and fails the chain when it answers the member.
+		"member the contract does not know": `main := {"colour": "red"}`,
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {

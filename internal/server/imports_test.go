@@ -23,6 +23,7 @@ var allowedImports = map[string][]string{
 	"internal/invalid":         nil,
 	"internal/poll":            nil,
 	"internal/schema":          {"internal/invalid"},
+	"internal/resourceid":      {"internal/invalid"},
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
@@ -38,11 +39,11 @@ var allowedImports = map[string][]string{
 	"internal/tokens":    {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli":       {"internal/adapter", "internal/bench", "internal/crashtest", "internal/processprovider", "internal/sentinel", "internal/server"},
 	"internal/crashtest": {"pkg/provider"},
-	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/schema", "internal/store"},
+	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
-		"internal/policy", "internal/sprm", "internal/store", "pkg/provider"},
-	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid", "internal/store",
-		"pkg/provider"},
+		"internal/policy", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
+	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid",
+		"internal/resourceid", "internal/store", "pkg/provider"},
 	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
 	// The sentinel reads orders and adapter reports it does not own, by
@@ -54,11 +55,11 @@ var allowedImports = map[string][]string{
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,
 	"pkg/provider/providertest": {"pkg/provider"},
-	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
-		"internal/operations", "internal/placement", "internal/policy", "internal/schema", "internal/store",
-		"pkg/provider"},
+		"internal/operations", "internal/placement", "internal/policy", "internal/resourceid", "internal/schema",
+		"internal/store", "pkg/provider"},
 }
 
 // testOnly packages may never be imported by production code: only _test.go

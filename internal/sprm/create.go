@@ -8,6 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -238,8 +239,10 @@ func (s *Service) validateCreate(ctx context.Context, p *CreateParams) (string, 
 	if p.ID == "" {
 		p.ID = store.NewID()
 		audit.Describe(ctx, "service_type_instance:"+p.ID, nil)
-	} else if !idPattern.MatchString(p.ID) {
-		errs.Add("id", "must match %s", idPattern)
+	} else if !p.Resume && !resourceid.Valid(p.ID) {
+		// A client's id follows AEP-122; a resumed create's is a resource's
+		// the server recorded already (maybe before the rule).
+		errs.Add("id", "%s", resourceid.Message)
 	}
 	if p.ProviderName == "" {
 		errs.Add("provider_name", "is required")

@@ -9,12 +9,15 @@ import (
 	"regexp"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// idPattern is API.md's client id rule, also used for provider names.
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// namePattern is the rule for a provider's name and the service type ids it
+// names: a lowercase DNS label. A client-chosen provider id (?id=) follows
+// AEP-122 instead (package resourceid).
+var namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Register records a provider, idempotent by name (seed: registration
 // flow): a new name is created (created=true); the same name again updates
@@ -117,7 +120,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 		if patch.Capacity != nil {
 			reg.Capacity = patch.Capacity
 		}
-		if err := validateRegistration(p.ID, reg); err != nil {
+		if err := validateRegistration("", reg); err != nil { // the stored id stays as it is
 			return err
 		}
 		id = p.ID
@@ -183,13 +186,15 @@ func (e *InUseError) ProblemFields() map[string]any {
 	return map[string]any{"provider_name": e.Provider, "live_instances": e.LiveInstances}
 }
 
+// validateRegistration checks reg and, when not empty, the id a client asks
+// a new registration to have.
 func validateRegistration(id string, reg provider.Registration) error {
 	var errs invalid.Errors
-	if id != "" && !idPattern.MatchString(id) {
-		errs.Add("id", "must match %s", idPattern)
+	if id != "" && !resourceid.Valid(id) {
+		errs.Add("id", "%s", resourceid.Message)
 	}
-	if !idPattern.MatchString(reg.Name) {
-		errs.Add("name", "must be a lowercase DNS label (%s)", idPattern)
+	if !namePattern.MatchString(reg.Name) {
+		errs.Add("name", "must be a lowercase DNS label (%s)", namePattern)
 	}
 	if u, err := url.Parse(reg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.Add("endpoint", "must be an http or https URL")
@@ -198,7 +203,7 @@ func validateRegistration(id string, reg provider.Registration) error {
 		errs.Add("service_types", "must name at least one service type")
 	}
 	for i, t := range reg.ServiceTypes {
-		if !idPattern.MatchString(t) {
+		if !namePattern.MatchString(t) {
 			errs.Add(fmt.Sprintf("service_types[%d]", i), "must be a service type id")
 		}
 	}
