@@ -8,8 +8,10 @@ import (
 
 // benchPolicies are typical policies: a constraint (each one tighter than
 // the last, so every one is compared with those before it), a patch that
-// reads the input, a provider choice among the available providers.
-func benchPolicies(n int) []Policy {
+// reads the input, a provider choice among the available providers. With
+// dcm, the choice is written as for DCM (available_agents, selected_agent),
+// so the chain's input carries DCM's names too.
+func benchPolicies(n int, dcm bool) []Policy {
 	bodies := []string{
 		`main := {"constraints": {"vcpu.count": {"minimum": 1, "maximum": %d}}}`,
 		`main := {"patch": {"labels": {"cost_center": object.get(input.labels, "team", "shared")}}}`,
@@ -17,6 +19,12 @@ func benchPolicies(n int) []Policy {
 	some p in input.available_providers
 	p.metadata.region == "west"
 }`,
+	}
+	if dcm {
+		bodies[2] = `main := {"rejected": false, "selected_agent": a.name} if {
+	some a in input.available_agents
+	a.environment == "west"
+}`
 	}
 	ps := make([]Policy, n)
 	for i := range ps {
@@ -33,9 +41,17 @@ func benchPolicies(n int) []Policy {
 // the set is compiled and in memory, as in production between changes).
 // ns/policy is the cost of each policy in the chain.
 func BenchmarkEvaluate(b *testing.B) {
-	for _, n := range []int{1, 3, 10} {
-		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			chain := chainOf(b, benchPolicies(n)...)
+	for _, tc := range []struct {
+		n   int
+		dcm bool
+	}{{1, false}, {3, false}, {10, false}, {3, true}, {10, true}} {
+		name := fmt.Sprintf("policies=%d", tc.n)
+		if tc.dcm {
+			name += "/dcm"
+		}
+		n := tc.n
+		b.Run(name, func(b *testing.B) {
+			chain := chainOf(b, benchPolicies(n, tc.dcm)...)
 			params := EvaluateParams{Spec: vm(), Labels: map[string]string{"team": "a"}, Project: "default",
 				AvailableProviders: testProviders}
 			ctx, schemas := context.Background(), newSchemaCache()
