@@ -32,7 +32,8 @@ func newBenchCmd(stdout io.Writer) *cobra.Command {
 throughput and p50/p95/p99 latency. Clients are closed-loop: each sends its next
 request when the previous one answered. See BENCHMARKS.md for the recorded runs.`,
 		Example: `  steward bench --path /api/v1/health -c 16 -d 10s
-  steward bench --method POST --path /api/v1/things --body '{"a":1}' --unique-idempotency-key -n 10000`,
+  steward bench --method POST --path /api/v1/policies:evaluateRequest \
+    --body '{"service_instance":{"spec":{"service_type":"container"}}}' -n 10000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Headers = map[string]string{}

@@ -74,11 +74,14 @@ func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// No "component" of its own: the caller's logger names the component
+	// (the process provider's says processprovider), and a second one
+	// would repeat the key in every line.
 	return &Registrar{
 		url:    u,
 		cfg:    cfg,
 		hc:     cfg.HTTPClient,
-		logger: logger.With("component", "provider.registrar", "provider_name", reg.Name),
+		logger: logger.With("provider_name", reg.Name),
 	}, nil
 }
 

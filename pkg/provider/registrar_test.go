@@ -1,10 +1,14 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,4 +195,49 @@ func TestRegistrar_DefaultSleepEndsWithCtx(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
+}
+
+// The caller's logger names the component; the registrar's lines must not
+// carry a second "component" (a JSON line with a key twice).
+func TestRegistrar_LogLinesHaveEachKeyOnce(t *testing.T) {
+	t.Parallel()
+	steward := newFakeSteward(t, step{status: 503}, step{status: 201, body: registered})
+	var buf syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil)).With("component", "processprovider", "provider", "kubevirt-sp")
+	var s sleeps
+	r, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURL: steward.url, Registration: kubevirt,
+		Retry: provider.RetryPolicy{SleepFunc: s.sleep}, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(t.Context()); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("want a line for the retry and one for the registration, got %q", buf.String())
+	}
+	for _, line := range lines {
+		if n := strings.Count(line, `"component":`); n != 1 {
+			t.Errorf("log line has component %d times: %s", n, line)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"io"
+	"regexp"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stewardhq/steward/api"
+)
+
+// The examples in `steward bench --help` must name routes the API serves:
+// a newcomer copies them first.
+func TestBenchHelp_ExamplesNameRealRoutes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := yaml.Unmarshal(api.OpenAPIYAML, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newBenchCmd(io.Discard)
+	examples := regexp.MustCompile(`--path (\S+)`).FindAllStringSubmatch(cmd.Example, -1)
+	if len(examples) == 0 {
+		t.Fatalf("no --path in the examples:\n%s", cmd.Example)
+	}
+	for _, m := range examples {
+		if _, ok := doc.Paths[m[1]]; !ok {
+			t.Errorf("example path %s is not a route of api/openapi.yaml", m[1])
+		}
+	}
+}
