@@ -64,19 +64,24 @@ func (s *Service) OpenAPI(ctx context.Context, id string) (map[string]any, error
 		},
 		"components": map[string]any{"schemas": map[string]any{
 			name + "Attributes": attrs,
+			// Closed, as api/openapi.yaml's CatalogItemInstanceCreate and
+			// CatalogItemInstanceUpdate: an unknown member is a 400.
 			name + "Create": map[string]any{"type": "object", "required": []any{"catalog_item_id"}, "properties": map[string]any{
 				"catalog_item_id": map[string]any{"type": "string", "description": "A catalog item of service type " + id + "."},
 				"display_name":    map[string]any{"type": "string"},
 				"user_values":     map[string]any{"type": "array", "items": userValueSchema()},
+				"parent_id":       map[string]any{"type": []any{"string", "null"}},
 				"labels":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
-			}},
+			}, "additionalProperties": false},
 			name + "Update": map[string]any{"type": "object", "properties": map[string]any{
 				"user_values": map[string]any{"type": "array", "items": userValueSchema()},
 				"edits": map[string]any{"type": "array", "description": "Dict-path edits; only x-modifier rw+ attributes change.",
 					"items": map[string]any{"type": "object", "required": []any{"path"}, "properties": map[string]any{
 						"path": map[string]any{"type": "string"}, "value": map[string]any{}}}},
-				"labels": map[string]any{"type": "object"},
-			}},
+				"labels": map[string]any{"type": "object", "description": "Labels to set (a string) or remove (null).",
+					"additionalProperties": map[string]any{"type": []any{"string", "null"}}},
+				"display_name": map[string]any{"type": "string"},
+			}, "additionalProperties": false},
 			name + "Order": map[string]any{"type": "object", "properties": map[string]any{
 				"id":           map[string]any{"type": "string"},
 				"service_type": map[string]any{"const": id},

@@ -305,6 +305,12 @@ func TestServiceTypes_OpenAPIPerType(t *testing.T) {
 		doc.Paths["/api/v1/catalog-item-instances/{id}"]["patch"] == nil || doc.Components.Schemas["CacheReplicaOrder"] == nil {
 		t.Errorf("document = %+v", doc)
 	}
+	// The order bodies are closed, as the API's (issue 13).
+	for _, schema := range []string{"CacheReplicaCreate", "CacheReplicaUpdate"} {
+		if got := doc.Components.Schemas[schema]["additionalProperties"]; got != false {
+			t.Errorf("%s: additionalProperties = %v, want false", schema, got)
+		}
+	}
 	s.Do(t, "GET", "/api/v1/service-types/vm/openapi.json", nil).Want(t, http.StatusOK)
 	s.Do(t, "GET", "/api/v1/service-types/nope/openapi.json", nil).WantProblem(t, http.StatusNotFound, "SERVICE_TYPE_NOT_FOUND")
 }

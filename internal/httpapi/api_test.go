@@ -47,6 +47,28 @@ paths:
               properties:
                 name: {type: string, maxLength: 10}
       responses: {"201": {description: ok}}
+  /api/v1/sprockets:
+    post:
+      parameters:
+        - {name: id, in: query, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [name]
+              properties:
+                name: {type: string, maxLength: 10}
+                labels: {type: object, additionalProperties: {type: string}}
+                size:
+                  type: object
+                  additionalProperties: false
+                  properties:
+                    count: {type: integer}
+                note: {type: string, nullable: true}
+      responses: {"201": {description: ok}}
   /api/v1/widgets/{widget_id}:frob:
     post:
       parameters:
@@ -98,6 +120,15 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 		}
 		w.Header().Set("Location", "/api/v1/widgets/"+in.Name)
 		return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"name": in.Name, "call": n})
+	})
+	api.Handle("POST /api/v1/sprockets", func(w http.ResponseWriter, r *http.Request) error {
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := httpapi.DecodeJSON(r, &in); err != nil {
+			return err
+		}
+		return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"name": in.Name})
 	})
 	api.Handle("POST /api/v1/widgets/{widget_id}:frob", func(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"frobbed": r.PathValue("widget_id")})

@@ -15,8 +15,11 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 )
 
-// DecodeJSON reads a JSON request body into dst. Unknown fields are ignored
-// (API.md). It returns ErrBodyTooLarge past the limit, ErrMalformedJSON for
+// DecodeJSON reads a JSON request body into dst. It does not check for
+// unknown fields: the spec validator refuses them where the OpenAPI
+// document closes a body (additionalProperties: false), and a body the
+// document leaves open (a provider's report) may carry members dst does not
+// have, which are ignored. It returns ErrBodyTooLarge past the limit, ErrMalformedJSON for
 // broken JSON or an empty body, ErrUnsupportedMediaType for a non-JSON
 // Content-Type, and an *invalid.Error naming the field for a wrong type.
 func DecodeJSON(r *http.Request, dst any) error {

@@ -19,7 +19,8 @@ type Problem struct {
 	Extra map[string]any
 }
 
-// MarshalJSON flattens Extra beside the standard members.
+// MarshalJSON flattens Extra beside the standard members. An empty
+// Instance is left out (it is optional, and "" identifies nothing).
 func (p Problem) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(p.Extra)+6)
 	for k, v := range p.Extra {
@@ -29,7 +30,11 @@ func (p Problem) MarshalJSON() ([]byte, error) {
 	m["title"] = p.Title
 	m["status"] = p.Status
 	m["detail"] = p.Detail
-	m["instance"] = p.Instance
+	if p.Instance != "" {
+		m["instance"] = p.Instance
+	} else {
+		delete(m, "instance") // nor may Extra supply one
+	}
 	m["reason"] = p.Reason
 	return json.Marshal(m)
 }
@@ -111,7 +116,9 @@ func writeProblem(w http.ResponseWriter, p Problem) {
 }
 
 // Render returns err's problem as JSON without a request (for an
-// Operation's `error`).
+// Operation's `error`). It has no `instance`: there is no request to name,
+// and internal/operations sets the operation's own
+// (urn:steward:operation:<id>).
 func (ps Problems) Render(err error) json.RawMessage {
 	p, _ := ps.problemFor(err, "")
 	p.Instance = ""

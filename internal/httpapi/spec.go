@@ -9,7 +9,7 @@ import (
 )
 
 // LoadSpec parses and checks an OpenAPI document, and renders it as JSON for
-// GET /api/v1/openapi.json.
+// GET /api/v1/openapi.json, ending in a newline as every JSON answer does.
 func LoadSpec(ctx context.Context, yaml []byte) (*openapi3.T, []byte, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(yaml)
@@ -23,5 +23,5 @@ func LoadSpec(ctx context.Context, yaml []byte) (*openapi3.T, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("httpapi: render OpenAPI document: %w", err)
 	}
-	return doc, b, nil
+	return doc, append(b, '\n'), nil
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -167,6 +169,11 @@ func validationError(err error) error {
 	}
 	msg := reqErr.Reason
 	var schemaErr *openapi3.SchemaError
+	if errors.As(err, &schemaErr) && reqErr.Parameter == nil {
+		if err := unknownFields(reqErr, schemaErr); err != nil {
+			return err
+		}
+	}
 	if errors.As(err, &schemaErr) {
 		if ptr := schemaErr.JSONPointer(); len(ptr) > 0 && reqErr.Parameter == nil {
 			field = strings.Join(ptr, ".")
@@ -179,4 +186,60 @@ func validationError(err error) error {
 		msg = reqErr.Error()
 	}
 	return invalid.New(field, "%s", msg)
+}
+
+// notAField is what the problem says of a member a closed body does not have.
+const notAField = "is not a field of this request"
+
+// unknownFields turns kin-openapi's `property "x" is unsupported` (a member
+// of an object whose schema says additionalProperties: false) into the
+// 400 naming every member of that object the schema does not list, not only
+// the first one kin-openapi met. It returns nil for any other error.
+func unknownFields(reqErr *openapi3filter.RequestError, schemaErr *openapi3.SchemaError) error {
+	if schemaErr.SchemaField != "properties" || schemaErr.Schema == nil {
+		return nil
+	}
+	obj, ok := schemaErr.Value.(map[string]any)
+	if !ok {
+		return nil
+	}
+	prefix := strings.Join(schemaErr.JSONPointer(), ".")
+	var es invalid.Errors
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if _, known := schemaErr.Schema.Properties[k]; known {
+			continue
+		}
+		field := k
+		if prefix != "" {
+			field = prefix + "." + k
+		}
+		if field == "id" && hasQueryParameter(reqErr, "id") {
+			es.Add(field, "%s: the id of a new resource goes in the query, ?id=", notAField)
+			continue
+		}
+		es.Add(field, "%s", notAField)
+	}
+	return es.Err()
+}
+
+// hasQueryParameter reports whether the request's operation takes the
+// query parameter name.
+func hasQueryParameter(reqErr *openapi3filter.RequestError, name string) bool {
+	if reqErr.Input == nil || reqErr.Input.Route == nil {
+		return false
+	}
+	route := reqErr.Input.Route
+	var params openapi3.Parameters
+	if route.PathItem != nil {
+		params = append(params, route.PathItem.Parameters...)
+	}
+	if route.Operation != nil {
+		params = append(params, route.Operation.Parameters...)
+	}
+	for _, p := range params {
+		if p != nil && p.Value != nil && p.Value.In == openapi3.ParameterInQuery && p.Value.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -21,7 +21,8 @@ type Config struct {
 	DB *store.DB
 	// ErrorBody renders a failed operation's error as the problem object
 	// stored in `error`. internal/server passes the problem table's renderer.
-	// Defaults to {"detail": err.Error()}.
+	// Defaults to {"detail": err.Error()}. A problem without an `instance`
+	// (or with an empty one) gets the operation's, [InstanceURN].
 	ErrorBody func(error) json.RawMessage
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
@@ -103,7 +104,7 @@ func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p Finis
 	maps.Copy(op.Metadata, p.Metadata)
 	op.Done, op.UpdateTime = true, s.cfg.Now().UTC().Truncate(time.Microsecond)
 	if p.Err != nil {
-		op.Error = s.cfg.ErrorBody(p.Err)
+		op.Error = withInstance(s.cfg.ErrorBody(p.Err), InstanceURN(op.ID))
 	} else if p.Response != nil {
 		if op.Response, err = json.Marshal(p.Response); err != nil {
 			return Operation{}, fmt.Errorf("encode operation response: %w", err)
@@ -197,5 +198,33 @@ func scan(row scanner) (Operation, error) {
 	if err := json.Unmarshal(meta, &op.Metadata); err != nil {
 		return Operation{}, fmt.Errorf("read operation metadata: %w", err)
 	}
+	if len(op.Error) > 0 {
+		// Operations that failed before FinishTx set it stored "instance": "".
+		op.Error = withInstance(op.Error, InstanceURN(op.ID))
+	}
 	return op, nil
+}
+
+// InstanceURN is the `instance` of a failed operation's problem: the
+// operation it is the outcome of, as a request's problem names the request
+// (urn:steward:request:<id>).
+func InstanceURN(operationID string) string { return "urn:steward:operation:" + operationID }
+
+// withInstance sets the problem's `instance` to instance when it has none
+// or an empty one. A body that is not a JSON object is kept as it is.
+func withInstance(problem json.RawMessage, instance string) json.RawMessage {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(problem, &members); err != nil || members == nil {
+		return problem
+	}
+	var have string
+	if raw, ok := members["instance"]; ok && json.Unmarshal(raw, &have) == nil && have != "" {
+		return problem
+	}
+	members["instance"], _ = json.Marshal(instance) // a string always encodes
+	b, err := json.Marshal(members)
+	if err != nil {
+		return problem
+	}
+	return b
 }
