@@ -2,23 +2,18 @@ package server
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
 )
 
 // startPprof serves Go's profiling endpoints (/debug/pprof/) on their own
-// listener, off the API's port and its authentication, when
-// Config.PprofListen is set: for measuring a running server.
+// listener (bound by claim), off the API's port and its authentication,
+// when Config.PprofListen is set: for measuring a running server.
 func (s *Server) startPprof() error {
-	if s.cfg.PprofListen == "" {
+	ln := s.pprofListener
+	if ln == nil {
 		return nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.PprofListen)
-	if err != nil {
-		return fmt.Errorf("server: pprof listen on %s: %w", s.cfg.PprofListen, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -15,7 +15,9 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,10 +184,15 @@ type Server struct {
 
 	processProvider *processprovider.Daemon
 
-	listener net.Listener
-	http     *http.Server
-	pprof    *http.Server
-	served   chan error
+	// lock holds the data directory while the server runs (see claim).
+	lock *dataDirLock
+	// listener and pprofListener are bound by claim, before anything else
+	// starts, and served once the API is built.
+	listener      net.Listener
+	pprofListener net.Listener
+	http          *http.Server
+	pprof         *http.Server
+	served        chan error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -211,11 +218,16 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, logger: cfg.Logger}, nil
 }
 
-// Start opens the store (migrating it), starts the event bus, the job
-// runner and the HTTP listener, and returns once the API answers. On error
-// it stops whatever it had started.
+// Start locks the data directory and binds the listeners, then opens the
+// store (migrating it), starts the event bus, the job runner and the HTTP
+// server, and returns once the API answers. A data directory another server
+// holds or an address in use fails it at once, before any other work and
+// without a log line; on a later error it stops whatever it had started.
 func (s *Server) Start(ctx context.Context) (err error) {
 	started := time.Now()
+	if err := s.claim(); err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			_ = s.Stop(context.WithoutCancel(ctx))
@@ -556,12 +568,9 @@ func counted[N int | int64](log *slog.Logger, level slog.Level, msg string,
 	}
 }
 
+// startHTTP serves the API on the listener claim bound.
 func (s *Server) startHTTP() error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", s.cfg.Listen, err)
-	}
-	s.listener = ln
+	ln := s.listener
 	s.http = &http.Server{
 		Handler:           s.api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -573,6 +582,87 @@ func (s *Server) startHTTP() error {
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.http.Serve(ln) }()
 	return nil
+}
+
+// claim takes what a second server could be holding, before any other
+// start-up work: the data directory's lock first (a second server on it
+// fails here, naming the first one's pid), then the HTTP and pprof
+// listeners, and a probe of the embedded NATS server's client port (NATS
+// binds its own socket later, so that is an early check, not a hold). On
+// error it gives back what it took.
+func (s *Server) claim() (err error) {
+	defer func() {
+		if err != nil {
+			_ = s.unclaim()
+		}
+	}()
+	if s.usesDataDir() {
+		if s.lock, err = lockDataDir(s.cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	if s.listener, err = listen("listen on", s.cfg.Listen); err != nil {
+		return err
+	}
+	if s.cfg.PprofListen != "" {
+		if s.pprofListener, err = listen("pprof listen on", s.cfg.PprofListen); err != nil {
+			return err
+		}
+	}
+	if s.cfg.NATSURL == "" && s.cfg.NATSListen != "" {
+		port, err := loopbackPort(s.cfg.NATSListen)
+		if err != nil {
+			return fmt.Errorf("--nats-listen: %w", err)
+		}
+		if port != 0 {
+			ln, err := listen("NATS listen on", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				return err
+			}
+			_ = ln.Close()
+		}
+	}
+	return nil
+}
+
+// usesDataDir says whether this server keeps anything in Config.DataDir:
+// the SQLite database, the embedded NATS store or the in-process
+// provider's processes. One on PostgreSQL and an external NATS without that
+// provider does not, so replicas on one host may share the default.
+func (s *Server) usesDataDir() bool {
+	return s.cfg.DatabaseURL == "" || s.cfg.NATSURL == "" || s.cfg.ProcessProvider
+}
+
+// unclaim closes the listeners nothing serves yet and releases the data
+// directory's lock.
+func (s *Server) unclaim() error {
+	var errs []error
+	if s.listener != nil && s.http == nil {
+		errs = append(errs, s.listener.Close())
+		s.listener = nil
+	}
+	if s.pprofListener != nil && s.pprof == nil {
+		errs = append(errs, s.pprofListener.Close())
+		s.pprofListener = nil
+	}
+	errs = append(errs, s.lock.release())
+	s.lock = nil
+	return errors.Join(errs...)
+}
+
+// listen binds addr; an address in use says so in one line.
+func listen(what, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s %s: address already in use (is another steward server running?)", what, addr)
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Err != nil {
+		err = op.Err // "bind: permission denied", not "listen tcp ADDR: bind: …" again
+	}
+	return nil, fmt.Errorf("%s %s: %w", what, addr, err)
 }
 
 // URL is the base URL the API answers on (http://127.0.0.1:port).
@@ -675,6 +765,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		if s.db != nil {
 			errs = append(errs, s.db.Close())
 		}
+		// Last: the data directory is free once nothing uses it.
+		errs = append(errs, s.unclaim())
 		s.stopErr = errors.Join(errs...)
 		s.logger.Info("steward stopped", "error", s.stopErr)
 	})
