@@ -27,7 +27,9 @@ type DaemonConfig struct {
 	StewardURL string
 	// Token authenticates to Steward; empty for a --dev server.
 	Token string
-	// WorkDir holds the processes' directories.
+	// WorkDir holds the processes' directories and the instances' records:
+	// a Daemon started on the WorkDir of an earlier one adopts its
+	// processes.
 	WorkDir string
 	// NoOp accepts orders without starting processes (benchmarks).
 	NoOp bool
@@ -70,8 +72,10 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{}), regDone: make(chan struct{})}
 }
 
-// Start listens, serves the provider API and starts registering with
-// Steward in the background; it returns once the API listens.
+// Start listens, takes over the instances an earlier provider recorded in
+// WorkDir ([Provider.Restore]), serves the provider API and starts
+// registering with Steward in the background; it returns once the API
+// listens.
 func (d *Daemon) Start(ctx context.Context) error {
 	if d.cfg.StewardURL == "" {
 		return errors.New("processprovider: a Steward URL is required")
@@ -84,6 +88,16 @@ func (d *Daemon) Start(ctx context.Context) error {
 	// The reporter's token is the provider's; repair reports carry each
 	// operation's own (HTTPReporter.ReportRepair).
 	p := New(&Config{Reporter: reporter, Runtime: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
+	// Before the API serves: what an earlier provider on this WorkDir left
+	// running is adopted (or restarted) and reported, and held by id.
+	restored, err := p.Restore(ctx)
+	if err != nil {
+		ln.Close()
+		return errors.Join(err, p.Stop(context.WithoutCancel(ctx)))
+	}
+	if restored > 0 {
+		d.log.Info("restored the instances of an earlier provider", "instances", restored, "work_dir", d.cfg.WorkDir)
+	}
 	registrar, err := provider.NewRegistrar(provider.RegistrarConfig{
 		StewardURL: d.cfg.StewardURL, Token: d.cfg.Token, Logger: d.log,
 		Registration: provider.Registration{
@@ -134,8 +148,9 @@ func (d *Daemon) URL() string {
 	return "http://" + d.listener.Addr().String()
 }
 
-// Stop stops registering, stops every process (reporting them FAILED while
-// Steward still listens), then the API. It is idempotent and safe before Start.
+// Stop stops registering, stops supervising (every process keeps running,
+// recorded for the next Daemon on the same WorkDir; see [Provider.Stop]),
+// then the API. It is idempotent and safe before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
 	d.mu.Lock()
 	p, srv, cancel := d.provider, d.http, d.cancelReg

@@ -31,10 +31,15 @@
 // across restarts). The environment is PATH (the provider's), HOME,
 // STEWARD_INSTANCE_ID and the spec's env, not the provider's own environment,
 // which may hold credentials. A bare command name is looked up on the
-// provider's PATH. The process leads its own process group, so a stop signal
-// reaches everything it forked; when the leader exits, what is left of its
-// group is killed, as when a container ends. Stopping sends SIGTERM to the
-// group and SIGKILL after StopGrace.
+// provider's PATH. The process leads its own session, hence its own process
+// group without a controlling terminal: a stop signal reaches everything it
+// forked, and a terminal's Ctrl-C or hang-up, meant for the provider (or the
+// `steward server --dev` hosting it), never reaches it. When the leader
+// exits, what is left of its group is killed, as when a container ends.
+// Stopping sends SIGTERM to the group and SIGKILL after StopGrace. Nothing
+// waits on the process: the supervisor polls it every WatchInterval (100ms),
+// reaping it with wait4 when it is the provider's child, so the provider
+// can stop and leave it running (see Restarts of the provider).
 //
 // The processes run as the provider's user with no isolation: anyone who
 // may order a container may run any command there. Use it for development
@@ -56,10 +61,11 @@
 // member that cannot start before that makes it FAILED. After that a member
 // whose process ends for good leaves the instance RUNNING: it changes the
 // member's health, which the runtime reports say (Get's message says it
-// too). Delete and Stop stop every member. An update with a new spec stops
-// every member and starts the new spec's; it may change the member list,
-// but not give members to an instance without them or take them away: that
-// is a different kind of instance, so replace it instead.
+// too). Delete stops every member; Stop leaves them running, and a
+// provider started later adopts each on its own. An update with a new spec
+// stops every member and starts the new spec's; it may change the member
+// list, but not give members to an instance without them or take them
+// away: that is a different kind of instance, so replace it instead.
 //
 // An instance without spec.members runs one process in WorkDir/<instance_id>
 // as before, and a repair sees it as one member, "main", a server.
@@ -118,12 +124,17 @@
 //
 // # Restart policy
 //
-// When a process ends on its own (not by Delete, Stop, an update or a
-// repair):
+// When a process ends on its own (not by Delete, an update or a repair):
 //
 //	always      restart after any exit
-//	on_failure  restart after a non-zero exit or a signal; a clean exit (status 0) is final
+//	on_failure  restart after a non-zero exit, a signal or an unknown exit; a clean exit (status 0) is final
 //	never       never restart
+//
+// An exit is unknown when the process was not the provider's child, so its
+// status could not be read: one adopted from a provider process that died
+// (see Restarts of the provider), whose exit init reaped. on_failure treats
+// it as a failure, so a service is restarted rather than silently lost; a
+// process that really completed is merely run once more.
 //
 // At most max_restarts consecutive restarts are made; the exit after that
 // is final. Restarts wait RestartBackoff, doubled for each consecutive
@@ -155,7 +166,8 @@
 //	repair starts the process  → RUNNING again if FAILED (report)
 //	Delete                     → DELETING (answer; not reported, Steward set it)
 //	process group gone         → DELETED (report; the instance is forgotten first)
-//	provider Stop              → FAILED (report; the process was stopped with it)
+//	provider Stop              → unchanged (no report; the process runs on)
+//	Restore                    → the status now, reported once (see Restarts of the provider)
 //
 // With spec.members, "exec" is every member's first exec, and a member's
 // exit, restarted or not, leaves the instance as it is (see Members).
@@ -188,10 +200,55 @@
 // once; Stop reports nothing; a repair skips the steps that need processes
 // or files. No work directory is used.
 //
+// # Restarts of the provider
+//
+// Workloads outlive the provider. Each instance has a record,
+// WorkDir/.state/<instance_id>.json (mode 0600: it holds the spec's
+// environment), written atomically (a temporary file, synced, renamed over
+// the old one, the directory synced) when the instance is created and at
+// every change after: its spec, its order's project and id, its status and
+// message, whether a delete was accepted, and per member the process (pid,
+// start time in clock ticks after boot from /proc/<pid>/stat, and the boot
+// id, which together name one process even after the pid is reused), when
+// it started, whether it ever started or failed for good, and the restart
+// counts. Processes of a replaced spec still being stopped are recorded
+// too.
+//
+// [Provider.Stop] (and so `steward server --dev` stopping on Ctrl-C, or
+// `steward provider process` on SIGTERM) leaves every process running,
+// reports nothing (the service has not changed), and ends; only an
+// instance being deleted has its processes stopped. A provider process
+// killed with SIGKILL (or crashing) leaves the same: the processes run on,
+// adopted by init, and the records are as of the last change.
+//
+// [Provider.Restore], which the Daemon calls before it serves, takes over
+// every record in WorkDir/.state, member by member:
+//
+//	process still running (same pid, start time and boot)  adopted and supervised again
+//	process ended while no provider ran                     the restart policy decides at once, as for
+//	                                                        any exit (no backoff; the exit is known only
+//	                                                        for a zombie child of this OS process)
+//	no process: waiting to restart, or not started yet      started
+//	failed for good                                         left failed
+//	delete accepted                                         processes stopped, then DELETED reported
+//
+// Processes of a replaced spec that still run are stopped. Then each
+// instance's status is reported once, changed or not (with members, the
+// runtime too), so the order reflects what runs: RUNNING for an adopted or
+// restarted process, FAILED for one the policy does not restart. An
+// adopted process is not the provider's child: it is watched by polling
+// /proc/<pid>/stat (Linux only; the provider runs nowhere else), and its
+// exit status is unknown. A record that cannot be read is logged and left
+// alone.
+//
 // # Limits
 //
-// The provider keeps no state across restarts. Stop kills every process and
-// reports its instance FAILED; a new provider knows none of the old
-// instances, and answers 404 for them, which Steward reads as gone. If the
-// provider process dies without Stop, its children live on unsupervised.
+// Linux only: processes are watched and named through /proc. A record is
+// written after each change, so a provider killed between a change and its
+// record (milliseconds) restores the state before it: a process started in
+// that window and not yet recorded is left running unsupervised, and its
+// member is started once more. The provider
+// process must not be restarted with a different WorkDir, or it knows none
+// of the old instances and answers 404 for them, which Steward reads as
+// gone. Two providers must never share a WorkDir.
 package processprovider

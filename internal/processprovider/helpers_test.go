@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -45,20 +46,28 @@ type bundle struct {
 	workDir string
 }
 
-// setup returns a provider on a fresh work directory with tiny backoffs and
-// the fixed clock; mutate may change the config first. The provider is
-// stopped when the test ends.
+// setup returns a provider on a fresh work directory with tiny backoffs, a
+// quick watch and the fixed clock; mutate may change the config first. The
+// provider is stopped when the test ends, and then every process it left
+// running is killed.
 func setup(tb testing.TB, mutate func(*Config)) *bundle {
+	tb.Helper()
+	return setupOn(tb, filepath.Join(tb.TempDir(), "work"), mutate)
+}
+
+// setupOn is setup on workDir, which an earlier provider may have used.
+func setupOn(tb testing.TB, workDir string, mutate func(*Config)) *bundle {
 	tb.Helper()
 	rec := &recorder{ch: make(chan provider.StatusReport, 1000)}
 	cfg := &Config{
 		Reporter:          rec,
 		Logger:            slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		WorkDir:           filepath.Join(tb.TempDir(), "work"),
+		WorkDir:           workDir,
 		StopGrace:         5 * time.Second,
 		RestartBackoff:    time.Millisecond,
 		RestartBackoffMax: 5 * time.Millisecond,
 		ReportBackoff:     time.Millisecond,
+		WatchInterval:     2 * time.Millisecond,
 		Now:               func() time.Time { return testNow },
 	}
 	if mutate != nil {
@@ -71,8 +80,63 @@ func setup(tb testing.TB, mutate func(*Config)) *bundle {
 		if err := b.p.Stop(ctx); err != nil {
 			tb.Errorf("Stop: %v", err)
 		}
+		if !cfg.NoOp {
+			killRecorded(tb, cfg.WorkDir)
+		}
 	})
 	return b
+}
+
+// killRecorded kills, with SIGKILL to their process groups, the processes
+// recorded in workDir's records that still run, and reaps those that are
+// this test binary's children: a stopped provider leaves them running.
+func killRecorded(tb testing.TB, workDir string) {
+	tb.Helper()
+	dir := filepath.Join(workDir, stateDirName)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // none written: Create writes a record before it starts anything
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			tb.Errorf("read record: %v", err)
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(data, &r); err != nil {
+			tb.Logf("record %s not decoded (a test's garbage?): %v", e.Name(), err)
+			continue
+		}
+		procs := r.Stale
+		for _, m := range r.Members {
+			procs = append(procs, m.processRecord)
+		}
+		for _, pr := range procs {
+			killProcess(tb, pr)
+		}
+	}
+}
+
+// killProcess kills the process pr names, if it runs, with its group, and
+// reaps it if it is this test binary's child.
+func killProcess(tb testing.TB, pr processRecord) {
+	tb.Helper()
+	proc, _, gone := find(pr.PID, pr.StartTime, pr.BootID)
+	if gone {
+		return
+	}
+	proc.signalGroup(syscall.SIGKILL)
+	poll.UntilWithin(tb, waitFor, "leftover process "+strconv.Itoa(proc.pid)+" has ended", func() bool {
+		_, ended := proc.poll()
+		return ended
+	})
+	if err := proc.killGroup(); err != nil {
+		tb.Errorf("leftover process group %d: %v", proc.pid, err)
+	}
 }
 
 // tbWriter sends log lines to t.Log.

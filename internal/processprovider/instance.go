@@ -48,6 +48,19 @@ type instance struct {
 	message string
 	// members are the current spec's, built with it.
 	members []*member
+	// retired are the members of replaced specs whose runs may still hold a
+	// process, until the supervisor has stopped them all; the record keeps
+	// their processes, so a provider that dies meanwhile does not leave
+	// them running unknown.
+	retired []*member
+	// removed says the record is gone with the instance: nothing may write
+	// it again.
+	removed bool
+	// restoring is set while the supervisor of an instance taken over from
+	// a record has not yet settled every member: status changes are
+	// recorded but not reported, and then the status is reported once
+	// (see reportRestored).
+	restoring bool
 	// lastRuntime is the key (runtimeKey) of the last runtime state
 	// queued, so only changes are reported.
 	lastRuntime string
@@ -97,6 +110,7 @@ func (in *instance) current() (spec, int, []*member) {
 // members; the caller holds in.mu.
 func (in *instance) setSpecLocked(s spec) {
 	in.spec, in.gen = s, in.gen+1
+	in.retired = append(in.retired, in.members...)
 	in.members = newMembers(in.id, in.dir, s)
 }
 
@@ -181,10 +195,13 @@ func (in *instance) setLocked(s provider.Status, msg string) bool {
 	return changed
 }
 
-// requestDelete marks the instance DELETING and tells its supervisor.
-// Idempotent.
-func (in *instance) requestDelete() {
-	in.set(provider.StatusDeleting, "stopping")
+// requestDelete marks the instance DELETING, records that, and tells its
+// supervisor. Idempotent.
+func (p *Provider) requestDelete(in *instance) {
+	in.mu.Lock()
+	in.setLocked(provider.StatusDeleting, "stopping")
+	p.saveLocked(in)
+	in.mu.Unlock()
 	in.deleteOnce.Do(func() { close(in.deleteCh) })
 }
 

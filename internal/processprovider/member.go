@@ -2,6 +2,7 @@ package processprovider
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -24,8 +25,19 @@ type member struct {
 
 	// The rest is guarded by the instance's mu.
 
-	// pid is the running process's id, 0 when none runs.
-	pid int
+	// pid is the running process's id, 0 when none runs; startTime (see
+	// process) and startedAt, when it started by Config.Now, go with it.
+	pid       int
+	startTime uint64
+	startedAt time.Time
+	// restarts counts every restart of this member's process, consecutive
+	// those since the last run of RestartResetAfter or longer (what
+	// spec.max_restarts bounds); lastExit says how the process last ended.
+	// They are recorded, so a provider that adopts the member goes on
+	// counting.
+	restarts    int
+	consecutive int
+	lastExit    string
 	// started says a process of this member has started at least once.
 	started bool
 	// failed says no process runs and none will be restarted: the

@@ -2,6 +2,7 @@ package processprovider
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -16,11 +17,13 @@ import (
 // member's exit changes only its health in the runtime state; the instance
 // is RUNNING once every member has started.
 
-// memberStarted records that m's process runs as pid.
-func (p *Provider) memberStarted(in *instance, m *member, gen, pid int, msg string) {
+// memberStarted records that m's process runs as proc, started at
+// startedAt (by Config.Now; earlier for an adopted process).
+func (p *Provider) memberStarted(in *instance, m *member, gen int, proc *process, startedAt time.Time, msg string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	m.pid = pid
+	defer p.saveLocked(in)
+	m.pid, m.startTime, m.startedAt = proc.pid, proc.startTime, startedAt
 	if gen != in.gen {
 		return
 	}
@@ -35,15 +38,18 @@ func (p *Provider) memberStarted(in *instance, m *member, gen, pid int, msg stri
 	p.runtimeChangedLocked(in, false)
 }
 
-// memberRestarting records that m's process ended and is restarted after a
-// delay: the member is still kept up. It returns false when gen is
-// replaced, so the run need not restart a process of the old spec.
-func (p *Provider) memberRestarting(in *instance, m *member, gen int, msg string) bool {
+// memberRestarting records that m's process ended as last and is
+// restarted after a delay, with the restart counts run keeps: the member is
+// still kept up. It returns false when gen is replaced, so the run need not
+// restart a process of the old spec.
+func (p *Provider) memberRestarting(in *instance, m *member, gen int, restarts, consecutive int, last exit, msg string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if gen != in.gen {
 		return false
 	}
+	defer p.saveLocked(in)
+	m.restarts, m.consecutive, m.lastExit = restarts, consecutive, last.String()
 	m.message = msg
 	if !in.hasMembersLocked() {
 		// Still RUNNING: no report; Get shows the message.
@@ -61,6 +67,7 @@ func (p *Provider) memberRestarting(in *instance, m *member, gen int, msg string
 func (p *Provider) memberEnded(in *instance, m *member, gen int, msg string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	defer p.saveLocked(in)
 	m.pid = 0
 	if gen != in.gen {
 		return
@@ -79,15 +86,19 @@ func (p *Provider) memberEnded(in *instance, m *member, gen int, msg string) {
 // memberGone records that m's process group is gone.
 func (p *Provider) memberGone(in *instance, m *member) {
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	m.pid = 0
-	in.mu.Unlock()
+	p.saveLocked(in)
 }
 
-// memberRepairing clears m's failure before a repair starts it again.
+// memberRepairing clears m's failure and restart counts before a repair
+// starts it again.
 func (p *Provider) memberRepairing(in *instance, m *member) {
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	m.failed, m.message = false, "restarting for a repair"
-	in.mu.Unlock()
+	m.restarts, m.consecutive, m.lastExit = 0, 0, ""
+	p.saveLocked(in)
 }
 
 // allStarted reports whether every member has started at least once.

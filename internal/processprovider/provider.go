@@ -34,7 +34,8 @@ type Config struct {
 	Logger *slog.Logger
 	// WorkDir holds one directory per instance, WorkDir/<instance_id>, which
 	// is the process's working directory and HOME and holds its stdout.log
-	// and stderr.log. It is created when needed. Required unless NoOp.
+	// and stderr.log, and the instances' records in WorkDir/.state (see
+	// Restore). It is created when needed. Required unless NoOp.
 	WorkDir string
 	// NoOp accepts creates and updates and reports RUNNING without starting
 	// anything (benchmark mode); spec.process.command is then optional.
@@ -71,13 +72,18 @@ type Config struct {
 	// RepairSettle is how long a repair waits after restarting members
 	// before it checks that they still run. Defaults to 1s.
 	RepairSettle time.Duration
+	// WatchInterval is how often a supervised process is checked for its
+	// exit (a process is polled, not waited for, so that it can outlive
+	// the provider). Defaults to 100ms.
+	WatchInterval time.Duration
 }
 
 // Provider realises `container` and `process-cluster` orders as supervised
 // local processes. It implements [provider.Provider], [provider.Updater] and
 // [provider.Repairer] and is safe for concurrent use. Its zero value is not
-// usable: build it with [New], and end it with [Provider.Stop],
-// which stops every process it started.
+// usable: build it with [New], take over what an earlier provider left
+// with [Provider.Restore], and end it with [Provider.Stop], which leaves
+// every process running for the next provider to adopt.
 type Provider struct {
 	cfg    Config
 	logger *slog.Logger
@@ -119,6 +125,7 @@ func New(cfg *Config) *Provider {
 	c.ReportBackoff = cmp.Or(c.ReportBackoff, 500*time.Millisecond)
 	c.ReportTimeout = cmp.Or(c.ReportTimeout, 10*time.Second)
 	c.RepairSettle = cmp.Or(c.RepairSettle, time.Second)
+	c.WatchInterval = cmp.Or(c.WatchInterval, 100*time.Millisecond)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -128,7 +135,7 @@ func New(cfg *Config) *Provider {
 	case c.WorkDir == "" && !c.NoOp:
 		panic("processprovider: Config.WorkDir is required unless NoOp")
 	case c.StopGrace < 0 || c.RestartBackoff < 0 || c.RestartBackoffMax < 0 || c.RestartResetAfter < 0 ||
-		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0 || c.RepairSettle < 0:
+		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0 || c.RepairSettle < 0 || c.WatchInterval < 0:
 		panic("processprovider: Config durations and counts must not be negative")
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -152,7 +159,9 @@ var _ provider.Provider = (*Provider)(nil)
 // as a report. It is idempotent by InstanceID: an id it holds returns that
 // instance as it is now and starts nothing, whatever the spec. It returns a
 // [*RequestError] (HTTP 400) for an unusable instance id or spec, and
-// [ErrStopped] after Stop. It does not block on the process or on reports.
+// [ErrStopped] after Stop. Before it answers, the instance is recorded in
+// WorkDir/.state (see Restore); an error writing it is returned and starts
+// nothing. It does not block on the process or on reports.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.Instance, error) {
 	p.mu.Lock()
 	stopped, held := p.stopped, p.instances[req.InstanceID]
@@ -184,13 +193,18 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 		dir = filepath.Join(p.cfg.WorkDir, req.InstanceID)
 	}
 	in := newInstance(req.InstanceID, s, dir, req.Metadata)
+	if !p.cfg.NoOp {
+		if err := p.writeRecord(in.toRecordLocked(p.cfg.Now())); err != nil {
+			return provider.Instance{}, fmt.Errorf("processprovider: record instance %s: %w", in.id, err)
+		}
+	}
 	p.instances[in.id] = in
 	answer := in.snapshot()
 	if p.cfg.NoOp {
 		// Under p.mu, so Stop cannot be waiting on senders yet.
 		p.setStatus(in, provider.StatusRunning, "no-op: nothing started")
 	} else {
-		p.supervisors.Go(func() { p.supervise(in) })
+		p.supervisors.Go(func() { p.supervise(in, nil) })
 	}
 	p.logger.InfoContext(ctx, "instance created", "instance_id", in.id, "noop", p.cfg.NoOp)
 	return answer, nil
@@ -213,7 +227,9 @@ func (p *Provider) Get(_ context.Context, instanceID string) (provider.Instance,
 // after StopGrace) and returns at once with status DELETING; DELETED follows
 // as a report once the process is gone, and the instance is forgotten before
 // that report is sent. Deleting an instance that is already DELETING returns
-// it unchanged. It returns [provider.ErrNotFound] for an id it does not hold,
+// it unchanged. The delete is recorded before Delete answers: a provider
+// that adopts the instance later finishes it. It returns
+// [provider.ErrNotFound] for an id it does not hold,
 // including one already deleted, and [ErrStopped] after Stop.
 func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Instance, error) {
 	p.mu.Lock()
@@ -225,7 +241,7 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 	if !ok {
 		return provider.Instance{}, provider.ErrNotFound
 	}
-	in.requestDelete()
+	p.requestDelete(in)
 	answer := in.snapshot()
 	if p.cfg.NoOp {
 		// Nothing to stop: gone now. Under p.mu, as in Create.
@@ -271,7 +287,8 @@ func (p *Provider) Health(context.Context) error {
 // without spec.members, and false when the instance is unknown, has
 // members (see [Provider.MemberPID]) or has no process right now (not yet
 // started, waiting to restart, failed, or in no-op mode). The process is
-// the leader of its own process group, whose id is the same number.
+// the leader of its own session and process group, whose ids are the same
+// number.
 func (p *Provider) PID(instanceID string) (int, bool) {
 	in := p.instance(instanceID)
 	if in == nil {
@@ -307,15 +324,17 @@ func (p *Provider) instance(id string) *instance {
 	return p.instances[id]
 }
 
-// Stop ends running repair operations (each fails, reporting why), stops
-// every supervised process group (SIGTERM, then SIGKILL after StopGrace),
-// reports FAILED for each instance whose processes it stopped (the provider
-// keeps no state, so those services are lost), and waits until every
-// process and goroutine of the provider has ended. If ctx ends first,
-// the remaining processes get SIGKILL at once and pending reports are
-// abandoned; Stop still waits for them and then returns ctx's error. Stop is
-// idempotent; after it, Create, Update, Delete, Repair and Health return [ErrStopped], while
-// Get still answers. In no-op mode it reports nothing.
+// Stop ends running repair operations (each fails, reporting why) and
+// stops supervising: every process keeps running, nothing is reported for
+// it, and its instance's record (written at every change) lets a provider
+// started later on the same WorkDir adopt it (see Restore). Only an
+// instance being deleted has its processes stopped (SIGTERM, then SIGKILL
+// after StopGrace) and its DELETED reported. Stop waits until every
+// goroutine of the provider has ended. If ctx ends first, stopping
+// processes get SIGKILL at once and pending reports are abandoned; Stop
+// still waits for them and then returns ctx's error. Stop is idempotent;
+// after it, Create, Update, Delete, Repair, Restore and Health return
+// [ErrStopped], while Get still answers. In no-op mode it reports nothing.
 func (p *Provider) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	p.stopped = true
@@ -380,7 +399,7 @@ func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
 // PROVISIONING cannot be overtaken by the old process's RUNNING. DELETING is
 // not reported: Steward set it itself when it called Delete.
 func (p *Provider) recordLocked(in *instance, s provider.Status, msg string) {
-	if !in.setLocked(s, msg) || s == provider.StatusDeleting {
+	if !in.setLocked(s, msg) || s == provider.StatusDeleting || in.restoring {
 		return
 	}
 	p.enqueue(in.out, provider.StatusReport{

@@ -445,7 +445,7 @@ func TestNoOp_ReportsRunningWithoutProcess(t *testing.T) {
 	}
 }
 
-func TestStop_KillsEveryProcess(t *testing.T) {
+func TestStop_LeavesEveryProcessRunning(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) {
 		c.StopGrace = 50 * time.Millisecond
@@ -461,37 +461,48 @@ func TestStop_KillsEveryProcess(t *testing.T) {
 	for id, spec := range specs {
 		b.mustCreate(t, id, spec)
 	}
-	var pids []int
+	leaders := map[string]int{}
 	for range specs {
 		r := b.next(t)
 		if r.Status != provider.StatusRunning {
 			t.Fatalf("report %+v, want RUNNING", r)
 		}
 		if pid, ok := b.p.PID(r.InstanceID); ok && r.InstanceID != "backoff" {
-			pids = append(pids, pid)
+			leaders[r.InstanceID] = pid
 		}
 	}
-	pids = append(pids, b.waitChildPID(t, "stubborn"), b.waitChildPID(t, "forking"))
+	pids := []int{b.waitChildPID(t, "stubborn"), b.waitChildPID(t, "forking")}
+	for _, pid := range leaders {
+		pids = append(pids, pid)
+	}
+	poll.UntilWithin(t, waitFor, "backoff waits to restart", func() bool {
+		_, running := b.p.PID("backoff")
+		return !running
+	})
 
 	if err := b.p.Stop(ctx); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	for _, pid := range pids {
-		if alive(t, pid) {
-			t.Errorf("process %d survived Stop", pid)
+		if !alive(t, pid) {
+			t.Errorf("process %d did not survive Stop", pid)
 		}
 	}
-	// Every instance lost its process: each is reported FAILED once.
-	failed := map[string]bool{}
-	for range specs {
-		r := b.next(t)
-		if r.Status != provider.StatusFailed {
-			t.Errorf("report after Stop %+v, want FAILED", r)
-		}
-		failed[r.InstanceID] = true
+	// Nothing changed for Steward: Stop reports nothing.
+	select {
+	case r := <-b.reports:
+		t.Errorf("report after Stop: %+v, want none", r)
+	default:
 	}
-	if len(failed) != len(specs) {
-		t.Errorf("FAILED reports for %v, want one per instance", failed)
+	// Each instance's record names its process, for the next provider.
+	for id := range specs {
+		r := readRecordFile(t, b.workDir, id)
+		if want := leaders[id]; r.Members[0].PID != want || (want != 0 && r.Members[0].StartTime == 0) {
+			t.Errorf("record of %s: member %+v, want pid %d with its start time", id, r.Members[0], want)
+		}
+	}
+	if r := readRecordFile(t, b.workDir, "backoff"); r.Members[0].Consecutive != 1 || r.Members[0].Failed {
+		t.Errorf("record of backoff: member %+v, want one restart due, not failed", r.Members[0])
 	}
 
 	if _, err := b.create(t, "late", specs["plain"]); !errors.Is(err, ErrStopped) {
@@ -503,20 +514,27 @@ func TestStop_KillsEveryProcess(t *testing.T) {
 	if err := b.p.Health(ctx); !errors.Is(err, ErrStopped) {
 		t.Errorf("Health after Stop: err = %v, want ErrStopped", err)
 	}
+	if _, err := b.p.Restore(ctx); !errors.Is(err, ErrStopped) {
+		t.Errorf("Restore after Stop: err = %v, want ErrStopped", err)
+	}
 	if err := b.p.Stop(ctx); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
 }
 
-func TestStop_CtxEndKillsAtOnce(t *testing.T) {
+func TestStop_CtxEndKillsADeletingProcessAtOnce(t *testing.T) {
 	t.Parallel()
-	// A grace of an hour would hold Stop; its ctx ending sends SIGKILL.
+	// A grace of an hour would hold the delete, and Stop with it; Stop's
+	// ctx ending sends SIGKILL.
 	b := setup(t, func(c *Config) { c.StopGrace = time.Hour })
 	const id = "stubborn"
 	b.mustCreate(t, id, `{"process": {"command": ["/bin/sh", "-c", "trap '' TERM; /bin/sleep 60 & echo $! > child.pid; wait"]}}`)
 	b.expect(t, id, provider.StatusRunning)
 	pid := b.mustPID(t, id)
 	child := b.waitChildPID(t, id)
+	if _, err := b.p.Delete(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -527,6 +545,9 @@ func TestStop_CtxEndKillsAtOnce(t *testing.T) {
 		if alive(t, p) {
 			t.Errorf("process %d survived Stop", p)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(b.workDir, stateDirName, id+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record of the deleted instance: %v, want it gone", err)
 	}
 }
 

@@ -12,21 +12,54 @@ import (
 // supervise owns one instance from its start until it is deleted or the
 // provider stops: for each spec generation it runs every member's process
 // on a run of its own (see run), restarts members when a repair asks, and
-// after an update stops them all and starts the new spec's members.
-func (p *Provider) supervise(in *instance) {
+// after an update stops them all and starts the new spec's members. When
+// the provider stops it leaves the processes running. An instance an
+// earlier provider recorded comes with resumes, by member id, for its
+// first generation, and the processes of a replaced spec to stop first
+// (see Restore); once every member's run has taken over (adopted, restarted
+// or left as it was) its status is reported.
+func (p *Provider) supervise(in *instance, r *restoring) {
 	defer close(in.gone)
 	log := p.logger.With("instance_id", in.id)
+	var resumes map[string]*resume
+	if r != nil {
+		resumes = r.resumes
+		if resumes == nil {
+			resumes = map[string]*resume{}
+		}
+		for _, proc := range r.stale {
+			log.Info("stopping a process of a replaced spec", "pid", proc.pid)
+			if _, err := p.stopProcess(proc); err != nil {
+				log.Warn("process group outlived its leader", "error", err)
+			}
+		}
+		if len(r.stale) > 0 {
+			p.retiredGone(in)
+		}
+	}
 	for {
 		s, gen, members := in.current()
 		runs := make(map[string]*runHandle, len(members))
 		for _, m := range members {
-			runs[m.id] = p.startRun(in, m, s, gen, log)
+			runs[m.id] = p.startRun(in, m, s, gen, log, resumes[m.id])
+		}
+		if resumes != nil {
+			for _, h := range runs {
+				<-h.first
+			}
+			p.reportRestored(in)
+			resumes = nil
 		}
 		why := p.watch(in, s, gen, runs, log)
 		// Every member stops at once, as one process group did before
-		// members existed: a delete or an update replaces them all.
+		// members existed: a delete or an update replaces them all. When
+		// the provider stops, every process is left running instead.
 		for _, h := range runs {
-			close(h.quit)
+			if why == stopped {
+				close(h.detach)
+			} else {
+				close(h.quit)
+			}
 		}
 		for _, h := range runs {
 			<-h.done
@@ -39,6 +72,8 @@ func (p *Provider) supervise(in *instance) {
 			p.finishStop(in)
 			return
 		}
+		// Updated: the old generation's processes are gone.
+		p.retiredGone(in)
 	}
 }
 
@@ -106,14 +141,16 @@ func (p *Provider) restartRun(in *instance, s spec, gen int, runs map[string]*ru
 	}
 	h.end()
 	p.memberRepairing(in, h.m)
-	nh := p.startRun(in, h.m, s, gen, log)
+	nh := p.startRun(in, h.m, s, gen, log, nil)
 	runs[req.memberID] = nh
 	return restartResult{restarted: true, err: <-nh.first}
 }
 
-// finishDelete removes the instance's work directory and forgets it, then
-// reports DELETED, so that a Get after that report answers ErrNotFound.
+// finishDelete removes the instance's record and work directory and
+// forgets it, then reports DELETED, so that a Get after that report answers
+// ErrNotFound.
 func (p *Provider) finishDelete(in *instance) {
+	p.removeRecord(in)
 	if err := os.RemoveAll(in.dir); err != nil {
 		p.logger.Warn("remove work dir", "instance_id", in.id, "error", err)
 	}
@@ -122,20 +159,15 @@ func (p *Provider) finishDelete(in *instance) {
 	p.logger.Info("instance deleted", "instance_id", in.id)
 }
 
-// finishStop marks the instance FAILED, unless it is already, once the
-// provider's Stop has stopped its processes: the provider keeps no state,
-// so the service is lost.
+// finishStop leaves the instance as it is once the provider's Stop has
+// ended its runs: its processes run on, and its record (written at every
+// change) lets the next provider adopt them. Nothing is reported: the
+// service has not changed.
 func (p *Provider) finishStop(in *instance) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.status == provider.StatusFailed {
-		return
-	}
-	msg := "provider stopped: the process was stopped with it"
-	if in.hasMembersLocked() {
-		msg = "provider stopped: the member processes were stopped with it"
-	}
-	p.recordLocked(in, provider.StatusFailed, msg)
+	p.saveLocked(in)
+	p.logger.Info("provider stopping; instance left as it is", "instance_id", in.id, "status", string(in.status))
 }
 
 // decide applies the restart policy to a process that ended on its own,

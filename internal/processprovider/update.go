@@ -92,5 +92,6 @@ func (p *Provider) respec(in *instance, s spec) (answer provider.Instance, chang
 	}
 	in.setSpecLocked(s)
 	p.recordLocked(in, provider.StatusProvisioning, "updating to the new spec")
+	p.saveLocked(in)
 	return in.snapshotLocked(), true, nil
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -28,6 +29,7 @@ func TestProcessProvider_OrderStartsAndDeleteStopsARealProcess(t *testing.T) {
 			t.Fatal("the in-process provider never registered")
 		}
 		pidFile := filepath.Join(t.TempDir(), "pid")
+		killAtCleanup(t, func() { _ = s.Stop(context.Background()) }, func() []string { return []string{pidFile} })
 		s.Do(t, "POST", "/api/v1/service-type-instances?id=hello", map[string]any{
 			"provider_name": "process-sp",
 			"spec": map[string]any{

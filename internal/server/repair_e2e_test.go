@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -35,6 +36,9 @@ func TestRepair_ProcessProviderRestartsAKilledMember(t *testing.T) {
 		}
 		auth := []string{"Authorization", "Bearer " + root}
 		pids := t.TempDir()
+		killAtCleanup(t, func() { _ = s.Stop(context.Background()) }, func() []string {
+			return []string{filepath.Join(pids, "server-0"), filepath.Join(pids, "agent-0")}
+		})
 		s.Do(t, "POST", "/api/v1/catalog-items?id=pid-cluster", map[string]any{
 			"service_type": "process-cluster",
 			"defaults": map[string]any{
