@@ -54,6 +54,7 @@ var allowedImports = map[string][]string{
 	"internal/kubetest":         nil,
 	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
 	"pkg/provider":              nil,
+	"pkg/client":                nil,
 	"pkg/provider/providertest": {"pkg/provider"},
 	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
