@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stewardhq/steward/internal/buildinfo"
 	"github.com/stewardhq/steward/internal/httpapi"
 )
 
@@ -19,7 +20,7 @@ type healthCheck struct {
 const healthCheckTimeout = 2 * time.Second
 
 // handleHealth answers 200 when every check passes and 503 naming the failure
-// otherwise (API.md, Health).
+// otherwise (API.md, Health), with the server's build version either way.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	status, code := "ok", http.StatusOK
 	checks := make(map[string]string, len(s.checks))
@@ -34,5 +35,6 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		}
 		checks[c.name] = "ok"
 	}
-	return httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks})
+	return httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks,
+		"version": buildinfo.Version()})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/buildinfo"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/operations"
@@ -52,22 +53,33 @@ func TestHealth_ReportsDatabaseAndEvents(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		s := apitest.Start(t, engine)
-		var h struct {
-			Status string            `json:"status"`
-			Checks map[string]string `json:"checks"`
+		type health struct {
+			Status  string            `json:"status"`
+			Checks  map[string]string `json:"checks"`
+			Version string            `json:"version"`
 		}
+		var h health
 		s.Do(t, "GET", "/api/v1/health", nil).Want(t, http.StatusOK).JSON(t, &h)
 		if h.Status != "ok" || h.Checks["database"] != "ok" || h.Checks["events"] != "ok" {
 			t.Fatalf("health = %+v, want ok with database and events ok", h)
+		}
+		// buildinfo.Version is never empty ("devel" at least), so this also
+		// catches a missing member.
+		if want := buildinfo.Version(); h.Version != want {
+			t.Fatalf("health version = %q, want %q (buildinfo.Version)", h.Version, want)
 		}
 
 		// With the event bus gone, health must say so with 503.
 		if err := s.Bus().Stop(context.Background()); err != nil {
 			t.Fatalf("stop bus: %v", err)
 		}
+		h = health{}
 		s.Do(t, "GET", "/api/v1/health", nil).Want(t, http.StatusServiceUnavailable).JSON(t, &h)
 		if h.Status != "unavailable" || h.Checks["events"] == "ok" || h.Checks["database"] != "ok" {
 			t.Fatalf("health with NATS down = %+v, want events failing", h)
+		}
+		if want := buildinfo.Version(); h.Version != want {
+			t.Fatalf("health version with NATS down = %q, want %q", h.Version, want)
 		}
 	})
 }

@@ -32,6 +32,12 @@ func TestDeferredDelete_NeverCallsTheProviderSynchronously(t *testing.T) {
 		if status != http.StatusOK || task.InstanceID != "old" || task.Status != "PENDING" || task.RetryCount != 0 {
 			t.Fatalf("cleanup task %+v (%d)", task, status)
 		}
+		// request_time and last_attempt_time (AEP-142 names) repeat the
+		// deprecated requested_at and last_attempt.
+		if task.RequestTime.IsZero() || !task.RequestTime.Equal(task.RequestedAt) || task.LastAttemptTime != nil || task.LastAttempt != nil {
+			t.Fatalf("cleanup task times: request_time %v, requested_at %v, last_attempt_time %v, last_attempt %v; "+
+				"want request_time = requested_at and no attempt yet", task.RequestTime, task.RequestedAt, task.LastAttemptTime, task.LastAttempt)
+		}
 		// Repeating it is harmless: the same task.
 		var again instance
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &again)
@@ -74,6 +80,9 @@ func TestCleanup_RetriesWhileTheProviderFailsAndFinishesWhenBack(t *testing.T) {
 			task, _ := e.task(t, taskID)
 			return task.RetryCount >= 2 && task.LastAttempt != nil && task.LastError != "" && task.Status != "FAILED"
 		})
+		if task, _ := e.task(t, taskID); task.LastAttemptTime == nil || task.LastAttempt == nil || !task.LastAttemptTime.Equal(*task.LastAttempt) {
+			t.Fatalf("last_attempt_time %v, want last_attempt %v", task.LastAttemptTime, task.LastAttempt)
+		}
 		e.p.SucceedDeletes()
 		poll.Until(t, "the task is removed once the provider deletes", func() bool { _, code := e.task(t, taskID); return code == 404 })
 		if got := e.instance(t, "old"); got.Status != "DELETED" || got.DeletedAt == nil {

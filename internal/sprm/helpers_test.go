@@ -65,12 +65,15 @@ type instance struct {
 }
 
 type cleanupTask struct {
-	ID          string     `json:"id"`
-	InstanceID  string     `json:"instance_id"`
-	Status      string     `json:"status"`
-	RetryCount  int        `json:"retry_count"`
-	LastAttempt *time.Time `json:"last_attempt"`
-	LastError   string     `json:"last_error"`
+	ID              string     `json:"id"`
+	InstanceID      string     `json:"instance_id"`
+	Status          string     `json:"status"`
+	RetryCount      int        `json:"retry_count"`
+	RequestedAt     time.Time  `json:"requested_at"` // deprecated name of request_time
+	RequestTime     time.Time  `json:"request_time"`
+	LastAttempt     *time.Time `json:"last_attempt"` // deprecated name of last_attempt_time
+	LastAttemptTime *time.Time `json:"last_attempt_time"`
+	LastError       string     `json:"last_error"`
 }
 
 type providerView struct {

@@ -56,12 +56,19 @@ func viewInstance(in Instance) instanceView {
 	return instanceView{in, "service-type-instances/" + in.ID, in.ID, httpapi.ETag(in.Version)}
 }
 
+// taskView is a cleanup task as the API answers it. request_time and
+// last_attempt_time repeat requested_at and last_attempt under AEP-142's
+// `*_time` names; the old names stay, deprecated, because API.md names them.
 type taskView struct {
 	CleanupTask
-	Path string `json:"path"`
+	Path            string     `json:"path"`
+	RequestTime     time.Time  `json:"request_time"`
+	LastAttemptTime *time.Time `json:"last_attempt_time"`
 }
 
-func viewTask(t CleanupTask) taskView { return taskView{t, "cleanup-tasks/" + t.ID} }
+func viewTask(t CleanupTask) taskView {
+	return taskView{t, "cleanup-tasks/" + t.ID, t.RequestedAt, t.LastAttempt}
+}
 
 func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	var reg provider.Registration

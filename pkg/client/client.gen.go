@@ -1028,9 +1028,12 @@ type CatalogItemInUseProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// LiveOrders How many orders made from the item are live.
@@ -1156,7 +1159,7 @@ type CatalogItemUpdate struct {
 
 // CleanupTask A deletion the cleanup worker performs on a provider.
 //
-// Example: {"create_time":"2025-01-15T11:00:00Z","id":"0194a1f0-3c2d-7e1a-8b9c-5d6e7f809a1b","instance_id":"08aa81d1-a0d2-4d5f-a4df-b80addf07781","last_attempt":null,"last_error":"","path":"cleanup-tasks/0194a1f0-3c2d-7e1a-8b9c-5d6e7f809a1b","provider_name":"kubevirt-sp","requested_at":"2025-01-15T11:00:00Z","retry_count":0,"service_type":"vm","status":"PENDING","update_time":"2025-01-15T11:00:00Z"}
+// Example: {"create_time":"2025-01-15T11:00:00Z","id":"0194a1f0-3c2d-7e1a-8b9c-5d6e7f809a1b","instance_id":"08aa81d1-a0d2-4d5f-a4df-b80addf07781","last_attempt":null,"last_attempt_time":null,"last_error":"","path":"cleanup-tasks/0194a1f0-3c2d-7e1a-8b9c-5d6e7f809a1b","provider_name":"kubevirt-sp","request_time":"2025-01-15T11:00:00Z","requested_at":"2025-01-15T11:00:00Z","retry_count":0,"service_type":"vm","status":"PENDING","update_time":"2025-01-15T11:00:00Z"}
 type CleanupTask struct {
 	CreateTime *time.Time `json:"create_time,omitempty"`
 
@@ -1168,8 +1171,13 @@ type CleanupTask struct {
 	// Example: 08aa81d1-a0d2-4d5f-a4df-b80addf07781
 	InstanceId string `json:"instance_id"`
 
-	// LastAttempt When the worker last tried; null before the first attempt.
+	// LastAttempt Deprecated: use `last_attempt_time`, which has the same value (AEP-142 names
+	// timestamps `*_time`). Kept because API.md names it.
+	// Deprecated: use LastAttemptTime (last_attempt_time), which has the same value.
 	LastAttempt *time.Time `json:"last_attempt,omitempty"`
+
+	// LastAttemptTime When the worker last tried; null before the first attempt.
+	LastAttemptTime *time.Time `json:"last_attempt_time,omitempty"`
 
 	// LastError Why the last attempt failed; empty if none did.
 	LastError *string `json:"last_error,omitempty"`
@@ -1180,7 +1188,12 @@ type CleanupTask struct {
 	// ProviderName Example: kubevirt-sp
 	ProviderName string `json:"provider_name"`
 
-	// RequestedAt When the deletion was requested.
+	// RequestTime When the deletion was requested.
+	RequestTime time.Time `json:"request_time"`
+
+	// RequestedAt Deprecated: use `request_time`, which has the same value (AEP-142 names
+	// timestamps `*_time`). Kept because API.md names it.
+	// Deprecated: use RequestTime (request_time), which has the same value.
 	RequestedAt time.Time `json:"requested_at"`
 
 	// RetryCount Failed attempts so far (reset to 0 by `:retry`).
@@ -1252,6 +1265,22 @@ type CreateTokenRequest struct {
 // CreateTokenRequestRole defines model for CreateTokenRequest.Role.
 type CreateTokenRequestRole string
 
+// DraftPolicy A policy as a create takes it, with an optional `id`, evaluated without being stored.
+type DraftPolicy struct {
+	// DisplayName Default the id.
+	DisplayName *string `json:"display_name,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// Id The stored policy this draft stands in for, or a new id; default `draft-<n>`.
+	Id            *string            `json:"id,omitempty"`
+	LabelSelector *map[string]string `json:"label_selector,omitempty"`
+
+	// PolicyType A policy's level; every GLOBAL policy runs before every TENANT one, those before every USER one.
+	PolicyType PolicyType `json:"policy_type"`
+	Priority   *int       `json:"priority,omitempty"`
+	RegoCode   string     `json:"rego_code"`
+}
+
 // EvaluateRequest defines model for EvaluateRequest.
 type EvaluateRequest struct {
 	// DryRunPlacement When no policy selects a provider, name the one the default rule would pick
@@ -1261,7 +1290,15 @@ type EvaluateRequest struct {
 
 	// ExcludeProviders Providers neither policies nor the default rule may choose.
 	ExcludeProviders *[]string `json:"exclude_providers,omitempty"`
-	ServiceInstance  struct {
+
+	// Policies Draft policies, evaluated as if they were stored, and nothing is stored: a
+	// draft replaces the stored policy with its `id` (a disabled draft takes it out
+	// of the chain), or joins the chain under a new id (`draft-1`, … when none is
+	// given). Drafts are checked as a create checks them: 400 `INVALID_ARGUMENT`
+	// naming `policies[i].…`, 400 `INVALID_POLICY`. Only admins, who may store
+	// policies, may send drafts (403 otherwise). `steward policy test -f` sends them.
+	Policies        *[]DraftPolicy `json:"policies,omitempty"`
+	ServiceInstance struct {
 		Labels *map[string]string `json:"labels,omitempty"`
 
 		// Spec The requested spec; `service_type` is required.
@@ -1307,6 +1344,13 @@ type Health struct {
 
 	// Status `ok` when every check is `ok`, otherwise `unavailable`.
 	Status HealthStatus `json:"status"`
+
+	// Version The server's build: the release version (`v1.2.3`), else the commit it was built
+	// from (`devel-0123456789ab`, `-dirty` when the tree had changes), else `devel`.
+	//
+	//
+	// Example: v1.2.3
+	Version string `json:"version"`
 }
 
 // Health_Checks One entry per dependency; `ok` or the error message of its check.
@@ -1338,9 +1382,12 @@ type InstanceOutcomeProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// InstanceId The instance that was queued for cleanup.
@@ -1392,9 +1439,12 @@ type InvalidPolicyProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 	PolicyId *string `json:"policy_id,omitempty"`
 
@@ -1504,9 +1554,12 @@ type LifecycleInUseProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// LifecycleId Example: approval
@@ -1914,9 +1967,12 @@ type PolicyProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// Keyword With a constraint conflict, the JSON Schema keyword at stake (`maximum`, `enum`, …).
@@ -1983,9 +2039,12 @@ type Problem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// Reason Stable machine-readable cause, UPPER_SNAKE.
@@ -2082,9 +2141,12 @@ type ProviderErrorProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// ProviderName The provider that refused (with `PROVIDER_ERROR`).
@@ -2322,9 +2384,12 @@ type RepairProblem struct {
 		Message string `json:"message"`
 	} `json:"fields,omitempty"`
 
-	// Instance Identifies this occurrence: the request id (`urn:steward:request:{id}`) in an
-	// error answer, the operation (`urn:steward:operation:{id}`) in a failed
-	// Operation's `error`.
+	// Instance A URI reference identifying this occurrence: the request id
+	// (`urn:steward:request:{id}`) in an error answer, the operation
+	// (`urn:steward:operation:{id}`) in a failed Operation's `error`.
+	//
+	//
+	// Example: urn:steward:request:req-01J9Z6
 	Instance *string `json:"instance,omitempty"`
 
 	// NextSafeAction With `QUORUM_NOT_PROVEN_SAFE`, `RUNTIME_STATE_UNKNOWN`,
@@ -5871,6 +5936,7 @@ type ClientInterface interface {
 	//
 	// Checks the database and the event bus. 200 when every check is `ok`; 503 with
 	// the same shape when one fails, the failing check's value being its error message.
+	// `version` names the server's build.
 	//
 	// Corresponds with GET /api/v1/health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7577,6 +7643,7 @@ func (c *Client) RetryCleanupTask(ctx context.Context, cleanupTaskId CleanupTask
 //
 // Checks the database and the event bus. 200 when every check is `ok`; 503 with
 // the same shape when one fails, the failing check's value being its error message.
+// `version` names the server's build.
 //
 // Corresponds with GET /api/v1/health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13897,6 +13964,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Checks the database and the event bus. 200 when every check is `ok`; 503 with
 	// the same shape when one fails, the failing check's value being its error message.
+	// `version` names the server's build.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17478,6 +17546,8 @@ type EvaluatePolicyRequestReply struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
 	ApplicationproblemJSON406 *PolicyRejected
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -17501,6 +17571,11 @@ func (r EvaluatePolicyRequestReply) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r EvaluatePolicyRequestReply) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EvaluatePolicyRequestReply) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
@@ -19863,6 +19938,8 @@ type EvaluatePolicyRequestV1alpha1Reply struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
 	ApplicationproblemJSON406 *PolicyRejected
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -19886,6 +19963,11 @@ func (r EvaluatePolicyRequestV1alpha1Reply) GetApplicationproblemJSON400() *BadR
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r EvaluatePolicyRequestV1alpha1Reply) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EvaluatePolicyRequestV1alpha1Reply) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
@@ -20609,6 +20691,7 @@ func (c *ClientWithResponses) RetryCleanupTaskWithResponse(ctx context.Context, 
 //
 // Checks the database and the event bus. 200 when every check is `ok`; 503 with
 // the same shape when one fails, the failing check's value being its error message.
+// `version` names the server's build.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -24212,6 +24295,13 @@ func ParseEvaluatePolicyRequestReply(rsp *http.Response) (*EvaluatePolicyRequest
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest PolicyRejected
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26206,6 +26296,13 @@ func ParseEvaluatePolicyRequestV1alpha1Reply(rsp *http.Response) (*EvaluatePolic
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest PolicyRejected
