@@ -140,6 +140,19 @@ type evaluateRequest struct {
 	// would pick when no policy selects one; false answers the policies'
 	// decision alone, as DCM's engine does.
 	DryRunPlacement *bool `json:"dry_run_placement"`
+	// Policies are drafts evaluated as if stored (EvaluateWithDrafts);
+	// only an admin, who may store them, may bring them.
+	Policies []draftPolicy `json:"policies"`
+}
+
+type draftPolicy struct {
+	ID            string            `json:"id"`
+	DisplayName   string            `json:"display_name"`
+	PolicyType    Type              `json:"policy_type"`
+	Priority      int               `json:"priority"`
+	LabelSelector map[string]string `json:"label_selector"`
+	RegoCode      string            `json:"rego_code"`
+	Enabled       *bool             `json:"enabled"`
 }
 
 // Values of evaluateResponse.SelectedBy.
@@ -183,10 +196,20 @@ func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("list providers for policy evaluation: %w", err)
 	}
-	res, err := s.Evaluate(r.Context(), EvaluateParams{
+	drafts := make([]CreateParams, len(req.Policies))
+	for i, d := range req.Policies {
+		drafts[i] = CreateParams{ID: d.ID, DisplayName: d.DisplayName, PolicyType: d.PolicyType, Priority: d.Priority,
+			LabelSelector: d.LabelSelector, RegoCode: d.RegoCode, Enabled: d.Enabled}
+	}
+	if len(drafts) > 0 {
+		if p, ok := auth.PrincipalFrom(r.Context()); !ok || p.Role != auth.RoleAdmin {
+			return fmt.Errorf("%w: only admins, who may store policies, may evaluate draft policies", auth.ErrPermissionDenied)
+		}
+	}
+	res, err := s.EvaluateWithDrafts(r.Context(), EvaluateParams{
 		Spec: spec, ServiceType: serviceType, Labels: req.ServiceInstance.Labels, Project: auth.ProjectFrom(r.Context()),
 		AvailableProviders: providers, ExcludeProviders: req.ExcludeProviders,
-	})
+	}, drafts)
 	if err != nil {
 		return err
 	}
