@@ -17,7 +17,7 @@ func TestFlagsFromEnv_FillsOnlyUnsetFlags(t *testing.T) {
 	t.Setenv("STEWARD_DATABASE_URL", "postgres://x")
 	t.Setenv("STEWARD_LISTEN", "0.0.0.0:1") // the command line wins
 	t.Setenv("STEWARD_DEV", "true")
-	if err := flagsFromEnv(fs); err != nil {
+	if err := flagsFromEnv(fs, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if *dbURL != "postgres://x" || *listen != "127.0.0.1:9" || !*dev {
@@ -26,7 +26,7 @@ func TestFlagsFromEnv_FillsOnlyUnsetFlags(t *testing.T) {
 	t.Setenv("STEWARD_DEV", "not-a-bool")
 	fs2 := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs2.Bool("dev", false, "")
-	if err := flagsFromEnv(fs2); err == nil {
+	if err := flagsFromEnv(fs2, func(string) bool { return true }); err == nil {
 		t.Fatal("a malformed STEWARD_DEV was accepted")
 	}
 }

@@ -135,10 +135,16 @@ func stewardEnv() []string {
 // exit code and output.
 func runSteward(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runStewardEnv(t, bin, stewardEnv(), args...)
+}
+
+// runStewardEnv is runSteward with the environment env.
+func runStewardEnv(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = stewardEnv()
+	cmd.Env = env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

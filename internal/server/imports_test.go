@@ -20,6 +20,7 @@ var allowedImports = map[string][]string{
 	"api":                      nil,
 	"internal/auth":            nil,
 	"internal/bench":           nil,
+	"internal/buildinfo":       nil,
 	"internal/invalid":         nil,
 	"internal/poll":            nil,
 	"internal/schema":          {"internal/invalid"},
@@ -35,9 +36,13 @@ var allowedImports = map[string][]string{
 	"internal/adapterstatus":   {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	// The audit log sits below the domains: they refine their requests'
 	// records (audit.Describe) and the HTTP layer writes them.
-	"internal/audit":     {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/tokens":    {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/cli":       {"internal/adapter", "internal/bench", "internal/crashtest", "internal/processprovider", "internal/sentinel", "internal/server"},
+	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/tokens": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/crashtest", "internal/ctl",
+		"internal/processprovider", "internal/sentinel", "internal/server"},
+	// The client commands talk to a server through pkg/client only; api
+	// gives them the request schemas apply filters members by.
+	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
 	"internal/crashtest": {"pkg/provider"},
 	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
@@ -50,10 +55,12 @@ var allowedImports = map[string][]string{
 	// query (see its package doc), and publishes through the outbox.
 	"internal/sentinel": {"internal/events", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
-	"internal/adapter":          {"internal/events"},
-	"internal/kubetest":         nil,
-	"internal/processprovider":  {"internal/invalid", "pkg/provider"},
-	"pkg/provider":              nil,
+	"internal/adapter":         {"internal/events"},
+	"internal/kubetest":        nil,
+	"internal/processprovider": {"internal/invalid", "pkg/provider"},
+	// The SDK calls Steward (registration, status reports) through the
+	// typed client.
+	"pkg/provider":              {"pkg/client"},
 	"pkg/client":                nil,
 	"pkg/provider/providertest": {"pkg/provider"},
 	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/store"},

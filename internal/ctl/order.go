@@ -1,0 +1,281 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/pkg/client"
+)
+
+var (
+	orders     = mustKind("catalog-item-instances")
+	operations = mustKind("operations")
+)
+
+func mustKind(name string) *kind {
+	k, err := findKind(name)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// parseSet reads a --set PATH=VALUE: VALUE as JSON when it parses
+// (2, true, ["300"], {"a":1}), else as the string it is (small).
+func parseSet(s string) (client.UserValue, error) {
+	path, raw, ok := strings.Cut(s, "=")
+	if !ok || path == "" {
+		return client.UserValue{}, usagef("--set %q: want PATH=VALUE, e.g. --set vcpu.count=2 or --set 'process.args=[\"300\"]'", s)
+	}
+	d := json.NewDecoder(strings.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() || v == nil {
+		return client.UserValue{Path: path, Value: raw}, nil
+	}
+	return client.UserValue{Path: path, Value: v}, nil
+}
+
+// orderCmd is `steward order ITEM`: a new order of a catalog item.
+func (e *env) orderCmd() *cobra.Command {
+	var (
+		cf                    connFlags
+		wf                    waitFlags
+		sets, labels          []string
+		id, name, parent, out string
+		wait                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "order CATALOG_ITEM [--set PATH=VALUE ...]",
+		Short: "Order a catalog item",
+		Long: "Order a catalog item: the order runs through the policies, is placed on a provider\n" +
+			"and provisioned in the background; --wait follows it until it settles (running,\n" +
+			"or failed, rejected) and exits 1 unless it runs.\n\n" +
+			"A --set value is read as JSON when it parses (2, true, [\"300\"]), else as a string.",
+		Example: "  steward order sleeper --id hello --set 'process.args=[\"600\"]' --wait\n" +
+			"  steward order small-fedora-vm --set vcpu.count=2 --set size=small -l env=dev",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: e.completeIDs(&cf, mustKind("catalog-items")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(out); err != nil {
+				return err
+			}
+			body := client.CatalogItemInstanceCreate{CatalogItemId: args[0], DisplayName: opt(name), ParentId: opt(parent)}
+			if len(sets) > 0 {
+				values := make([]client.UserValue, 0, len(sets))
+				for _, s := range sets {
+					v, err := parseSet(s)
+					if err != nil {
+						return err
+					}
+					values = append(values, v)
+				}
+				body.UserValues = &values
+			}
+			if len(labels) > 0 {
+				m := map[string]string{}
+				for _, l := range labels {
+					k, v, ok := strings.Cut(l, "=")
+					if !ok || k == "" {
+						return usagef("--label %q: want KEY=VALUE", l)
+					}
+					m[k] = v
+				}
+				body.Labels = &m
+			}
+			c, err := cf.connect(cmd)
+			if err != nil {
+				return err
+			}
+			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+				return api.CreateCatalogItemInstance(ctx, &client.CreateCatalogItemInstanceParams{Id: opt(id)}, body)
+			}, orders, out, wait, waitFor{what: "settled"}, wf)
+		},
+	}
+	cf.register(cmd)
+	wf.register(cmd)
+	f := cmd.Flags()
+	f.StringArrayVar(&sets, "set", nil, "a value for an editable field, PATH=VALUE (repeatable)")
+	f.StringVar(&id, "id", "", "the order's id (default: the server generates a UUID)")
+	f.StringVar(&name, "name", "", "the order's display name")
+	f.StringVar(&parent, "parent", "", "the parent order's id")
+	f.StringArrayVarP(&labels, "label", "l", nil, "a label, KEY=VALUE (repeatable)")
+	f.BoolVar(&wait, "wait", false, "follow the order until it settles")
+	f.StringVarP(&out, "output", "o", "", "json, yaml, wide or name (default: a table)")
+	return cmd
+}
+
+// startAndFollow makes a call that answers a resource of kind k (a new
+// order, an Operation) and prints it, or with wait follows it until w
+// holds and prints it then.
+func (e *env) startAndFollow(ctx context.Context, c *conn, do func(context.Context, client.ClientInterface) (*http.Response, error),
+	k *kind, out string, wait bool, w waitFor, wf waitFlags) error {
+	raw, _, err := c.call(ctx, do)
+	if err != nil {
+		return err
+	}
+	o, err := decodeObject(raw)
+	if err != nil {
+		return err
+	}
+	p := &printer{w: e.stdout, k: k, format: out, now: e.now()}
+	if !wait {
+		return p.one(o)
+	}
+	_, err = e.await(ctx, c, k, o.str("id"), w, wf, p)
+	return err
+}
+
+// rehydrateCmd is `steward rehydrate ORDER`: recreate an order under
+// today's policies (an Operation).
+func (e *env) rehydrateCmd() *cobra.Command {
+	var (
+		cf   connFlags
+		wf   waitFlags
+		out  string
+		wait bool
+	)
+	cmd := &cobra.Command{
+		Use:               "rehydrate ORDER",
+		Short:             "Recreate an order from its original intent under today's policies",
+		Long:              "Start a rehydration (an Operation) and print it; --wait follows the Operation to its end.",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: e.completeIDs(&cf, orders),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(out); err != nil {
+				return err
+			}
+			c, err := cf.connect(cmd)
+			if err != nil {
+				return err
+			}
+			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+				return api.RehydrateCatalogItemInstance(ctx, args[0], nil)
+			}, operations, out, wait, waitFor{what: "done"}, wf)
+		},
+	}
+	cf.register(cmd)
+	wf.register(cmd)
+	cmd.Flags().BoolVar(&wait, "wait", false, "follow the Operation to its end")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "json, yaml, wide or name (default: a table)")
+	return cmd
+}
+
+// deleteCmd is `steward delete KIND ID…`.
+func (e *env) deleteCmd() *cobra.Command {
+	var (
+		cf      connFlags
+		wf      waitFlags
+		ifMatch string
+		wait    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "delete KIND ID...",
+		Short: "Delete resources",
+		Long: "Delete resources by id. An order's deletion runs in the background: it is removed\n" +
+			"once its provider and every adapter confirmed the cleanup; --wait follows it there.",
+		Example:           "  steward delete order hello --wait\n  steward delete policy vm-cap --if-match '\"3\"'",
+		Args:              usageArgs(cobra.MinimumNArgs(2)),
+		ValidArgsFunction: e.completeKindAndIDs(&cf, func(k *kind) bool { return k.del != nil }),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := findKind(args[0])
+			if err != nil {
+				return err
+			}
+			if k.del == nil {
+				return usagef("%s cannot be deleted through the API; the kinds that can: %s", k.name,
+					strings.Join(kindsWith(func(k *kind) bool { return k.del != nil }), ", "))
+			}
+			c, err := cf.connect(cmd)
+			if err != nil {
+				return err
+			}
+			for _, id := range args[1:] {
+				_, rsp, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+					return k.del(ctx, api, id, ifMatch)
+				})
+				if err != nil {
+					return err
+				}
+				verb := "deleted"
+				if rsp.StatusCode == http.StatusAccepted {
+					verb = "deletion started"
+				}
+				if wait && rsp.StatusCode == http.StatusAccepted {
+					if _, err := e.await(cmd.Context(), c, k, id, waitFor{what: "delete"}, wf, nil); err != nil {
+						return err
+					}
+					verb = "deleted"
+				}
+				fmt.Fprintf(e.stdout, "%s/%s %s\n", k.name, id, verb)
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	wf.register(cmd)
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until a deletion that runs in the background is done")
+	cmd.Flags().StringVar(&ifMatch, "if-match", "", "delete only if the resource's etag is still this one")
+	return cmd
+}
+
+// setStateCmd is `steward set-state ORDER STATE`: an api transfer of the
+// order's lifecycle.
+func (e *env) setStateCmd() *cobra.Command {
+	var (
+		cf      connFlags
+		version int64
+		out     string
+	)
+	cmd := &cobra.Command{
+		Use:   "set-state ORDER STATE",
+		Short: "Move an order along one of its lifecycle's api transfers",
+		Long: "Ask for an api transfer of the order's lifecycle (abort a rejected update, roll\n" +
+			"back a failed one, …). The order's current version is read first unless\n" +
+			"--current-version gives it; a concurrent change then answers 409.",
+		Example:           "  steward set-state hello up",
+		Args:              usageArgs(cobra.ExactArgs(2)),
+		ValidArgsFunction: e.completeIDs(&cf, orders),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(out); err != nil {
+				return err
+			}
+			c, err := cf.connect(cmd)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("current-version") {
+				o, err := c.getObject(cmd.Context(), orders, args[0])
+				if err != nil {
+					return err
+				}
+				if version, err = strconv.ParseInt(o.str("version"), 10, 64); err != nil {
+					return fmt.Errorf("order %s has no version: %w", args[0], err)
+				}
+			}
+			body := client.SetCatalogItemInstanceStateJSONRequestBody{TargetState: args[1], CurrentVersion: version}
+			raw, _, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+				return api.SetCatalogItemInstanceState(ctx, args[0], nil, body)
+			})
+			if err != nil {
+				return err
+			}
+			o, err := decodeObject(bytes.TrimSpace(raw))
+			if err != nil {
+				return err
+			}
+			return (&printer{w: e.stdout, k: orders, format: out, now: e.now()}).one(o)
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().Int64Var(&version, "current-version", 0, "the order's version the transfer applies to (default: read it)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "json, yaml, wide or name (default: a table)")
+	return cmd
+}

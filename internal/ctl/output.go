@@ -1,0 +1,277 @@
+package ctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// object is one resource as the server sent it: the bytes, for -o json to
+// keep its member order, and decoded, for tables.
+type object struct {
+	raw json.RawMessage
+	m   map[string]any
+}
+
+func decodeObject(raw []byte) (object, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return object{}, fmt.Errorf("the server's answer is not a JSON object: %w", err)
+	}
+	return object{raw: raw, m: m}, nil
+}
+
+// str is the object's member at a dotted path as text.
+func (o object) str(path string) string { return text(lookup(o.m, path)) }
+
+// name is the object's path ("policies/vm-cap"), as -o name prints it.
+func (o object) name(k *kind) string {
+	if p := o.str("path"); p != "" {
+		return p
+	}
+	return k.name + "/" + o.str("id")
+}
+
+func lookup(m map[string]any, path string) any {
+	var v any = m
+	for part := range strings.SplitSeq(path, ".") {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[part]
+	}
+	return v
+}
+
+// text shows a JSON value in a table cell: scalars as they are, lists of
+// scalars comma-separated, maps as k=v pairs, anything else as JSON.
+func text(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return fmt.Sprint(v)
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			switch e.(type) {
+			case map[string]any, []any:
+				b, _ := json.Marshal(v)
+				return string(b)
+			}
+			parts[i] = text(e)
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + text(v[k])
+		}
+		return strings.Join(parts, ",")
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// A column is a table column: its header and how a cell is made.
+type column struct {
+	header string
+	cell   func(o object, now time.Time) string
+}
+
+func field(path string) func(object, time.Time) string {
+	return func(o object, _ time.Time) string { return o.str(path) }
+}
+
+// age is the time since the timestamp at path, as kubectl shows it: 45s,
+// 12m, 5h, 3d.
+func age(path string) func(object, time.Time) string {
+	return func(o object, now time.Time) string {
+		t, err := time.Parse(time.RFC3339Nano, o.str(path))
+		if err != nil {
+			return ""
+		}
+		return shortDuration(now.Sub(t))
+	}
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+func count(path string) func(object, time.Time) string {
+	return func(o object, _ time.Time) string {
+		l, ok := lookup(o.m, path).([]any)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprint(len(l))
+	}
+}
+
+// ready is an order's Ready condition: "True", or "False (Provisioning)".
+func ready(o object, _ time.Time) string {
+	c := condition(o, "Ready")
+	if c == nil {
+		return ""
+	}
+	if text(c["status"]) == "True" {
+		return "True"
+	}
+	return fmt.Sprintf("%s (%s)", text(c["status"]), text(c["reason"]))
+}
+
+func condition(o object, typ string) map[string]any {
+	conds, _ := o.m["conditions"].([]any)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m
+		}
+	}
+	return nil
+}
+
+// editableFields lists a catalog item's editable field paths.
+func editableFields(o object, _ time.Time) string {
+	fields, _ := o.m["fields"].([]any)
+	var paths []string
+	for _, f := range fields {
+		if m, ok := f.(map[string]any); ok && m["editable"] == true {
+			paths = append(paths, text(m["path"]))
+		}
+	}
+	return strings.Join(paths, ",")
+}
+
+// Output formats (-o).
+const (
+	outTable = ""
+	outWide  = "wide"
+	outJSON  = "json"
+	outYAML  = "yaml"
+	outName  = "name"
+)
+
+func checkOutput(o string) error {
+	switch o {
+	case outTable, outWide, outJSON, outYAML, outName:
+		return nil
+	}
+	return usagef("-o %q: the output formats are json, yaml, wide and name (default: a table)", o)
+}
+
+// printer writes objects of one kind in one format.
+type printer struct {
+	w      io.Writer
+	k      *kind
+	format string
+	now    time.Time
+}
+
+// list prints a collection: a table with a header, a JSON or YAML array,
+// or a name a line.
+func (p printer) list(objs []object) error {
+	switch p.format {
+	case outJSON, outYAML:
+		raws := make([]json.RawMessage, len(objs))
+		for i, o := range objs {
+			raws[i] = o.raw
+		}
+		return p.encode(raws)
+	case outName:
+		for _, o := range objs {
+			if _, err := fmt.Fprintln(p.w, o.name(p.k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 8, 3, ' ', 0)
+	cols := p.columns()
+	headers := make([]string, len(cols))
+	for i, c := range cols {
+		headers[i] = c.header
+	}
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	for _, o := range objs {
+		fmt.Fprintln(tw, p.row(cols, o))
+	}
+	return tw.Flush()
+}
+
+// one prints a single object: its one-row table, or the object itself.
+func (p printer) one(o object) error {
+	switch p.format {
+	case outJSON, outYAML:
+		return p.encode(o.raw)
+	}
+	return p.list([]object{o})
+}
+
+func (p printer) columns() []column {
+	if p.format == outWide {
+		return append(slices.Clip(p.k.columns), p.k.wide...)
+	}
+	return p.k.columns
+}
+
+func (p printer) row(cols []column, o object) string {
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		cells[i] = c.cell(o, p.now)
+		if cells[i] == "" {
+			cells[i] = "<none>"
+		}
+		// A tab or newline in a value would break the table's alignment.
+		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(cells[i])
+	}
+	return strings.Join(cells, "\t")
+}
+
+// encode writes v as indented JSON, or as YAML.
+func (p printer) encode(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if p.format == outYAML {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+		_, err = p.w.Write(b)
+		return err
+	}
+	_, err = fmt.Fprintf(p.w, "%s\n", b)
+	return err
+}
