@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -254,6 +256,30 @@ rego_code: |
 		code, _, stderr := c.run("wait", "order", "hello", "--for", "condition=Ready=False", "--timeout", "1s")
 		if code != 1 || !strings.Contains(stderr, "timed out after") {
 			t.Errorf("wait for what does not come: exit %d\n%s", code, stderr)
+		}
+	})
+
+	t.Run("get --watch prints a line when an order appears and when it changes", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		out := &syncBuffer{}
+		done := make(chan int, 1)
+		go func() {
+			done <- cli.MainContext(ctx, []string{"get", "orders", "--watch", "--interval", "100ms", "--server", url, "--config", c.config},
+				strings.NewReader(""), out, io.Discard)
+		}()
+		poll.Until(t, "the first table", func() bool { return strings.Contains(out.String(), "hello ") })
+		c.ok("order", "sleeper", "--id", "watched", "--set", `process.args=["600"]`)
+		poll.Until(t, "a row of the new order reaching up", func() bool {
+			return regexp.MustCompile(`(?m)^watched\s+sleeper\s+up\s+True`).MatchString(out.String())
+		})
+		c.ok("delete", "order", "watched", "--wait")
+		poll.Until(t, "a row of the removed order, terminated", func() bool {
+			return regexp.MustCompile(`(?m)^watched\s+sleeper\s+terminated`).MatchString(out.String())
+		})
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("get --watch ended with exit %d when interrupted, want 0", code)
 		}
 	})
 
