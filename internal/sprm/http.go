@@ -1,12 +1,14 @@
 package sprm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/store"
@@ -79,7 +81,11 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: %s is bound to provider %q and cannot register %q", auth.ErrPermissionDenied, who,
 			who.Provider, reg.Name)
 	}
-	p, created, err := s.Register(r.Context(), r.URL.Query().Get("id"), reg)
+	// The path names no provider: the audit record's target is the one
+	// registered, set before Register's transaction writes the record.
+	id := r.URL.Query().Get("id")
+	audit.Describe(r.Context(), "provider:"+cmp.Or(id, reg.Name), nil)
+	p, created, err := s.Register(r.Context(), id, reg)
 	if err != nil {
 		return err
 	}

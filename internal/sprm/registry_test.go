@@ -111,12 +111,18 @@ func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
 				t.Errorf("metrics lack a transition %s", want)
 			}
 		}
-		// Each transition is in the audit log, by Steward itself.
+		// The registration and each transition are in the audit log, the
+		// transitions by Steward itself.
 		var transitions []string
+		registered := false
 		for _, r := range e.auditEvents(t, "provider:vm-sp") {
+			registered = registered || r.Action == "provider.create"
 			if r.Action == "provider.health.changed" && r.Actor.ID == "steward" && r.Outcome == "success" {
 				transitions = append(transitions, r.Details["from"].(string)+"->"+r.Details["to"].(string))
 			}
+		}
+		if !registered {
+			t.Error("no provider.create audit record on provider:vm-sp: the registration's target lacks the provider")
 		}
 		// Whether degraded clears before the failures start depends on when
 		// the checks ran; the first and last transitions do not.
