@@ -17,7 +17,8 @@ var (
 	ErrAlreadyExists = errors.New("store: already exists")
 	// ErrStale is returned by domains when a versioned write matched no row
 	// because another writer changed it first (If-Match / optimistic locking).
-	ErrStale = errors.New("store: stale version")
+	// Its text is the detail of the 412 a client reads, so it speaks to them.
+	ErrStale = errors.New("the resource was changed by another request since the version this one names (If-Match) was read; read it again")
 	// ErrInvalidPageToken is returned by DecodeCursor for a token it did not issue.
 	ErrInvalidPageToken = errors.New("store: invalid page token")
 )
