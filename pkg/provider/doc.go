@@ -16,9 +16,15 @@
 //     [StatusReporter]: [HTTPReporter] PUTs them to Steward, [NATSReporter]
 //     publishes them as CloudEvents on steward.status.<service_type>.
 //
-// Steward itself calls providers through [Client], whose errors tell a
-// refusal ([*ResponseError]) from a call whose outcome is unknown
-// ([ErrTimeout], [ErrUnreachable]).
+// [Registrar] and [HTTPReporter] call Steward's own API through its typed
+// Go client, package github.com/stewardhq/steward/pkg/client (generated
+// from api/openapi.yaml), with this package's transport: no redirects
+// followed, a timeout per call, answers read up to 1 MiB.
+//
+// Steward itself calls providers through [Client], which speaks the wire
+// contract above (a provider's API, not Steward's) on that transport
+// directly. The errors of all three tell a refusal ([*ResponseError]) from a
+// call whose outcome is unknown ([ErrTimeout], [ErrUnreachable]).
 //
 // # Failure model
 //
@@ -30,5 +36,6 @@
 // Package providertest runs a real in-process provider for tests.
 //
 // This package is public and follows semantic versioning. It depends only on
-// the standard library and github.com/google/uuid.
+// the standard library, github.com/google/uuid and package
+// github.com/stewardhq/steward/pkg/client (with its oapi-codegen runtime).
 package provider

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,13 +48,14 @@ type RegisteredProvider struct {
 	Created bool `json:"-"`
 }
 
-// Registrar registers a provider with Steward: POST /api/v1/providers,
-// which is idempotent by name, so registering at every start is safe. Build
-// one with [NewRegistrar]; it is safe for concurrent use.
+// Registrar registers a provider with Steward: POST /api/v1/providers (the
+// RegisterProvider operation of Steward's typed client, package
+// github.com/stewardhq/steward/pkg/client), which is idempotent by name, so
+// registering at every start is safe. Build one with [NewRegistrar]; it is
+// safe for concurrent use.
 type Registrar struct {
-	url    string
+	api    stewardAPI
 	cfg    RegistrarConfig
-	hc     *http.Client
 	logger *slog.Logger
 }
 
@@ -61,7 +63,7 @@ type Registrar struct {
 // StewardURL is not an http or https URL, or the registration lacks its
 // name, endpoint or service types.
 func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
-	u, err := joinURL(cfg.StewardURL, "/api/v1/providers")
+	api, err := newStewardAPI(cfg.StewardURL, cfg.Token, cfg.HTTPClient, cfg.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("new registrar: steward URL: %w", err)
 	}
@@ -78,9 +80,8 @@ func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
 	// (the process provider's says processprovider), and a second one
 	// would repeat the key in every line.
 	return &Registrar{
-		url:    u,
+		api:    api,
 		cfg:    cfg,
-		hc:     cfg.HTTPClient,
 		logger: logger.With("provider_name", reg.Name),
 	}, nil
 }
@@ -93,11 +94,13 @@ func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
 // error wrapping ctx's error and the last attempt's. It returns
 // [ErrInvalidResponse] when Steward's answer has no provider id.
 func (r *Registrar) Register(ctx context.Context) (RegisteredProvider, error) {
+	body, err := json.Marshal(r.cfg.Registration)
+	if err != nil {
+		return RegisteredProvider{}, fmt.Errorf("register provider %q: encode request: %w", r.cfg.Registration.Name, err)
+	}
 	var got RegisteredProvider
 	attempt := func(ctx context.Context) error {
-		a, err := do(ctx, r.hc, r.cfg.Timeout, request{
-			method: http.MethodPost, url: r.url, token: r.cfg.Token, body: r.cfg.Registration,
-		})
+		a, err := r.api.registerProvider(ctx, body)
 		if err != nil {
 			return err
 		}

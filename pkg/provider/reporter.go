@@ -2,9 +2,9 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -24,9 +24,10 @@ func (f ReportFunc) Report(ctx context.Context, r StatusReport) error { return f
 
 // HTTPReporter reports status to Steward over HTTP: PUT
 // {StewardURL}/api/v1/service-type-instances/{instance_id}/status with
-// {"status","message","observed_time"}. Set StewardURL; the other fields
-// are optional. It is safe for concurrent use, and its fields must not change
-// once it is in use.
+// {"status","message","observed_time"}. It calls Steward through its typed
+// client, package github.com/stewardhq/steward/pkg/client. Set StewardURL;
+// the other fields are optional. It is safe for concurrent use, and its
+// fields must not change once it is in use.
 type HTTPReporter struct {
 	// StewardURL is Steward's base URL, such as "http://127.0.0.1:8080".
 	StewardURL string
@@ -47,22 +48,29 @@ type HTTPReporter struct {
 // is success. A zero r.ObservedTime is set to now.
 //
 // It returns an error wrapping [ErrInvalidReport] when r has no instance id
-// or an unknown status, [ErrUnknownInstance] when Steward answers 404, a
-// [*ResponseError] for another non-2xx answer, and [ErrTimeout] or
-// [ErrUnreachable] when the last attempt failed so; when ctx ends during a
-// wait, the error wraps ctx's error as well.
+// (or "." or "..", which cannot stand in the path) or an unknown status,
+// [ErrUnknownInstance] when Steward answers 404, a [*ResponseError] for
+// another non-2xx answer, and [ErrTimeout] or [ErrUnreachable] when the
+// last attempt failed so; when ctx ends during a wait, the error wraps
+// ctx's error as well.
 func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
 	r, err := checkReport(r)
 	if err != nil {
 		return err
 	}
-	u, err := joinURL(h.StewardURL, "/api/v1/service-type-instances/"+url.PathEscape(r.InstanceID)+"/status")
+	if !pathSegment(r.InstanceID) {
+		return fmt.Errorf("%w: instance_id %q", ErrInvalidReport, r.InstanceID)
+	}
+	api, err := h.api(h.Token)
 	if err != nil {
 		return fmt.Errorf("report status of %q: %w", r.InstanceID, err)
 	}
 	body := r
 	body.InstanceID = "" // it is in the path (API.md)
-	if err := h.send(ctx, http.MethodPut, u, h.Token, body); err != nil {
+	err = h.send(ctx, body, func(ctx context.Context, b []byte) (answer, error) {
+		return api.reportStatus(ctx, r.InstanceID, b)
+	})
+	if err != nil {
 		return fmt.Errorf("report status %s of %q: %w", r.Status, r.InstanceID, err)
 	}
 	return nil
@@ -93,11 +101,14 @@ func (h *HTTPReporter) ReportRepair(ctx context.Context, req RepairRequest, r Re
 	if req.ReportPath == "" || req.OperationID == "" {
 		return fmt.Errorf("%w: the repair request has no report path", ErrInvalidReport)
 	}
-	u, err := joinURL(h.StewardURL, req.ReportPath)
+	api, err := h.api(req.Token)
 	if err != nil {
 		return fmt.Errorf("report repair %s: %w", req.OperationID, err)
 	}
-	if err := h.send(ctx, http.MethodPost, u, req.Token, r); err != nil {
+	err = h.send(ctx, r, func(ctx context.Context, b []byte) (answer, error) {
+		return api.reportRepair(ctx, req.ReportPath, b)
+	})
+	if err != nil {
 		return fmt.Errorf("report repair %s (%s): %w", req.OperationID, r.Status, err)
 	}
 	return nil
@@ -106,30 +117,50 @@ func (h *HTTPReporter) ReportRepair(ctx context.Context, req RepairRequest, r Re
 // ReportRuntime reports the runtime of an app instance (the order whose
 // instance the provider realises: [CreateMetadata]): PUT
 // {StewardURL}/api/v1/projects/{project}/app-instances/{app_instance_id}/runtime.
-// A zero ObservedTime is set to now.
+// A zero ObservedTime is set to now. It returns an error wrapping
+// [ErrInvalidReport] when project or appInstanceID is empty (or "." or
+// "..", which cannot stand in the path), and otherwise the errors of
+// [HTTPReporter.Report].
 func (h *HTTPReporter) ReportRuntime(ctx context.Context, project, appInstanceID string, r RuntimeReport) error {
 	if project == "" || appInstanceID == "" {
 		return fmt.Errorf("%w: project and app instance id are required", ErrInvalidReport)
+	}
+	if !pathSegment(project) || !pathSegment(appInstanceID) {
+		return fmt.Errorf("%w: project %q, app instance id %q", ErrInvalidReport, project, appInstanceID)
 	}
 	if r.ObservedTime.IsZero() {
 		r.ObservedTime = time.Now()
 	}
 	r.ObservedTime = r.ObservedTime.UTC()
-	u, err := joinURL(h.StewardURL, "/api/v1/projects/"+url.PathEscape(project)+"/app-instances/"+
-		url.PathEscape(appInstanceID)+"/runtime")
+	api, err := h.api(h.Token)
 	if err != nil {
 		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
 	}
-	if err := h.send(ctx, http.MethodPut, u, h.Token, r); err != nil {
+	err = h.send(ctx, r, func(ctx context.Context, b []byte) (answer, error) {
+		return api.reportRuntime(ctx, project, appInstanceID, b)
+	})
+	if err != nil {
 		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
 	}
 	return nil
 }
 
-// send makes one call with h's retries; 404 wraps ErrUnknownInstance.
-func (h *HTTPReporter) send(ctx context.Context, method, u, token string, body any) error {
+// api returns Steward's API as h calls it with token. It is built per call
+// (a struct and a parsed URL): the connections are the transport's, shared,
+// and ReportRepair's token is the operation's.
+func (h *HTTPReporter) api(token string) (stewardAPI, error) {
+	return newStewardAPI(h.StewardURL, token, h.HTTPClient, h.Timeout)
+}
+
+// send encodes body and makes one call, call, with h's retries; 404 wraps
+// ErrUnknownInstance.
+func (h *HTTPReporter) send(ctx context.Context, body any, call func(ctx context.Context, body []byte) (answer, error)) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
 	attempt := func(ctx context.Context) error {
-		a, err := do(ctx, h.HTTPClient, h.Timeout, request{method: method, url: u, token: token, body: body})
+		a, err := call(ctx, b)
 		switch {
 		case err != nil:
 			return err

@@ -18,7 +18,8 @@ import (
 // defaultTimeout bounds each call when its config leaves the timeout zero.
 const defaultTimeout = 10 * time.Second
 
-// request is one HTTP call of the package's clients.
+// request is one HTTP call of [Client] to a provider. Calls to Steward go
+// through pkg/client instead ([stewardAPI]).
 type request struct {
 	method string
 	url    string
@@ -60,37 +61,60 @@ func (a answer) decode(dst any) error {
 	return nil
 }
 
+// accept is the Accept header of every call: the answers the package reads.
+const accept = "application/json, application/problem+json"
+
 // do sends req with hc (nil for a default client), never following a
-// redirect, within its own timeout derived from ctx, and reads the answer. A transport failure comes back classified: wrapping [ErrTimeout],
-// [ErrUnreachable], or ctx's error when the caller cancelled.
+// redirect, within its own timeout derived from ctx, and reads the answer
+// as [exchange] does. [Client] calls providers with it.
 func do(ctx context.Context, hc *http.Client, timeout time.Duration, req request) (answer, error) {
-	var body io.Reader
+	var body []byte
 	if req.body != nil {
 		b, err := json.Marshal(req.body)
 		if err != nil {
 			return answer{}, fmt.Errorf("encode request: %w", err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
+	return exchange(ctx, timeout, func(callCtx context.Context) (*http.Response, error) {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		hr, err := http.NewRequestWithContext(callCtx, req.method, req.url, r)
+		if err != nil {
+			return nil, err
+		}
+		hr.Header.Set("Accept", accept)
+		if body != nil {
+			hr.Header.Set("Content-Type", "application/json")
+		}
+		if req.token != "" {
+			hr.Header.Set("Authorization", "Bearer "+req.token)
+		}
+		if req.idempotencyKey != "" {
+			hr.Header.Set("Idempotency-Key", req.idempotencyKey)
+		}
+		return newSender(hc).Do(hr)
+	})
+}
+
+// exchange makes one call within its own timeout derived from ctx: send
+// builds the request with the ctx it is given and sends it through a
+// [sender], and exchange reads the answer, at most maxBody bytes of its
+// body. A transport failure (one the sender marked) comes back classified:
+// wrapping [ErrTimeout], [ErrUnreachable], or ctx's error when the caller
+// cancelled. Any other error of send is a request that could not be built.
+func exchange(ctx context.Context, timeout time.Duration, send func(callCtx context.Context) (*http.Response, error)) (answer, error) {
 	callCtx, cancel := context.WithTimeout(ctx, cmpDuration(timeout, defaultTimeout))
 	defer cancel()
-	hr, err := http.NewRequestWithContext(callCtx, req.method, req.url, body)
+	resp, err := send(callCtx)
 	if err != nil {
-		return answer{}, fmt.Errorf("build request: %w", err)
-	}
-	hr.Header.Set("Accept", "application/json, application/problem+json")
-	if body != nil {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	if req.token != "" {
-		hr.Header.Set("Authorization", "Bearer "+req.token)
-	}
-	if req.idempotencyKey != "" {
-		hr.Header.Set("Idempotency-Key", req.idempotencyKey)
-	}
-	resp, err := noRedirects(hc).Do(hr)
-	if err != nil {
-		return answer{}, classify(ctx, callCtx, err)
+		var te *transportError
+		if !errors.As(err, &te) {
+			return answer{}, fmt.Errorf("build request: %w", err)
+		}
+		return answer{}, classify(ctx, callCtx, te.err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
@@ -103,6 +127,31 @@ func do(ctx context.Context, hc *http.Client, timeout time.Duration, req request
 	}
 	return a, nil
 }
+
+// sender sends requests with noRedirects(hc) and marks its failures as
+// [transportError]s, so that [exchange] classifies those alone: a request
+// the generated client of pkg/client cannot build fails before it is sent,
+// and must not read as unreachable, which is retried. It is the
+// HttpRequestDoer the package gives that client.
+type sender struct{ hc *http.Client }
+
+// newSender returns the sender of hc (nil for a default client).
+func newSender(hc *http.Client) sender { return sender{hc: noRedirects(hc)} }
+
+// Do sends r.
+func (s sender) Do(r *http.Request) (*http.Response, error) {
+	resp, err := s.hc.Do(r)
+	if err != nil {
+		return nil, &transportError{err: err}
+	}
+	return resp, nil
+}
+
+// transportError is a failure of the transport, before an answer came.
+type transportError struct{ err error }
+
+func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
 
 // classify wraps a transport error with what the caller can branch on.
 // NOTE: a dial failure is checked before timeouts, so a host that never
