@@ -179,7 +179,8 @@ func TestClient_AgainstDevServer(t *testing.T) {
 			t.Errorf("get of a missing order: exit %d\n%s", code, stderr)
 		}
 		for _, args := range [][]string{{"get", "ordrs"}, {"get"}, {"get", "orders", "--bogus"}, {"frobnicate"},
-			{"get", "orders", "-o", "xml"}, {"order"}, {"wait", "order", "hello", "--for", "=x"}} {
+			{"get", "orders", "-o", "xml"}, {"order"}, {"wait", "order", "hello", "--for", "=x"},
+			{"get", "order", ".."}, {"delete", "order", "."}, {"set-state", "..", "up"}} {
 			if code, _, stderr := c.run(args...); code != 2 || !strings.HasPrefix(stderr, "steward: ") {
 				t.Errorf("steward %s: exit %d, want 2\n%s", strings.Join(args, " "), code, stderr)
 			}

@@ -170,6 +170,16 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// checkID refuses an id that cannot stand in a path: the generated client
+// escapes ids, but "." and ".." would resolve against the path around them
+// (a GET of order ".." would read /api/v1/).
+func checkID(id string) error {
+	if id == "" || id == "." || id == ".." {
+		return usagef("%q is not an id", id)
+	}
+	return nil
+}
+
 // withTimeout bounds a command that waits (--timeout), 0 meaning no bound.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {

@@ -156,6 +156,9 @@ func (e *env) rehydrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkID(args[0]); err != nil {
+				return err
+			}
 			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
 				return api.RehydrateCatalogItemInstance(ctx, args[0], nil)
 			}, operations, out, wait, waitFor{what: "done"}, wf)
@@ -198,6 +201,9 @@ func (e *env) deleteCmd() *cobra.Command {
 				return err
 			}
 			for _, id := range args[1:] {
+				if err := checkID(id); err != nil {
+					return err
+				}
 				_, rsp, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
 					return k.del(ctx, api, id, ifMatch)
 				})
@@ -249,6 +255,9 @@ func (e *env) setStateCmd() *cobra.Command {
 			}
 			c, err := cf.connect(cmd)
 			if err != nil {
+				return err
+			}
+			if err := checkID(args[0]); err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("current-version") {
