@@ -73,8 +73,12 @@ func viewTask(t CleanupTask) taskView {
 }
 
 func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
-	var reg provider.Registration
-	if err := httpapi.DecodeJSON(r, &reg); err != nil {
+	var body registrationBody
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	reg, err := body.registration()
+	if err != nil {
 		return err
 	}
 	if who, _ := auth.PrincipalFrom(r.Context()); who.Provider != "" && reg.Name != who.Provider {

@@ -2193,10 +2193,13 @@ type ProviderHealth struct {
 }
 
 // ProviderRegistration What a provider tells Steward about itself when it registers. Closed: a member
-// not listed here is refused with 400 `INVALID_ARGUMENT` naming it. The members
-// DCM's service-provider registration adds (`display_name`, `service_type`,
-// `schema_version`) are listed so that a provider written for DCM is not refused
-// for them: they are accepted and ignored (Steward reads `service_types`).
+// not listed here is refused with 400 `INVALID_ARGUMENT` naming it. DCM's
+// service-provider registration is accepted as it is: its single `service_type`
+// stands for `service_types` when that is absent, object values in `metadata`
+// (`resources: {total_cpu: 64}`) are flattened to dotted labels
+// (`resources.total_cpu: "64"`), and `display_name` and `schema_version` are
+// accepted and ignored. One of `service_types` and `service_type` is required
+// (400 naming `service_types` otherwise).
 type ProviderRegistration struct {
 	// Capacity What the provider can hold, by dimension (`vcpu`, `memory_gib`, `storage_gib`, `instances`, ...).
 	//
@@ -2213,10 +2216,14 @@ type ProviderRegistration struct {
 	// Example: http://127.0.0.1:9001
 	Endpoint string `json:"endpoint"`
 
-	// Metadata Free-form string labels (region, zone, ...), matched by placement policies.
+	// Metadata Free-form labels (region, zone, ...), matched by placement policies. A value is
+	// a string; a number or boolean is stored as its text, and an object of them (as
+	// DCM's `resources`) as one label per member, `resources.total_cpu`. Lists and
+	// nulls are refused.
+	//
 	//
 	// Example: {"region":"us-east-1","zone":"a"}
-	Metadata *map[string]string `json:"metadata,omitempty"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
 
 	// Name A provider's name, a lowercase DNS label.
 	//
@@ -2233,8 +2240,8 @@ type ProviderRegistration struct {
 	// Example: v1alpha1
 	SchemaVersion *string `json:"schema_version,omitempty"`
 
-	// ServiceType DCM's single service type. Accepted and ignored: Steward reads `service_types`,
-	// which is still required.
+	// ServiceType DCM's single service type: it stands for `service_types` when that is absent;
+	// with both, it must be one of `service_types`.
 	//
 	//
 	// Example: vm
@@ -2243,7 +2250,7 @@ type ProviderRegistration struct {
 	// ServiceTypes The service types the provider realises.
 	//
 	// Example: ["vm"]
-	ServiceTypes []string `json:"service_types"`
+	ServiceTypes *[]string `json:"service_types,omitempty"`
 }
 
 // ProviderStatus A provider's health as the health monitor sees it: `healthy`; `degraded` (it
