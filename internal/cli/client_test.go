@@ -347,8 +347,26 @@ func TestClient_TokenFromFlagEnvOrContext(t *testing.T) {
 		t.Errorf("with --token: %q", rows)
 	}
 
-	// The binary, with STEWARD_SERVER and STEWARD_TOKEN in its environment.
+	// Draft policies are arbitrary Rego run on the server: only an admin,
+	// who may store policies, may send them; a user gets the 403.
 	bin := stewardBinary(t)
+	code, userToken, stderr := runSteward(t, bin, "token", "create", "--data-dir", filepath.Join(dir, "data"),
+		"--name", "alice", "--role", "user", "--project", "team-a")
+	if code != 0 {
+		t.Fatalf("token create: exit %d\n%s", code, stderr)
+	}
+	req, rego := filepath.Join(dir, "req.yaml"), filepath.Join(dir, "draft.rego")
+	writeFile(t, req, "service_type: vm\n")
+	writeFile(t, rego, "package draft\n\nmain := {}\n")
+	args := []string{"policy", "test", "--request", req, "-f", rego}
+	if code, _, stderr := c.run(append(args, "--token", strings.TrimSpace(userToken))...); code != 1 || !strings.Contains(stderr, "(403 ") {
+		t.Errorf("policy test with a draft as a user: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := c.run(append(args, "--token", token)...); code != 0 {
+		t.Errorf("policy test with a draft as an admin: exit %d\n%s", code, stderr)
+	}
+
+	// The binary, with STEWARD_SERVER and STEWARD_TOKEN in its environment.
 	cmdEnv := append(stewardEnv(), "STEWARD_SERVER="+url, "STEWARD_TOKEN="+token, "STEWARD_CONFIG="+c.config)
 	code, stdout, stderr := runStewardEnv(t, bin, cmdEnv, "get", "providers", "-o", "json")
 	if code != 0 || strings.TrimSpace(stdout) != "[]" {

@@ -115,6 +115,20 @@ func (f *connFlags) connect(cmd *cobra.Command) (*conn, error) {
 	return &conn{server: server, api: c.ClientInterface}, nil
 }
 
+// connectFor checks a command's -o value and the ids it names, then
+// connects: a usage error is found before any request is made.
+func (f *connFlags) connectFor(cmd *cobra.Command, output string, ids ...string) (*conn, error) {
+	if err := checkOutput(output); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+	}
+	return f.connect(cmd)
+}
+
 // currentContext is the context --context names, else the config file's
 // current one; nil when there is none.
 func (f *connFlags) currentContext() (*Context, error) {

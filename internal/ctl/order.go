@@ -149,14 +149,8 @@ func (e *env) rehydrateCmd() *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: e.completeIDs(&cf, orders),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(out); err != nil {
-				return err
-			}
-			c, err := cf.connect(cmd)
+			c, err := cf.connectFor(cmd, out, args[0])
 			if err != nil {
-				return err
-			}
-			if err := checkID(args[0]); err != nil {
 				return err
 			}
 			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
@@ -250,14 +244,8 @@ func (e *env) setStateCmd() *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: e.completeIDs(&cf, orders),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(out); err != nil {
-				return err
-			}
-			c, err := cf.connect(cmd)
+			c, err := cf.connectFor(cmd, out, args[0])
 			if err != nil {
-				return err
-			}
-			if err := checkID(args[0]); err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("current-version") {
