@@ -27,7 +27,9 @@ func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 		Long: `Realise container orders as supervised local processes (like Nomad's raw_exec):
 spec.process.command, args and env name the process; restart_policy and
 max_restarts say what happens when it exits. The provider registers with
-Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED.
+Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED,
+retrying each report until Steward takes it. Give every Steward replica's
+URL with --steward-url: the provider moves on to the next one that answers.
 The processes run as this user without isolation.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,13 +42,14 @@ The processes run as this user without isolation.`,
 			if err := d.Start(cmd.Context()); err != nil {
 				return err
 			}
-			cfg.Logger.Info("process provider listening", "url", d.URL(), "steward_url", cfg.StewardURL)
+			cfg.Logger.Info("process provider listening", "url", d.URL(), "steward_urls", cfg.StewardURLs)
 			<-cmd.Context().Done()
 			return d.Stop(context.WithoutCancel(cmd.Context()))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.StewardURL, "steward-url", "http://127.0.0.1:8080", "Steward's base URL")
+	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
+		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
 	f.StringVar(&cfg.Token, "token", "", "bearer token for Steward (empty for a --dev server)")
 	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")

@@ -15,8 +15,8 @@ import (
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// DaemonConfig configures a [Daemon]. StewardURL is required, and WorkDir
-// unless NoOp.
+// DaemonConfig configures a [Daemon]. StewardURL or StewardURLs is
+// required, and WorkDir unless NoOp.
 type DaemonConfig struct {
 	// Name is the provider's registered name. Defaults to Name.
 	Name string
@@ -25,6 +25,10 @@ type DaemonConfig struct {
 	Listen string
 	// StewardURL is where to register and report status.
 	StewardURL string
+	// StewardURLs are more base URLs of the same Steward (its replicas),
+	// after StewardURL: registration and reports move on to the next when
+	// one cannot be reached, and keep the one that answered.
+	StewardURLs []string
 	// Token authenticates to Steward; empty for a --dev server.
 	Token string
 	// WorkDir holds the processes' directories and the instances' records:
@@ -77,14 +81,14 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 // registering with Steward in the background; it returns once the API
 // listens.
 func (d *Daemon) Start(ctx context.Context) error {
-	if d.cfg.StewardURL == "" {
+	if d.cfg.StewardURL == "" && len(d.cfg.StewardURLs) == 0 {
 		return errors.New("processprovider: a Steward URL is required")
 	}
 	ln, err := net.Listen("tcp", d.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("processprovider: listen on %s: %w", d.cfg.Listen, err)
 	}
-	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, Token: d.cfg.Token}
+	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
 	// The reporter's token is the provider's; repair reports carry each
 	// operation's own (HTTPReporter.ReportRepair).
 	p := New(&Config{Reporter: reporter, Runtime: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
@@ -99,7 +103,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.log.Info("restored the instances of an earlier provider", "instances", restored, "work_dir", d.cfg.WorkDir)
 	}
 	registrar, err := provider.NewRegistrar(provider.RegistrarConfig{
-		StewardURL: d.cfg.StewardURL, Token: d.cfg.Token, Logger: d.log,
+		StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token, Logger: d.log,
 		Registration: provider.Registration{
 			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: slices.Clone(serviceTypes),
 			Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,

@@ -188,8 +188,10 @@
 // Only status changes are reported, each with ObservedTime from Config.Now.
 // Reports for an instance are sent in order by a goroutine of their own, so
 // neither callers nor supervision wait on Steward; a failed report is retried
-// ReportAttempts times with backoff, dropped early when a newer report for
-// the same instance is queued, and otherwise logged as dropped.
+// with backoff (up to ReportBackoffMax) until Steward takes it, however long
+// Steward is away. It is given up only when a newer report for the same
+// instance is queued, when Steward refuses it for good (a 4xx other than
+// 408 and 429, logged), or when Stop's ReportFlushTimeout ends (logged).
 //
 // # No-op mode
 //

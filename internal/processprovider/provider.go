@@ -53,14 +53,23 @@ type Config struct {
 	// spec.max_restarts bounds, and the backoff, start again from zero.
 	// Defaults to 10m.
 	RestartResetAfter time.Duration
-	// ReportAttempts is how many times a report (status, runtime or repair)
-	// is tried before it is dropped and logged. Defaults to 5.
+	// ReportAttempts, when above zero, is how many times a report (status,
+	// runtime or repair) is tried before it is dropped and logged. Defaults
+	// to 0: a report is tried until Steward takes or refuses it.
 	ReportAttempts int
 	// ReportBackoff is the delay before the second attempt of a report; it
-	// doubles with each further attempt. Defaults to 500ms.
+	// doubles with each further attempt, up to ReportBackoffMax. Defaults
+	// to 500ms.
 	ReportBackoff time.Duration
+	// ReportBackoffMax caps the delay between attempts of a report.
+	// Defaults to 30s.
+	ReportBackoffMax time.Duration
 	// ReportTimeout bounds each attempt of a report. Defaults to 10s.
 	ReportTimeout time.Duration
+	// ReportFlushTimeout bounds how long Stop goes on delivering the
+	// reports not yet sent once every process is settled; what is still
+	// unsent then is logged as abandoned. Defaults to 10s.
+	ReportFlushTimeout time.Duration
 	// Now gives the ObservedTime of reports and times process runs.
 	// Defaults to time.Now.
 	Now func() time.Time
@@ -121,8 +130,9 @@ func New(cfg *Config) *Provider {
 	c.RestartBackoff = cmp.Or(c.RestartBackoff, time.Second)
 	c.RestartBackoffMax = cmp.Or(c.RestartBackoffMax, 30*time.Second)
 	c.RestartResetAfter = cmp.Or(c.RestartResetAfter, 10*time.Minute)
-	c.ReportAttempts = cmp.Or(c.ReportAttempts, 5)
 	c.ReportBackoff = cmp.Or(c.ReportBackoff, 500*time.Millisecond)
+	c.ReportBackoffMax = max(cmp.Or(c.ReportBackoffMax, 30*time.Second), c.ReportBackoff)
+	c.ReportFlushTimeout = cmp.Or(c.ReportFlushTimeout, 10*time.Second)
 	c.ReportTimeout = cmp.Or(c.ReportTimeout, 10*time.Second)
 	c.RepairSettle = cmp.Or(c.RepairSettle, time.Second)
 	c.WatchInterval = cmp.Or(c.WatchInterval, 100*time.Millisecond)
@@ -135,7 +145,7 @@ func New(cfg *Config) *Provider {
 	case c.WorkDir == "" && !c.NoOp:
 		panic("processprovider: Config.WorkDir is required unless NoOp")
 	case c.StopGrace < 0 || c.RestartBackoff < 0 || c.RestartBackoffMax < 0 || c.RestartResetAfter < 0 ||
-		c.ReportBackoff < 0 || c.ReportTimeout < 0 || c.ReportAttempts < 0 || c.RepairSettle < 0 || c.WatchInterval < 0:
+		c.ReportBackoff < 0 || c.ReportBackoffMax < 0 || c.ReportTimeout < 0 || c.ReportFlushTimeout < 0 || c.ReportAttempts < 0 || c.RepairSettle < 0 || c.WatchInterval < 0:
 		panic("processprovider: Config durations and counts must not be negative")
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -330,9 +340,10 @@ func (p *Provider) instance(id string) *instance {
 // started later on the same WorkDir adopt it (see Restore). Only an
 // instance being deleted has its processes stopped (SIGTERM, then SIGKILL
 // after StopGrace) and its DELETED reported. Stop waits until every
-// goroutine of the provider has ended. If ctx ends first, stopping
-// processes get SIGKILL at once and pending reports are abandoned; Stop
-// still waits for them and then returns ctx's error. Stop is idempotent;
+// goroutine of the provider has ended. Reports not yet delivered are
+// tried for up to ReportFlushTimeout, then abandoned (logged). If ctx ends
+// first, stopping processes get SIGKILL at once and pending reports are
+// abandoned; Stop still waits for them and then returns ctx's error. Stop is idempotent;
 // after it, Create, Update, Delete, Repair, Restore and Health return
 // [ErrStopped], while Get still answers. In no-op mode it reports nothing.
 func (p *Provider) Stop(ctx context.Context) error {
@@ -351,8 +362,13 @@ func (p *Provider) Stop(ctx context.Context) error {
 	err := waitOrElse(ctx, &p.supervisors, hurry)
 	err = cmp.Or(err, waitOrElse(ctx, &p.operations, hurry))
 	// Supervisors and operations have ended, so no sender can be added any
-	// more.
-	err = cmp.Or(err, waitOrElse(ctx, &p.senders, p.cancelRun))
+	// more. Reports still unsent get ReportFlushTimeout, not forever: a
+	// Steward that is away must not hold the provider's shutdown.
+	flushCtx, cancelFlush := context.WithTimeout(ctx, p.cfg.ReportFlushTimeout)
+	defer cancelFlush()
+	if werr := waitOrElse(flushCtx, &p.senders, p.cancelRun); ctx.Err() != nil {
+		err = cmp.Or(err, werr)
+	}
 	p.cancelRun()
 	return err
 }

@@ -64,11 +64,13 @@ func (p *Provider) send(o *outbox, r provider.StatusReport) {
 	})
 }
 
-// deliver tries attempt, one report's sending, up to ReportAttempts times
-// with doubling backoff, each try bounded by ReportTimeout, and logs the
-// report as dropped if all fail. It gives up early when the provider stops
-// or superseded says a newer report of the same stream waits. what names
-// the report in logs.
+// deliver tries attempt, one report's sending, with doubling backoff up to
+// ReportBackoffMax, each try bounded by ReportTimeout, until it succeeds:
+// a report is never dropped because Steward is away. It gives up when
+// Steward refuses the report for good ([provider.Refused], logged), when
+// superseded says a newer report of the same stream waits, when the
+// provider stops sending (Stop's flush ended), or after ReportAttempts
+// tries when that is set. what names the report in logs.
 func (p *Provider) deliver(what string, log *slog.Logger, superseded func() bool, attempt func(context.Context) error) {
 	delay := p.cfg.ReportBackoff
 	for n := 1; ; n++ {
@@ -79,24 +81,27 @@ func (p *Provider) deliver(what string, log *slog.Logger, superseded func() bool
 		case err == nil:
 			return
 		case p.runCtx.Err() != nil:
-			log.Debug(what+" abandoned: provider stopping", "error", err)
+			log.Warn(what+" abandoned: provider stopped before Steward took it", "error", err)
 			return
 		case superseded():
 			log.Debug(what+" superseded by a newer one", "error", err)
 			return
-		case n >= p.cfg.ReportAttempts:
+		case provider.Refused(err):
+			log.Error(what+" refused by Steward; not retried", "error", err)
+			return
+		case p.cfg.ReportAttempts > 0 && n >= p.cfg.ReportAttempts:
 			log.Error(what+" dropped", "attempts", n, "error", err)
 			return
 		}
-		log.Debug(what+" failed; retrying", "attempt", n, "delay", delay, "error", err)
+		log.Warn(what+" failed; retrying", "attempt", n, "delay", delay, "error", err)
 		timer := time.NewTimer(delay)
 		select {
 		case <-timer.C:
 		case <-p.runCtx.Done():
 			timer.Stop()
-			log.Debug(what+" abandoned: provider stopping", "error", err)
+			log.Warn(what+" abandoned: provider stopped before Steward took it", "error", err)
 			return
 		}
-		delay *= 2
+		delay = min(delay*2, p.cfg.ReportBackoffMax)
 	}
 }

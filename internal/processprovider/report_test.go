@@ -84,6 +84,58 @@ func TestReport_RetriedUntilDelivered(t *testing.T) {
 	}
 }
 
+// Issue 22, item 1: by default a report is never dropped while Steward is
+// away (the provider used to give up after 5 attempts), and given up
+// only when Steward refuses it for good.
+func TestReport_NotDroppedWhileStewardIsAway(t *testing.T) {
+	t.Parallel()
+	rep := newFlakyReporter(map[provider.Status]int{provider.StatusRunning: 12})
+	b := noOpWith(t, rep, func(c *Config) { c.ReportBackoffMax = 4 * time.Millisecond })
+	b.mustCreate(t, "kept", `{}`)
+	timer := time.NewTimer(waitFor)
+	defer timer.Stop()
+	select {
+	case r := <-rep.delivered:
+		if r.Status != provider.StatusRunning {
+			t.Errorf("delivered %+v, want RUNNING", r)
+		}
+	case <-timer.C:
+		t.Fatalf("report not delivered after %d attempts", rep.attemptsOf(provider.StatusRunning))
+	}
+	if got := rep.attemptsOf(provider.StatusRunning); got != 13 {
+		t.Errorf("attempts = %d, want 13 (twelve failures, then success)", got)
+	}
+}
+
+func TestReport_RefusedReportIsNotRetried(t *testing.T) {
+	t.Parallel()
+	var attempts sync.WaitGroup
+	attempts.Add(1)
+	var n int
+	var mu sync.Mutex
+	rep := ReporterFunc(func(context.Context, provider.StatusReport) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n == 1 {
+			attempts.Done()
+		}
+		return &provider.ResponseError{StatusCode: 404}
+	})
+	b := noOpWith(t, rep, nil)
+	b.mustCreate(t, "refused", `{}`)
+	attempts.Wait()
+	// Stop waits for every sender: a retry would have been made by then
+	// (ReportBackoff is 1ms in tests).
+	if err := b.p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 1 {
+		t.Errorf("attempts = %d, want 1: a 404 is final", n)
+	}
+}
+
 func TestReport_DroppedAfterReportAttempts(t *testing.T) {
 	t.Parallel()
 	rep := newFlakyReporter(map[provider.Status]int{provider.StatusRunning: -1})

@@ -7,14 +7,19 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
 // RegistrarConfig configures a [Registrar].
 type RegistrarConfig struct {
 	// StewardURL is Steward's base URL, such as "http://127.0.0.1:8080".
-	// Required.
+	// It or StewardURLs is required.
 	StewardURL string
+	// StewardURLs are more base URLs of the same Steward (its replicas),
+	// tried after StewardURL: an attempt moves on to the next URL when it
+	// cannot connect, and the URL that answered is kept for later calls.
+	StewardURLs []string
 	// Token, when set, is sent as "Authorization: Bearer <token>". Defaults
 	// to none (a server started with --dev).
 	Token string
@@ -54,16 +59,16 @@ type RegisteredProvider struct {
 // registering at every start is safe. Build one with [NewRegistrar]; it is
 // safe for concurrent use.
 type Registrar struct {
-	api    stewardAPI
+	api    stewards
 	cfg    RegistrarConfig
 	logger *slog.Logger
 }
 
 // NewRegistrar checks cfg and fills its defaults. It returns an error when
-// StewardURL is not an http or https URL, or the registration lacks its
+// no Steward URL is given or one is not an http or https URL, or the registration lacks its
 // name, endpoint or service types.
 func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
-	api, err := newStewardAPI(cfg.StewardURL, cfg.Token, cfg.HTTPClient, cfg.Timeout)
+	api, err := newStewards(stewardURLs(cfg.StewardURL, cfg.StewardURLs), cfg.Token, cfg.HTTPClient, cfg.Timeout, new(atomic.Int32))
 	if err != nil {
 		return nil, fmt.Errorf("new registrar: steward URL: %w", err)
 	}
@@ -100,7 +105,7 @@ func (r *Registrar) Register(ctx context.Context) (RegisteredProvider, error) {
 	}
 	var got RegisteredProvider
 	attempt := func(ctx context.Context) error {
-		a, err := r.api.registerProvider(ctx, body)
+		a, err := r.api.call(ctx, func(s stewardAPI) (answer, error) { return s.registerProvider(ctx, body) })
 		if err != nil {
 			return err
 		}

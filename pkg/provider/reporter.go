@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,12 +26,20 @@ func (f ReportFunc) Report(ctx context.Context, r StatusReport) error { return f
 // HTTPReporter reports status to Steward over HTTP: PUT
 // {StewardURL}/api/v1/service-type-instances/{instance_id}/status with
 // {"status","message","observed_time"}. It calls Steward through its typed
-// client, package github.com/stewardhq/steward/pkg/client. Set StewardURL;
-// the other fields are optional. It is safe for concurrent use, and its
-// fields must not change once it is in use.
+// client, package github.com/stewardhq/steward/pkg/client. Set StewardURL
+// or StewardURLs; the other fields are optional. It is safe for concurrent
+// use; its fields must not change once it is in use, and it must not be
+// copied then.
+//
+// Report blocks and gives up after its attempts; a provider that must not
+// lose a report puts a [ReportQueue] in front of it.
 type HTTPReporter struct {
 	// StewardURL is Steward's base URL, such as "http://127.0.0.1:8080".
 	StewardURL string
+	// StewardURLs are more base URLs of the same Steward (its replicas),
+	// tried after StewardURL. A call goes to the URL that answered last and
+	// moves on to the next when it cannot connect (refused, reset, DNS).
+	StewardURLs []string
 	// Token, when set, is sent as "Authorization: Bearer <token>".
 	Token string
 	// HTTPClient sends the calls. Defaults to a client on a clone of
@@ -39,8 +48,12 @@ type HTTPReporter struct {
 	// Timeout bounds each attempt. Defaults to 10s.
 	Timeout time.Duration
 	// Retry says how attempts are repeated. Defaults: 5 attempts, waits
-	// from 200ms to 5s.
+	// from 200ms to 5s. An attempt tries every URL that cannot connect
+	// before it fails.
 	Retry RetryPolicy
+
+	// current is the index of the URL that answered last.
+	current atomic.Int32
 }
 
 // Report sends r, retrying network errors, timeouts, 5xx and 429 as
@@ -68,7 +81,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
 	body := r
 	body.InstanceID = "" // it is in the path (API.md)
 	err = h.send(ctx, body, func(ctx context.Context, b []byte) (answer, error) {
-		return api.reportStatus(ctx, r.InstanceID, b)
+		return api.call(ctx, func(s stewardAPI) (answer, error) { return s.reportStatus(ctx, r.InstanceID, b) })
 	})
 	if err != nil {
 		return fmt.Errorf("report status %s of %q: %w", r.Status, r.InstanceID, err)
@@ -106,7 +119,7 @@ func (h *HTTPReporter) ReportRepair(ctx context.Context, req RepairRequest, r Re
 		return fmt.Errorf("report repair %s: %w", req.OperationID, err)
 	}
 	err = h.send(ctx, r, func(ctx context.Context, b []byte) (answer, error) {
-		return api.reportRepair(ctx, req.ReportPath, b)
+		return api.call(ctx, func(s stewardAPI) (answer, error) { return s.reportRepair(ctx, req.ReportPath, b) })
 	})
 	if err != nil {
 		return fmt.Errorf("report repair %s (%s): %w", req.OperationID, r.Status, err)
@@ -137,7 +150,7 @@ func (h *HTTPReporter) ReportRuntime(ctx context.Context, project, appInstanceID
 		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
 	}
 	err = h.send(ctx, r, func(ctx context.Context, b []byte) (answer, error) {
-		return api.reportRuntime(ctx, project, appInstanceID, b)
+		return api.call(ctx, func(s stewardAPI) (answer, error) { return s.reportRuntime(ctx, project, appInstanceID, b) })
 	})
 	if err != nil {
 		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)
@@ -145,11 +158,12 @@ func (h *HTTPReporter) ReportRuntime(ctx context.Context, project, appInstanceID
 	return nil
 }
 
-// api returns Steward's API as h calls it with token. It is built per call
-// (a struct and a parsed URL): the connections are the transport's, shared,
-// and ReportRepair's token is the operation's.
-func (h *HTTPReporter) api(token string) (stewardAPI, error) {
-	return newStewardAPI(h.StewardURL, token, h.HTTPClient, h.Timeout)
+// api returns Steward's replicas as h calls them with token. They are built
+// per call (a struct and a parsed URL each): the connections are the
+// transport's, shared, the replica that answered last is h's, and
+// ReportRepair's token is the operation's.
+func (h *HTTPReporter) api(token string) (stewards, error) {
+	return newStewards(stewardURLs(h.StewardURL, h.StewardURLs), token, h.HTTPClient, h.Timeout, &h.current)
 }
 
 // send encodes body and makes one call, call, with h's retries; 404 wraps

@@ -9,8 +9,8 @@ import (
 )
 
 // RetryPolicy says how [Registrar] and [HTTPReporter] retry a call that
-// failed for a reason that may pass: a network error or timeout, a 5xx, or
-// 429. Waits grow exponentially (×2) from Initial to Max, each with ±20%
+// failed for a reason that may pass: a network error or timeout, a 5xx,
+// 408 or 429. Waits grow exponentially (×2) from Initial to Max, each with ±20%
 // jitter so that many providers restarted together do not retry in step; a
 // Retry-After header longer than the wait is honoured, up to Max. The zero
 // value means the defaults of the type that uses it.
@@ -87,9 +87,28 @@ func (p RetryPolicy) run(ctx context.Context, attempt func(context.Context) erro
 func retryable(err error) bool {
 	var re *ResponseError
 	if errors.As(err, &re) {
-		return re.StatusCode == http.StatusTooManyRequests || re.StatusCode >= 500
+		return retryableStatus(re.StatusCode) || re.StatusCode >= 500
 	}
 	return errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable)
+}
+
+// retryableStatus reports whether a 4xx answer asks to try again later.
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
+}
+
+// Refused reports whether err says that repeating the call cannot help:
+// Steward answered a 4xx other than 408 and 429 (an unknown instance, 404,
+// included), or the report is one Steward would refuse
+// ([ErrInvalidReport]). A [ReportQueue] gives a report up only then; any
+// other failure (unreachable, a timeout, a 5xx, an error it cannot
+// classify) may pass.
+func Refused(err error) bool {
+	if errors.Is(err, ErrInvalidReport) {
+		return true
+	}
+	var re *ResponseError
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && !retryableStatus(re.StatusCode)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

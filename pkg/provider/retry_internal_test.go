@@ -47,6 +47,7 @@ func TestRetryable(t *testing.T) {
 		{&ResponseError{StatusCode: 500}, true},
 		{&ResponseError{StatusCode: 503}, true},
 		{&ResponseError{StatusCode: 429}, true},
+		{&ResponseError{StatusCode: 408}, true},
 		{&ResponseError{StatusCode: 400}, false},
 		{&ResponseError{StatusCode: 409}, false},
 		{&ResponseError{StatusCode: 307}, false},
@@ -57,6 +58,29 @@ func TestRetryable(t *testing.T) {
 	for _, tc := range tests {
 		if got := retryable(tc.err); got != tc.want {
 			t.Errorf("retryable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: %w", ErrUnknownInstance, &ResponseError{StatusCode: 404}), true},
+		{&ResponseError{StatusCode: 400}, true},
+		{&ResponseError{StatusCode: 403}, true},
+		{fmt.Errorf("x: %w", ErrInvalidReport), true},
+		{&ResponseError{StatusCode: 408}, false},
+		{&ResponseError{StatusCode: 429}, false},
+		{&ResponseError{StatusCode: 503}, false},
+		{fmt.Errorf("x: %w", ErrUnreachable), false},
+		{errors.New("other"), false},
+	}
+	for _, tc := range tests {
+		if got := Refused(tc.err); got != tc.want {
+			t.Errorf("Refused(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

@@ -3,10 +3,12 @@ package provider
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/stewardhq/steward/pkg/client"
@@ -139,3 +141,67 @@ func repairRoute(p string) (project, appInstanceID, operationID string, ok bool)
 // they are and resolve against the path around them: a report for
 // instance ".." would go to /api/v1/status.
 func pathSegment(id string) bool { return id != "" && id != "." && id != ".." }
+
+// stewards is the Steward replicas a [Registrar] or [HTTPReporter] calls,
+// one API per base URL. A call goes to the replica that answered last and
+// moves on to the next when a replica cannot be reached (refused, reset,
+// DNS); the first that answers, whatever it answers, is kept for the next
+// calls. A timeout does not move on: the replica may be slow, not gone,
+// and the retry goes to it again.
+type stewards struct {
+	apis []stewardAPI
+	// current indexes apis: the replica that answered last.
+	current *atomic.Int32
+}
+
+// newStewards returns the APIs of urls, in order, called with token, hc
+// and timeout as newStewardAPI says; current is shared by every stewards
+// of the same caller, so that calls with another token stick to the same
+// replica. It returns an error when urls is empty or one is not an
+// absolute http or https URL.
+func newStewards(urls []string, token string, hc *http.Client, timeout time.Duration, current *atomic.Int32) (stewards, error) {
+	if len(urls) == 0 {
+		return stewards{}, errors.New("no Steward URL")
+	}
+	s := stewards{apis: make([]stewardAPI, 0, len(urls)), current: current}
+	for _, u := range urls {
+		api, err := newStewardAPI(u, token, hc, timeout)
+		if err != nil {
+			return stewards{}, err
+		}
+		s.apis = append(s.apis, api)
+	}
+	return s, nil
+}
+
+// call makes one call, fn, to the current replica, and to each next one in
+// turn while the one called is unreachable. It returns the first answer,
+// or the last replica's error.
+func (s stewards) call(ctx context.Context, fn func(stewardAPI) (answer, error)) (answer, error) {
+	n := int32(len(s.apis))
+	start := s.current.Load() % n
+	var err error
+	for i := range n {
+		k := (start + i) % n
+		var a answer
+		a, err = fn(s.apis[k])
+		if err == nil {
+			s.current.Store(k)
+			return a, nil
+		}
+		if !errors.Is(err, ErrUnreachable) || ctx.Err() != nil {
+			return answer{}, err
+		}
+	}
+	return answer{}, err
+}
+
+// stewardURLs returns first, when set, followed by more: the base URLs of
+// a config that has both a StewardURL and StewardURLs.
+func stewardURLs(first string, more []string) []string {
+	urls := make([]string, 0, 1+len(more))
+	if first != "" {
+		urls = append(urls, first)
+	}
+	return append(urls, more...)
+}

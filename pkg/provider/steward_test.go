@@ -3,11 +3,14 @@ package provider_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/poll"
 )
 
 // fakeSteward is Steward's side of registration and status reports: it
@@ -43,6 +46,39 @@ func newFakeSteward(t *testing.T, script ...step) *fakeSteward {
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
+}
+
+// newFakeStewardAt is newFakeSteward listening on addr, such as one
+// [downAddr] returned: a Steward that comes back.
+func newFakeStewardAt(t *testing.T, addr string, script ...step) *fakeSteward {
+	t.Helper()
+	var ln net.Listener
+	poll.Until(t, "listening on "+addr, func() bool {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		return err == nil
+	})
+	f := &fakeSteward{script: script, arrived: make(chan struct{}, 100)}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve)}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	return f
+}
+
+// downAddr returns an address on 127.0.0.1 where nothing listens (for
+// now): connections to it are refused.
+func downAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 func (f *fakeSteward) serve(w http.ResponseWriter, r *http.Request) {
