@@ -63,7 +63,7 @@ func parseFor(s string) (waitFor, error) {
 
 // Ready reasons of an order that no transfer leaves without someone
 // acting: the order has settled.
-var settledReasons = []string{"Running", "Failed", "Rejected", "Terminated"}
+var settledReasons = []string{"Running", "Completed", "Failed", "Rejected", "Terminated"}
 
 // failedReasons are settled reasons that are not success.
 var failedReasons = []string{"Failed", "Rejected", "Terminated"}

@@ -264,8 +264,9 @@ func (s *Service) purgeTx(ctx context.Context, tx *store.Tx, o *Order) (gone boo
 
 // outcome reads a resource status as a deployment outcome for a state:
 // in a purging state DELETED is success and FAILED failure; elsewhere
-// RUNNING is success, FAILED and DELETED failure. ok is false for the
-// statuses on the way (PENDING, PROVISIONING, DELETING, UNKNOWN).
+// RUNNING and COMPLETED (a workload that ran to its end and succeeded) are
+// success, FAILED and DELETED failure. ok is false for the statuses on the
+// way (PENDING, PROVISIONING, DELETING, UNKNOWN).
 func outcome(st State, status provider.Status) (failed, ok bool) {
 	if st.PurgeResources {
 		switch status {
@@ -277,7 +278,7 @@ func outcome(st State, status provider.Status) (failed, ok bool) {
 		return false, false
 	}
 	switch status {
-	case provider.StatusRunning:
+	case provider.StatusRunning, provider.StatusCompleted:
 		return false, true
 	case provider.StatusFailed, provider.StatusDeleted:
 		return true, true

@@ -121,6 +121,9 @@ func (o Order) Conditions(st State) []Condition {
 		c.Message = cmp.Or(o.LastError, o.StatusMessage)
 	case o.Status == provider.StatusRunning && o.hasActive() && o.PendingInstanceID == "":
 		c.Status, c.Reason = "True", "Running"
+	case o.Status == provider.StatusCompleted && o.hasActive() && o.PendingInstanceID == "":
+		// Ran to its end and succeeded: settled, nothing to wait for.
+		c.Status, c.Reason, c.Message = "True", "Completed", o.StatusMessage
 	default:
 		c.Reason = "Provisioning"
 	}

@@ -160,7 +160,8 @@
 //	exec succeeded             → RUNNING (report; message names the pid)
 //	exec failed                → FAILED (report; message says why, e.g. command not found)
 //	exit, restarted            → stays RUNNING (no report; Get's message counts restarts)
-//	exit, not restarted        → FAILED (report; message gives the exit status or signal)
+//	exit 0, not restarted      → COMPLETED (report; message starts "completed:")
+//	other exit, not restarted  → FAILED (report; message gives the exit status or signal)
 //	Update, new spec           → PROVISIONING (answer and report), then as after Create
 //	Update, same spec          → unchanged (answer; nothing restarted, no report)
 //	repair starts the process  → RUNNING again if FAILED (report)
@@ -173,17 +174,14 @@
 // exit, restarted or not, leaves the instance as it is (see Members).
 //
 // A clean exit that the policy does not restart (status 0 under on_failure
-// or never) is reported FAILED, with a message that says the process
-// completed. Steward's statuses have no SUCCEEDED (DCM's container status
-// has one), and FAILED is the only one that tells the truth Steward acts on:
-// the provider still holds the instance, but the ordered service no longer
-// runs, so the order's lifecycle should leave "up" and a person should
-// delete or re-order it. RUNNING would hide that the service is gone,
-// UNKNOWN means the provider cannot tell (it can), and DELETED would claim a
-// deletion nobody asked for while the work directory is still held. A
-// process meant to run to completion and be left alone does not fit a
-// service order; one that should come back after exiting 0 wants policy
-// always.
+// or never) is reported COMPLETED, with a message that starts "completed:"
+// and gives the exit. The workload ran to its end and succeeded: FAILED
+// would send the order to its error state for a job that did what it was
+// for, and RUNNING would claim a process that is gone. COMPLETED tells
+// both: nothing runs, and nothing went wrong; the order's lifecycle counts
+// it as a success (Ready True, reason Completed). A non-zero exit, a
+// signal or an unknown exit that is not restarted stays FAILED. One that
+// should come back after exiting 0 wants policy always.
 //
 // Only status changes are reported, each with ObservedTime from Config.Now.
 // Reports for an instance are sent in order by a goroutine of their own, so

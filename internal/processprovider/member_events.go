@@ -60,11 +60,12 @@ func (p *Provider) memberRestarting(in *instance, m *member, gen int, restarts, 
 	return true
 }
 
-// memberEnded records that m runs no process and none will be restarted.
-// Before every member has first started, a member that could not start
-// makes the instance FAILED, as a command that cannot start does without
-// members.
-func (p *Provider) memberEnded(in *instance, m *member, gen int, msg string) {
+// memberEnded records that m runs no process and none will be restarted;
+// done says it ran to its end and succeeded, which makes an instance
+// without members COMPLETED instead of FAILED. Before every member has
+// first started, a member that could not start makes the instance FAILED,
+// as a command that cannot start does without members.
+func (p *Provider) memberEnded(in *instance, m *member, gen int, done bool, msg string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	defer p.saveLocked(in)
@@ -74,7 +75,11 @@ func (p *Provider) memberEnded(in *instance, m *member, gen int, msg string) {
 	}
 	m.failed, m.message = true, msg
 	if !in.hasMembersLocked() {
-		p.recordLocked(in, provider.StatusFailed, msg)
+		status := provider.StatusFailed
+		if done {
+			status = provider.StatusCompleted
+		}
+		p.recordLocked(in, status, msg)
 		return
 	}
 	if !m.started && in.status != provider.StatusRunning {

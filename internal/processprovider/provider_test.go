@@ -94,6 +94,8 @@ func TestCreate_RestartPolicy(t *testing.T) {
 		extra       string
 		wantRuns    int
 		wantMessage string
+		// wantStatus is the final status: FAILED unless set.
+		wantStatus provider.Status
 	}{
 		{
 			name:        "NeverReportsExitCode",
@@ -104,12 +106,13 @@ func TestCreate_RestartPolicy(t *testing.T) {
 			wantMessage: "exited with status 3",
 		},
 		{
-			name:        "NeverCleanExitIsFailedAsCompleted",
-			reason:      "a clean exit that is not restarted leaves no running service: FAILED, saying it completed",
+			name:        "NeverCleanExitIsCompleted",
+			reason:      "a clean exit that is not restarted ran to its end: COMPLETED, not FAILED",
 			exit:        "exit 0",
 			extra:       `, "restart_policy": "never"`,
 			wantRuns:    1,
-			wantMessage: "process completed",
+			wantMessage: "completed: the process exited with status 0; restart_policy never",
+			wantStatus:  provider.StatusCompleted,
 		},
 		{
 			name:        "OnFailureRestartsUpToMaxRestarts",
@@ -121,11 +124,12 @@ func TestCreate_RestartPolicy(t *testing.T) {
 		},
 		{
 			name:        "OnFailureDoesNotRestartCleanExit",
-			reason:      "on_failure treats exit 0 as final",
+			reason:      "on_failure treats exit 0 as final: a completion",
 			exit:        "exit 0",
 			extra:       `, "restart_policy": "on_failure", "max_restarts": 2`,
 			wantRuns:    1,
-			wantMessage: "process completed",
+			wantMessage: "completed: the process exited with status 0; restart_policy on_failure",
+			wantStatus:  provider.StatusCompleted,
 		},
 		{
 			name:        "OnFailureRestartsAfterSignal",
@@ -166,20 +170,25 @@ func TestCreate_RestartPolicy(t *testing.T) {
 			const id = "job"
 			b.mustCreate(t, id, `{"process": {"command": ["/bin/sh", "-c", "echo run >> runs.txt; `+tc.exit+`"]}`+tc.extra+`}`)
 
-			// Restarts keep RUNNING and are not reported: RUNNING, then FAILED.
+			// Restarts keep RUNNING (each reported with its message): RUNNING
+			// until the final status.
+			want := stdcmp.Or(tc.wantStatus, provider.StatusFailed)
 			b.expect(t, id, provider.StatusRunning)
 			r := b.nextFor(t, id)
-			if r.Status != provider.StatusFailed || !strings.Contains(r.Message, tc.wantMessage) {
-				t.Fatalf("%s\nreport = %s %q, want FAILED containing %q", tc.reason, r.Status, r.Message, tc.wantMessage)
+			for r.Status == provider.StatusRunning {
+				r = b.nextFor(t, id)
+			}
+			if r.Status != want || !strings.Contains(r.Message, tc.wantMessage) {
+				t.Fatalf("%s\nreport = %s %q, want %s containing %q", tc.reason, r.Status, r.Message, want, tc.wantMessage)
 			}
 			if got := len(b.lines(t, id, "runs.txt")); got != tc.wantRuns {
 				t.Errorf("%s\nruns = %d, want %d", tc.reason, got, tc.wantRuns)
 			}
 			got, err := b.p.Get(context.Background(), id)
-			if err != nil || got.Status != provider.StatusFailed || got.Message != r.Message {
-				t.Errorf("Get = %+v, %v; want the FAILED report's status and message", got, err)
+			if err != nil || got.Status != want || got.Message != r.Message {
+				t.Errorf("Get = %+v, %v; want the last report's status and message", got, err)
 			}
-			b.mustDelete(t, id) // a FAILED instance is still held until deleted
+			b.mustDelete(t, id) // a FAILED or COMPLETED instance is still held until deleted
 		})
 	}
 }
@@ -374,7 +383,7 @@ func TestCreate_PassesArgsEnvAndLogs(t *testing.T) {
 		"resources": {"cpu": {"min": "1", "max": "2"}}
 	}`)
 	b.expect(t, id, provider.StatusRunning)
-	b.expect(t, id, provider.StatusFailed) // completed, under never
+	b.expect(t, id, provider.StatusCompleted) // exit 0 under never
 
 	dir := filepath.Join(b.workDir, id)
 	want := map[string]string{

@@ -199,8 +199,8 @@ func TestRestore_ProcessDiedWhileTheProviderWasDown(t *testing.T) {
 	if _, ok := second.p.PID("never"); ok {
 		t.Error("never runs a process after Restore")
 	}
-	if r := reports["completed"]; r.Status != provider.StatusFailed || !strings.Contains(r.Message, "exited with status 0") {
-		t.Errorf("report of completed: %+v, want FAILED, naming its clean exit", r)
+	if r := reports["completed"]; r.Status != provider.StatusCompleted || !strings.Contains(r.Message, "completed: the process exited with status 0") {
+		t.Errorf("report of completed: %+v, want COMPLETED, naming its clean exit", r)
 	}
 }
 

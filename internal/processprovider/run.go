@@ -104,7 +104,7 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 		restart, why := decide(s, consecutive, e)
 		if !restart {
 			log.Info("process ended while the provider was down; not restarting", "exit", e.String())
-			p.memberEnded(in, m, gen, why+" (it ended while the provider was down)")
+			p.memberEnded(in, m, gen, completed(s, e), why+" (it ended while the provider was down)")
 			return
 		}
 		consecutive++
@@ -125,7 +125,7 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 			proc, err = startProcess(m, s)
 			if err != nil {
 				log.Warn("process did not start", "error", err)
-				p.memberEnded(in, m, gen, "start process: "+err.Error())
+				p.memberEnded(in, m, gen, false, "start process: "+err.Error())
 				answer(err)
 				return
 			}
@@ -161,7 +161,7 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 		restart, why := decide(s, consecutive, e)
 		if !restart {
 			log.Info("process ended; not restarting", "pid", pid, "exit", e.String())
-			p.memberEnded(in, m, gen, why)
+			p.memberEnded(in, m, gen, completed(s, e), why)
 			return
 		}
 		consecutive++

@@ -171,14 +171,13 @@ func (p *Provider) finishStop(in *instance) {
 }
 
 // decide applies the restart policy to a process that ended on its own,
-// after consecutive restarts. It returns whether to restart and, if not, the
-// FAILED message. See doc.go for why a clean exit that is not restarted is
-// FAILED.
-func decide(s spec, consecutive int, e exit) (restart bool, failed string) {
+// after consecutive restarts. It returns whether to restart and, if not,
+// the message of the end: COMPLETED for a clean exit (see completed),
+// FAILED otherwise.
+func decide(s spec, consecutive int, e exit) (restart bool, why string) {
 	switch {
-	case e.clean() && s.policy != restartAlways:
-		return false, fmt.Sprintf("process completed: it %v and restart_policy is %s, so it is not restarted; "+
-			"the service is no longer running", e, s.policy)
+	case completed(s, e):
+		return false, fmt.Sprintf("completed: the process %v; restart_policy %s does not restart a clean exit", e, s.policy)
 	case s.policy == restartNever:
 		return false, fmt.Sprintf("process %v; restart_policy never", e)
 	case consecutive >= s.maxRestarts:
@@ -187,6 +186,11 @@ func decide(s spec, consecutive int, e exit) (restart bool, failed string) {
 	}
 	return true, ""
 }
+
+// completed reports whether a process that ended as e under spec s ran to
+// its end and succeeded: it exited 0 and the policy does not restart it.
+// See doc.go for why that is COMPLETED, not FAILED.
+func completed(s spec, e exit) bool { return e.clean() && s.policy != restartAlways }
 
 // backoff is the delay before the nth consecutive restart (n ≥ 1): initial,
 // doubled n-1 times, capped at maxDelay.

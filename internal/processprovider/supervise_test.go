@@ -27,11 +27,11 @@ func TestDecide(t *testing.T) {
 		{name: "AlwaysExhausted", reason: "max_restarts bounds always too", policy: restartAlways, max: 2, consecutive: 2, exit: clean, wantMessage: "gave up after 2 restarts (max_restarts 2)"},
 		{name: "OnFailureFailed", reason: "on_failure restarts a non-zero exit", policy: restartOnFailure, max: 5, consecutive: 4, exit: failed, wantRestart: true},
 		{name: "OnFailureKilled", reason: "on_failure restarts a death by signal", policy: restartOnFailure, max: 5, exit: killed, wantRestart: true},
-		{name: "OnFailureClean", reason: "on_failure leaves a clean exit, as completed", policy: restartOnFailure, max: 5, exit: clean, wantMessage: "process completed: it exited with status 0 and restart_policy is on_failure"},
+		{name: "OnFailureClean", reason: "on_failure leaves a clean exit, as completed", policy: restartOnFailure, max: 5, exit: clean, wantMessage: "completed: the process exited with status 0; restart_policy on_failure does not restart a clean exit"},
 		{name: "OnFailureExhausted", reason: "past max_restarts a failure is final", policy: restartOnFailure, max: 5, consecutive: 5, exit: failed, wantMessage: "exited with status 2; gave up after 5 restarts"},
 		{name: "NeverFailed", reason: "never leaves a failure, with its status", policy: restartNever, max: 5, exit: failed, wantMessage: "process exited with status 2; restart_policy never"},
 		{name: "NeverKilled", reason: "never leaves a death by signal, naming it", policy: restartNever, max: 5, exit: killed, wantMessage: "process was killed by signal 9 (killed)"},
-		{name: "NeverClean", reason: "never leaves a clean exit, as completed", policy: restartNever, max: 5, exit: clean, wantMessage: "process completed"},
+		{name: "NeverClean", reason: "never leaves a clean exit, as completed", policy: restartNever, max: 5, exit: clean, wantMessage: "completed: the process exited with status 0; restart_policy never"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusR
 func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.StatusReport, ifMatch *int64) (Instance, error) {
 	var errs invalid.Errors
 	if !r.Status.Valid() {
-		errs.Add("status", "must be one of PENDING PROVISIONING RUNNING FAILED DELETING DELETED UNKNOWN")
+		errs.Add("status", "must be one of PENDING PROVISIONING RUNNING COMPLETED FAILED DELETING DELETED UNKNOWN")
 	}
 	if r.ObservedTime.IsZero() {
 		errs.Add("observed_time", "is required")

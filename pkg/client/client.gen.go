@@ -202,6 +202,7 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for InstanceStatus.
 const (
+	InstanceStatusCOMPLETED    InstanceStatus = "COMPLETED"
 	InstanceStatusDELETED      InstanceStatus = "DELETED"
 	InstanceStatusDELETING     InstanceStatus = "DELETING"
 	InstanceStatusFAILED       InstanceStatus = "FAILED"
@@ -214,6 +215,8 @@ const (
 // Valid indicates whether the value is a known member of the InstanceStatus enum.
 func (e InstanceStatus) Valid() bool {
 	switch e {
+	case InstanceStatusCOMPLETED:
+		return true
 	case InstanceStatusDELETED:
 		return true
 	case InstanceStatusDELETING:
@@ -1107,7 +1110,10 @@ type CatalogItemInstance struct {
 	// State Example: up
 	State string `json:"state"`
 
-	// Status A service-type instance's status, as its provider reports it.
+	// Status A service-type instance's status, as its provider reports it. `COMPLETED` is a
+	// workload that ran to its end and succeeded (a process that exited 0 and is not
+	// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
+	// a success, as `RUNNING`, with Ready True and reason `Completed`.
 	Status        InstanceStatus `json:"status"`
 	StatusMessage *string        `json:"status_message,omitempty"`
 	UpdateTime    time.Time      `json:"update_time"`
@@ -1232,7 +1238,13 @@ type Condition struct {
 	LastTransitionTime time.Time `json:"last_transition_time"`
 	Message            string    `json:"message"`
 
-	// Reason Example: Provisioning
+	// Reason Why the condition has its status. Ready's reasons: `Running` (True),
+	// `Completed` (True: the workload ran to its end and succeeded; the
+	// instance status is `COMPLETED`), `Provisioning`, `Deleting`, `Failed`,
+	// `Rejected`, `Terminated` (False).
+	//
+	//
+	// Example: Provisioning
 	Reason string          `json:"reason"`
 	Status ConditionStatus `json:"status"`
 
@@ -1417,7 +1429,10 @@ type InstanceOutcomeProblem struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// InstanceStatus A service-type instance's status, as its provider reports it.
+// InstanceStatus A service-type instance's status, as its provider reports it. `COMPLETED` is a
+// workload that ran to its end and succeeded (a process that exited 0 and is not
+// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
+// a success, as `RUNNING`, with Ready True and reason `Completed`.
 type InstanceStatus string
 
 // InvalidPolicyProblem defines model for InvalidPolicyProblem.
@@ -2580,7 +2595,10 @@ type Resource struct {
 	RehydrationStatus *ResourceRehydrationStatus `json:"rehydration_status,omitempty"`
 	ServiceType       *string                    `json:"service_type,omitempty"`
 
-	// Status A service-type instance's status, as its provider reports it.
+	// Status A service-type instance's status, as its provider reports it. `COMPLETED` is a
+	// workload that ran to its end and succeeded (a process that exited 0 and is not
+	// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
+	// a success, as `RUNNING`, with Ready True and reason `Completed`.
 	Status           InstanceStatus         `json:"status"`
 	StatusMessage    *string                `json:"status_message,omitempty"`
 	UpdateTime       time.Time              `json:"update_time"`
@@ -2778,7 +2796,10 @@ type ServiceTypeInstance struct {
 	// Spec The spec as created (including `service_type`).
 	Spec map[string]interface{} `json:"spec"`
 
-	// Status A service-type instance's status, as its provider reports it.
+	// Status A service-type instance's status, as its provider reports it. `COMPLETED` is a
+	// workload that ran to its end and succeeded (a process that exited 0 and is not
+	// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
+	// a success, as `RUNNING`, with Ready True and reason `Completed`.
 	Status InstanceStatus `json:"status"`
 
 	// StatusMessage The provider's message with the last status (may be empty).
@@ -2824,7 +2845,10 @@ type StatusReport struct {
 	// Example: 2025-01-15T10:31:12Z
 	ObservedTime time.Time `json:"observed_time"`
 
-	// Status A service-type instance's status, as its provider reports it.
+	// Status A service-type instance's status, as its provider reports it. `COMPLETED` is a
+	// workload that ran to its end and succeeded (a process that exited 0 and is not
+	// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
+	// a success, as `RUNNING`, with Ready True and reason `Completed`.
 	Status InstanceStatus `json:"status"`
 }
 

@@ -14,16 +14,20 @@ const (
 	StatusPending      Status = "PENDING"
 	StatusProvisioning Status = "PROVISIONING"
 	StatusRunning      Status = "RUNNING"
-	StatusFailed       Status = "FAILED"
-	StatusDeleting     Status = "DELETING"
-	StatusDeleted      Status = "DELETED"
-	StatusUnknown      Status = "UNKNOWN"
+	// StatusCompleted is a workload that ran to its end and succeeded (a
+	// process that exited 0 and is not restarted): nothing runs, and
+	// nothing went wrong.
+	StatusCompleted Status = "COMPLETED"
+	StatusFailed    Status = "FAILED"
+	StatusDeleting  Status = "DELETING"
+	StatusDeleted   Status = "DELETED"
+	StatusUnknown   Status = "UNKNOWN"
 )
 
 // Valid reports whether s is one of the statuses above.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusProvisioning, StatusRunning, StatusFailed, StatusDeleting, StatusDeleted, StatusUnknown:
+	case StatusPending, StatusProvisioning, StatusRunning, StatusCompleted, StatusFailed, StatusDeleting, StatusDeleted, StatusUnknown:
 		return true
 	}
 	return false
