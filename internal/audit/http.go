@@ -2,6 +2,7 @@ package audit
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/auth"
@@ -30,6 +31,14 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	p := ListParams{Project: project, Action: q.Get("action"), Target: q.Get("target"),
 		Actor: q.Get("actor"), Page: page}
 	var errs invalid.Errors
+	if p.Target != "" && !strings.Contains(p.Target, ":") {
+		// The path form, as a resource's `path` spells it.
+		target, ok := httpapi.AuditTarget(p.Target)
+		if !ok {
+			errs.Add("target", "must be kind:id (catalog_item_instance:web) or a resource's path (catalog-item-instances/web), not %q", p.Target)
+		}
+		p.Target = target
+	}
 	for name, dst := range map[string]*time.Time{"since": &p.Since, "until": &p.Until} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)

@@ -77,6 +77,14 @@ func TestAudit_EveryMutatingRequest(t *testing.T) {
 		if len(got) != 2 || got[0].Action != "catalog_item_instance.create" || got[1].Action != "catalog_item_instance.update" {
 			t.Fatalf("records on web: %+v; want its create and its update, and nothing for the GET", got)
 		}
+		// Issue 22, item 5: the target as the resource's path spells it.
+		for _, path := range []string{"catalog-item-instances/web", "/api/v1/catalog-item-instances/web"} {
+			if byPath := events(t, s, url.Values{"target": {path}}); len(byPath) != 2 || byPath[0].ID != got[0].ID {
+				t.Errorf("records on target %s: %+v; want the two on catalog_item_instance:web", path, byPath)
+			}
+		}
+		s.Do(t, "GET", "/api/v1/audit-events?target=catalog-item-instances", nil).
+			WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		c := got[0]
 		if c.Outcome != "success" || c.Actor.Type != "user" || c.Actor.ID != "dev" || c.Project != "default" ||
 			c.RequestID != created.Header.Get("X-Request-Id") || c.RequestID == "" {

@@ -83,6 +83,10 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 			return deny("only admins and project admins read the audit log")
 		}
 		return nil
+	case strings.HasSuffix(rest, ":forceDelete"):
+		// It skips the adapters' confirmation of a deletion: the contract's
+		// escape hatch for an operator, not for a project's users.
+		return deny("only admins force a deletion")
 	case globalCollections[collection] && !read && !(collection == "policies" && verb == "evaluateRequest"):
 		return deny("%s is shared configuration; only admins change it", collection)
 	case strings.HasSuffix(rest, "/status") || strings.Contains(rest, "/adapter-statuses") && !read ||

@@ -202,6 +202,10 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 		}
 		if a.validator != nil {
+			if err := a.validator.checkParameterNames(r, pattern); err != nil {
+				a.WriteError(w, r, err)
+				return
+			}
 			if err := a.validator.validate(r, pattern); err != nil {
 				a.WriteError(w, r, err)
 				return

@@ -108,3 +108,23 @@ func snake(s string) string {
 	}
 	return b.String()
 }
+
+// AuditTarget turns a resource's path (`catalog-item-instances/med`, as its
+// `path` member and the URL spell it; a leading /api/v1/ is allowed) into
+// the target its audit records carry (`catalog_item_instance:med`). ok is
+// false when path is not collection/id pairs.
+func AuditTarget(path string) (target string, ok bool) {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "/"), "api/v1/")
+	segs := strings.Split(path, "/")
+	if len(segs)%2 != 0 {
+		return "", false
+	}
+	parts := make([]string, 0, len(segs)/2)
+	for i := 0; i < len(segs); i += 2 {
+		if segs[i] == "" || segs[i+1] == "" {
+			return "", false
+		}
+		parts = append(parts, singular(segs[i])+":"+segs[i+1])
+	}
+	return strings.Join(parts, "/"), true
+}

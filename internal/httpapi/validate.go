@@ -30,7 +30,9 @@ type validator struct {
 	// already, and routing it again through the document's router was
 	// two thirds of validating a GET.
 	routes map[string]*routers.Route
-	opts   *openapi3filter.Options
+	// query are the query parameters each of routes takes.
+	query map[string][]string
+	opts  *openapi3filter.Options
 }
 
 func newValidator(spec *openapi3.T) (*validator, error) {
@@ -44,13 +46,15 @@ func newValidator(spec *openapi3.T) (*validator, error) {
 		SkipSettingDefaults: true,
 	}
 	opts.WithCustomSchemaErrorFunc(func(err *openapi3.SchemaError) string { return err.Reason })
-	routes := map[string]*routers.Route{}
+	routes, query := map[string]*routers.Route{}, map[string][]string{}
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
-			routes[method+" "+path] = &routers.Route{Spec: spec, Path: path, PathItem: item, Method: method, Operation: op}
+			route := &routers.Route{Spec: spec, Path: path, PathItem: item, Method: method, Operation: op}
+			routes[method+" "+path] = route
+			query[method+" "+path] = queryParameters(route)
 		}
 	}
-	return &validator{router: router, routes: routes, opts: opts}, nil
+	return &validator{router: router, routes: routes, query: query, opts: opts}, nil
 }
 
 // route finds r's operation in the document: by the pattern its handler

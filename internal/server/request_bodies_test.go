@@ -13,7 +13,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/stewardhq/steward/api"
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/store"
@@ -45,10 +44,7 @@ func (r bodyRoute) String() string { return r.method + " " + r.path }
 // with a JSON request body, in path order.
 func requestBodyRoutes(t *testing.T) []bodyRoute {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIYAML)
-	if err != nil {
-		t.Fatalf("load api/openapi.yaml: %v", err)
-	}
+	doc := openAPIDocument(t)
 	var routes []bodyRoute
 	for _, path := range doc.Paths.InMatchingOrder() {
 		item := doc.Paths.Value(path)

@@ -3,6 +3,7 @@ package tokens_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +252,36 @@ func TestAuth_FailedAuthenticationsAreRateLimited(t *testing.T) {
 		t.Error("429 without Retry-After")
 	}
 	e.as(t, root, "GET", "/api/v1/catalog-items", nil).WantProblem(t, http.StatusTooManyRequests, "TOO_MANY_AUTH_FAILURES")
+}
+
+// Issue 22, item 8: :forceDelete skips the adapters' confirmation of a
+// deletion, which the contract gives to admins only; a user of the order's
+// project and its project admin get 403 PERMISSION_DENIED.
+func TestAuth_OnlyAdminsForceDelete(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		alice := e.token(t, root, map[string]any{"name": "alice", "role": "user", "project": "team-a"})
+		boss := e.token(t, root, map[string]any{"name": "boss", "role": "project_admin", "project": "team-a"})
+		e.as(t, alice, "POST", "/api/v1/catalog-item-instances?id=web", map[string]any{"catalog_item_id": "small-vm"}).
+			Want(t, http.StatusCreated)
+		e.as(t, alice, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted)
+
+		url := "/api/v1/catalog-item-instances/web:forceDelete"
+		for name, token := range map[string]string{"user": alice, "project admin": boss} {
+			p := e.as(t, token, "POST", url, map[string]any{"reason": "impatient"}).
+				WantProblem(t, http.StatusForbidden, "PERMISSION_DENIED")
+			if !strings.Contains(p.Detail, "only admins") {
+				t.Errorf("%s's refusal says %q, want it to say only admins force a deletion", name, p.Detail)
+			}
+		}
+		e.as(t, root, "POST", url, map[string]any{"reason": "the adapter is gone"}, "Steward-Project", "team-a").
+			Want(t, http.StatusNoContent)
+		var order struct{ State string }
+		e.as(t, alice, "GET", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusOK).JSON(t, &order)
+		if order.State != "terminated" {
+			t.Errorf("after the admin's force delete the order is %q, want terminated", order.State)
+		}
+	})
 }

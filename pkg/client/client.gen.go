@@ -3065,7 +3065,7 @@ type ListAuditEventsParams struct {
 	// Action Only records of this action.
 	Action *string `form:"action,omitempty" json:"action,omitempty"`
 
-	// Target Only records on this target, such as `catalog_item_instance:web`.
+	// Target Only records on this target, such as `catalog_item_instance:web`, or the same target spelled as the resource's `path` (`catalog-item-instances/web`). 400 `INVALID_ARGUMENT` for a value that is neither.
 	Target *string `form:"target,omitempty" json:"target,omitempty"`
 
 	// Actor Only records of this actor, `type:id` (`user:dev`) or an id alone.
@@ -5750,7 +5750,8 @@ type ClientInterface interface {
 	// forced it and the `reason`, which is required. A resource whose deletion was
 	// not yet sent to its provider is deleted now; adapters' infrastructure is
 	// theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-	// (DELETE it first); a tombstone answers 204 unchanged.
+	// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+	// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5765,7 +5766,8 @@ type ClientInterface interface {
 	// forced it and the `reason`, which is required. A resource whose deletion was
 	// not yet sent to its provider is deleted now; adapters' infrastructure is
 	// theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-	// (DELETE it first); a tombstone answers 204 unchanged.
+	// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+	// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7297,7 +7299,8 @@ func (c *Client) ListCatalogItemInstanceEvents(ctx context.Context, catalogItemI
 // forced it and the `reason`, which is required. A resource whose deletion was
 // not yet sent to its provider is deleted now; adapters' infrastructure is
 // theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-// (DELETE it first); a tombstone answers 204 unchanged.
+// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7322,7 +7325,8 @@ func (c *Client) ForceDeleteCatalogItemInstanceWithBody(ctx context.Context, cat
 // forced it and the `reason`, which is required. A resource whose deletion was
 // not yet sent to its provider is deleted now; adapters' infrastructure is
 // theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-// (DELETE it first); a tombstone answers 204 unchanged.
+// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13764,7 +13768,8 @@ type ClientWithResponsesInterface interface {
 	// forced it and the `reason`, which is required. A resource whose deletion was
 	// not yet sent to its provider is deleted now; adapters' infrastructure is
 	// theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-	// (DELETE it first); a tombstone answers 204 unchanged.
+	// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+	// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13779,7 +13784,8 @@ type ClientWithResponsesInterface interface {
 	// forced it and the `reason`, which is required. A resource whose deletion was
 	// not yet sent to its provider is deleted now; adapters' infrastructure is
 	// theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-	// (DELETE it first); a tombstone answers 204 unchanged.
+	// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+	// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15715,6 +15721,8 @@ type ForceDeleteCatalogItemInstanceReply struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *OrderNotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -15731,6 +15739,11 @@ func (r ForceDeleteCatalogItemInstanceReply) GetApplicationproblemJSON400() *Bad
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ForceDeleteCatalogItemInstanceReply) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ForceDeleteCatalogItemInstanceReply) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -20395,7 +20408,8 @@ func (c *ClientWithResponses) ListCatalogItemInstanceEventsWithResponse(ctx cont
 // forced it and the `reason`, which is required. A resource whose deletion was
 // not yet sent to its provider is deleted now; adapters' infrastructure is
 // theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-// (DELETE it first); a tombstone answers 204 unchanged.
+// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20416,7 +20430,8 @@ func (c *ClientWithResponses) ForceDeleteCatalogItemInstanceWithBodyWithResponse
 // forced it and the `reason`, which is required. A resource whose deletion was
 // not yet sent to its provider is deleted now; adapters' infrastructure is
 // theirs to clean. 409 `NOT_DELETING` for an order that is not being deleted
-// (DELETE it first); a tombstone answers 204 unchanged.
+// (DELETE it first); a tombstone answers 204 unchanged. Only admins may force a
+// deletion: project admins, users and service accounts get 403 `PERMISSION_DENIED`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22746,6 +22761,13 @@ func ParseForceDeleteCatalogItemInstanceReply(rsp *http.Response) (*ForceDeleteC
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest OrderNotFound
