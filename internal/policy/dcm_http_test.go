@@ -39,7 +39,9 @@ func TestDCMPolicies_ConstraintConflictsNameBothPolicies(t *testing.T) {
 		}{
 			{"loosening a maximum", "vcpu.count", `{"maximum": 4}`, `{"maximum": 8}`, true},
 			{"loosening a minimum", "vcpu.count", `{"minimum": 2}`, `{"minimum": 1}`, true},
-			{"widening an enum", "region", `{"enum": ["us-east-1", "us-west-2"]}`, `{"enum": ["us-east-1", "eu-west-1"]}`, true},
+			{"overlapping enums narrow to the intersection", "region", `{"enum": ["us-east-1", "us-west-2"]}`, `{"enum": ["us-east-1", "eu-west-1"]}`, false},
+			{"a const outside an enum", "region", `{"enum": ["us-east-1", "us-west-2"]}`, `{"const": "eu-west-1"}`, true},
+			{"an enum that holds an earlier const", "region", `{"const": "us-east-1"}`, `{"enum": ["us-east-1", "eu-west-1"]}`, false},
 			{"disjoint enums", "region", `{"enum": ["us-east-1"]}`, `{"enum": ["eu-west-1"]}`, true},
 			{"two consts", "region", `{"const": "us-east-1"}`, `{"const": "eu-west-1"}`, true},
 			{"crossing bounds", "vcpu.count", `{"maximum": 4}`, `{"minimum": 8}`, true},
@@ -71,6 +73,50 @@ func TestDCMPolicies_ConstraintConflictsNameBothPolicies(t *testing.T) {
 				e.do(t, "DELETE", "/api/v1/policies/"+first, nil).want(t, http.StatusNoContent)
 				e.do(t, "DELETE", "/api/v1/policies/"+second, nil).want(t, http.StatusNoContent)
 			}
+		}
+	})
+}
+
+// TestDCMPolicies_EnumsIntersect is DCM's own test: two policies' region
+// enums overlap in {us-east-1, eu-west-1}; DCM approves a request in the
+// intersection, so Steward does too. A region only one policy allows is
+// rejected by the other, and a third enum that leaves nothing conflicts.
+func TestDCMPolicies_EnumsIntersect(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		e.create(t, "regions-a", dcmPolicy("regions-a", "GLOBAL", 10,
+			`"constraints": {"region": {"enum": ["us-east-1", "us-west-2", "eu-west-1"]}}`))
+		e.create(t, "regions-b", dcmPolicy("regions-b", "USER", 10,
+			`"constraints": {"region": {"enum": ["us-east-1", "eu-west-1", "ap-south-1"]}}`))
+		request := func(region string) map[string]any {
+			spec := vmSpec()
+			spec["region"] = region
+			return map[string]any{"service_instance": map[string]any{"spec": spec}, "dry_run_placement": false}
+		}
+		for _, region := range []string{"us-east-1", "eu-west-1"} {
+			var ev evaluation
+			e.do(t, "POST", "/api/v1/policies:evaluateRequest", request(region)).want(t, http.StatusOK).json(t, &ev)
+			if ev.Status != "APPROVED" || ev.EvaluatedServiceInstance.Spec["region"] != region {
+				t.Errorf("region %s: %+v, want it approved unchanged", region, ev)
+			}
+		}
+		for region, by := range map[string]string{"us-west-2": "regions-b", "ap-south-1": "regions-a"} {
+			p := e.do(t, "POST", "/api/v1/policies:evaluateRequest", request(region)).
+				problem(t, http.StatusNotAcceptable, "POLICY_REJECTED")
+			if p["policy_id"] != by {
+				t.Errorf("region %s outside the intersection: %v, want a rejection by %s", region, p, by)
+			}
+		}
+
+		e.create(t, "regions-c", dcmPolicy("regions-c", "USER", 20,
+			`"constraints": {"region": {"enum": ["us-west-2", "ap-south-1"]}}`))
+		p := e.do(t, "POST", "/api/v1/policies:evaluateRequest", request("us-east-1")).
+			problem(t, http.StatusConflict, "POLICY_CONFLICT")
+		if p["policy_id"] != "regions-c" || p["conflicting_policy_id"] != "regions-b" || p["field"] != "region" ||
+			p["keyword"] != "enum" {
+			t.Errorf("an empty intersection: %v, want regions-c against regions-b on region, enum", p)
 		}
 	})
 }

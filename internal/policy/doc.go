@@ -68,7 +68,9 @@
 //     be at least as strict as each earlier one it meets, and together they
 //     must leave a value: otherwise it is a [*ConflictError] (409
 //     POLICY_CONFLICT) naming both policies, the field and the keyword.
-//     What is compared, and what cannot be, is in strictness.go. An absent
+//     A later enum or const narrows the field to the values that every
+//     constraint admits, as DCM intersects enums; only an empty
+//     intersection conflicts. What is compared, and what cannot be, is in strictness.go. An absent
 //     field satisfies every constraint.
 //   - patch: a JSON merge patch (RFC 7386) of the spec. It may not change
 //     service_type.

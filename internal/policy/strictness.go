@@ -21,9 +21,10 @@ import (
 //   - type may only narrow (integer is narrower than number);
 //   - multipleOf may become a multiple of the earlier one, not a divisor;
 //   - uniqueItems true may not become false;
-//   - the values an enum or const admits must each satisfy every earlier
-//     constraint (they are checked against the compiled schemas, whatever
-//     the earlier keywords were);
+//   - an enum or const narrows the field to the values every constraint
+//     admits (DCM intersects enums: {a,b,c} then {a,c,d} leaves {a,c}); its
+//     values are checked against the earlier compiled schemas, whatever the
+//     earlier keywords were, and only an empty intersection conflicts;
 //   - and together the constraints must leave some value: bounds that
 //     cross, types that share nothing, or an enum/const with no value the
 //     others allow leave none.
@@ -175,24 +176,35 @@ func narrows(path string, earlier []fieldConstraint, n fieldConstraint) error {
 		if es.uniqueItems && ns.noUniqueness {
 			return conflict(e, "uniqueItems", "uniqueItems false loosens uniqueItems true set by policy %s", e.by.Ref())
 		}
-		if kw := ns.finiteKW; kw != "" {
-			var forbidden []any
-			for _, v := range ns.finite {
-				if e.valid.Validate(v) != nil {
-					forbidden = append(forbidden, v)
-				}
-			}
-			switch {
-			case len(forbidden) == len(ns.finite):
-				return conflict(e, kw, "%s %s leaves no value that the constraint set by policy %s allows",
-					kw, jsonText(ns.finite), e.by.Ref())
-			case len(forbidden) > 0:
-				return conflict(e, kw, "%s admits %s, which the constraint set by policy %s forbids: a later policy may only tighten a constraint",
-					kw, jsonText(forbidden), e.by.Ref())
-			}
-		}
+	}
+	if err := intersects(earlier, n, conflict); err != nil {
+		return err
 	}
 	return leavesAValue(earlier, n, conflict)
+}
+
+// intersects checks a new enum or const against the earlier constraints.
+// As in DCM, a later enum narrows the field to the values both admit: the
+// values an earlier constraint forbids simply drop out (every schema
+// applies, so the value must lie in the intersection). Only an empty
+// intersection conflicts; it names the earlier constraint that removed the
+// last value.
+func intersects(earlier []fieldConstraint, n fieldConstraint,
+	conflict func(with *fieldConstraint, keyword, format string, args ...any) error) error {
+	kw := n.sum.finiteKW
+	if kw == "" {
+		return nil
+	}
+	left := n.sum.finite
+	for i := range earlier {
+		e := &earlier[i]
+		left = slices.DeleteFunc(slices.Clone(left), func(v any) bool { return e.valid.Validate(v) != nil })
+		if len(left) == 0 {
+			return conflict(e, kw, "%s %s leaves no value that the constraint set by policy %s allows (with the earlier constraints)",
+				kw, jsonText(n.sum.finite), e.by.Ref())
+		}
+	}
+	return nil
 }
 
 // conflictOn makes the conflicts of one policy's constraint on one field.
@@ -261,15 +273,34 @@ func leavesAValue(earlier []fieldConstraint, n fieldConstraint,
 			return conflict(last, "type", "type %v leaves no value with the types %v the earlier constraints allow", nt, common)
 		}
 	}
+	if n.sum.finiteKW != "" {
+		return nil // intersects has checked n's values against every earlier constraint
+	}
+	// The values the earlier constraints leave: those of the latest earlier
+	// enum or const that pass every earlier constraint. n must admit one.
+	var finiteBy *fieldConstraint
 	for i := range earlier {
-		es := earlier[i].sum
-		if es.finiteKW == "" {
-			continue
+		if earlier[i].sum.finiteKW != "" {
+			finiteBy = &earlier[i]
 		}
-		if !slices.ContainsFunc(es.finite, func(v any) bool { return n.valid.Validate(v) == nil }) {
-			return conflict(&earlier[i], es.finiteKW, "the constraint leaves none of the values %s %s set by policy %s allows",
-				es.finiteKW, jsonText(es.finite), earlier[i].by.Ref())
+	}
+	if finiteBy == nil {
+		return nil
+	}
+	left := slices.ContainsFunc(finiteBy.sum.finite, func(v any) bool {
+		if n.valid.Validate(v) != nil {
+			return false
 		}
+		for i := range earlier {
+			if earlier[i].valid.Validate(v) != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if !left {
+		return conflict(finiteBy, finiteBy.sum.finiteKW, "the constraint leaves none of the values %s %s set by policy %s allows",
+			finiteBy.sum.finiteKW, jsonText(finiteBy.sum.finite), finiteBy.by.Ref())
 	}
 	return nil
 }

@@ -37,9 +37,14 @@ func TestEvaluate_ConstraintStrictness(t *testing.T) {
 		{`{"const": "east"}`, `{"const": "west"}`, "const"},
 		{`{"enum": ["a", "b"]}`, `{"enum": ["c", "d"]}`, "enum"},
 		{`{"enum": ["a", "b"]}`, `{"enum": ["a"]}`, ""},
-		{`{"enum": ["a", "b"]}`, `{"enum": ["a", "b", "c"]}`, "enum"},
+		{`{"enum": ["a", "b"]}`, `{"enum": ["a", "b", "c"]}`, ""},      // intersection {a, b}
+		{`{"enum": ["a", "b", "c"]}`, `{"enum": ["a", "c", "d"]}`, ""}, // intersection {a, c}
 		{`{"enum": ["a", "b"]}`, `{"const": "b"}`, ""},
-		{`{"maximum": 8}`, `{"enum": [2, 4, 16]}`, "enum"},
+		{`{"maximum": 8}`, `{"enum": [2, 4, 16]}`, ""}, // narrows to {2, 4}
+		{`{"maximum": 8}`, `{"enum": [16, 32]}`, "enum"},
+		{`{"const": "b"}`, `{"enum": ["a", "b"]}`, ""},
+		{`{"const": "c"}`, `{"enum": ["a", "b"]}`, "enum"},
+		{`{"enum": ["a", "b"]}`, `{"const": "c"}`, "const"},
 		{`{"maximum": 8}`, `{"const": 16}`, "const"},
 		{`{"enum": [2, 4]}`, `{"minimum": 8}`, "enum"},
 		{`{"enum": [2, 4]}`, `{"minimum": 3}`, ""},
@@ -80,5 +85,41 @@ func TestEvaluate_ConstraintStrictness(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEvaluate_EnumIntersection is DCM's rule: later enums narrow the field
+// to the values all of them admit, the request's value must lie in that
+// intersection, and only an empty intersection is a conflict.
+func TestEvaluate_EnumIntersection(t *testing.T) {
+	t.Parallel()
+	region := func(id string, priority int, enum string) Policy {
+		return pol(id, TypeGlobal, priority, fmt.Sprintf(`main := {"constraints": {"region": {"enum": %s}}}`, enum))
+	}
+	first := region("first", 1, `["us-east-1", "us-west-2", "eu-west-1"]`)
+	second := region("second", 2, `["us-east-1", "eu-west-1", "ap-south-1"]`)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		value string
+		want  *wantErr
+	}{
+		{"us-east-1", nil},
+		{"eu-west-1", nil},
+		{"us-west-2", &wantErr{kind: ErrRejected, policy: "second"}}, // only the first admits it
+		{"ap-south-1", &wantErr{kind: ErrRejected, policy: "first"}}, // only the second admits it
+		{"sa-east-1", &wantErr{kind: ErrRejected, policy: "first"}},  // neither admits it
+	} {
+		_, err := evaluate(ctx, chainOf(t, first, second), newSchemaCache(), EvaluateParams{Spec: vm("region", tc.value)})
+		tc.want.check(t, err, "region "+tc.value)
+	}
+
+	// Each later enum shares a value with each earlier one, but the three
+	// together share none: the third names the one that removed the last.
+	third := region("third", 3, `["us-west-2", "ap-south-1"]`)
+	_, err := evaluate(ctx, chainOf(t, first, second, third), newSchemaCache(), EvaluateParams{Spec: vm()})
+	var con *ConflictError
+	if !errors.As(err, &con) || con.Policy.ID != "third" || con.With == nil || con.With.ID != "second" ||
+		con.Field != "region" || con.Keyword != "enum" {
+		t.Fatalf("three enums with an empty intersection: %v (%+v), want a conflict of third with second on region, enum", err, con)
 	}
 }
