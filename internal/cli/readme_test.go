@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,4 +260,55 @@ func startWalkthroughServer(t *testing.T, env []string, dir string, args []strin
 		return m != nil
 	})
 	return url, natsURL
+}
+
+// Issue 22, item 18: a removed order's id stays taken by its tombstone, so
+// a README step that orders an id an earlier step deleted would answer
+// 409 ORDER_EXISTS to a reader who follows the README from the top.
+func TestReadme_NoStepOrdersAnIdAnEarlierStepDeleted(t *testing.T) {
+	t.Parallel()
+	moduleDir, err := crashtest.ModuleDir(context.Background(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(moduleDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates := []*regexp.Regexp{
+		regexp.MustCompile(`steward order \S+ --id ([\w.-]+)`),
+		regexp.MustCompile(`-X POST \S*catalog-item-instances\?id=([\w.-]+)`),
+	}
+	deletes := []*regexp.Regexp{
+		regexp.MustCompile(`steward delete order ([\w.-]+)`),
+		regexp.MustCompile(`-X DELETE \S*catalog-item-instances/([\w.-]+)`),
+	}
+	deleted := map[string]string{}
+	inBlock, orders := false, 0
+	for n, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock && strings.HasPrefix(line, "```sh")
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		for _, re := range creates {
+			if m := re.FindStringSubmatch(line); m != nil {
+				orders++
+				if at, ok := deleted[m[1]]; ok {
+					t.Errorf("README.md:%d orders %q, which README.md:%s deleted: its tombstone keeps the id (409 ORDER_EXISTS)",
+						n+1, m[1], at)
+				}
+			}
+		}
+		for _, re := range deletes {
+			if m := re.FindStringSubmatch(line); m != nil {
+				deleted[m[1]] = strconv.Itoa(n + 1)
+			}
+		}
+	}
+	if orders < 2 || len(deleted) < 2 {
+		t.Fatalf("found %d orders and %d deletions in README.md's sh blocks; the patterns no longer match it", orders, len(deleted))
+	}
 }
