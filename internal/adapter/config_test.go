@@ -20,8 +20,8 @@ func TestLoad_TheShippedExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", exampleConfig, err)
 	}
-	if cfg.Adapter.Name != "cluster-namespace" || !cmp.Equal(cfg.ServiceTypes, []string{"cluster"}) {
-		t.Errorf("adapter %q for %v, want cluster-namespace for [cluster]", cfg.Adapter.Name, cfg.ServiceTypes)
+	if cfg.Adapter.Name != "cluster-namespace" || !cmp.Equal(cfg.ServiceTypes, []string{"namespaced-process"}) {
+		t.Errorf("adapter %q for %v, want cluster-namespace for [namespaced-process]", cfg.Adapter.Name, cfg.ServiceTypes)
 	}
 	var policies, retained []string
 	for _, r := range cfg.Resources {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/crashtest"
+	"github.com/stewardhq/steward/internal/kubetest"
 	"github.com/stewardhq/steward/internal/poll"
 )
 
@@ -113,6 +114,7 @@ var binDir string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	kubetest.StopShared()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

@@ -178,5 +178,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 const Name = "process-sp"
 
 // serviceTypes are the service types the provider registers for: plain
-// containers, and process clusters, whose orders list spec.members.
-var serviceTypes = []string{"container", "process-cluster"}
+// containers, process clusters, whose orders list spec.members, and the dev
+// catalog's namespaced-process (a container spec whose type requires the
+// example adapter).
+var serviceTypes = []string{"container", "process-cluster", "namespaced-process"}

@@ -64,7 +64,7 @@ func TestDaemon_RegistersAndServesUpdate(t *testing.T) {
 	if diff := cmp.Diff([]string{provider.OperationUpdate, provider.OperationRepair}, reg.Operations); diff != "" {
 		t.Errorf("registered operations (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"container", "process-cluster"}, reg.ServiceTypes); diff != "" {
+	if diff := cmp.Diff([]string{"container", "process-cluster", "namespaced-process"}, reg.ServiceTypes); diff != "" {
 		t.Errorf("registered service types (-want +got):\n%s", diff)
 	}
 

@@ -47,8 +47,12 @@ func TestAdapter_ProcessKilledMidDeletionResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ownType := strings.Replace(string(example), "service_types: [namespaced-process]", "service_types: [kcrash]", 1)
+	if ownType == string(example) {
+		t.Fatal("the example adapter no longer says service_types: [namespaced-process]")
+	}
 	config := filepath.Join(t.TempDir(), "adapter.yaml")
-	if err := os.WriteFile(config, []byte(strings.Replace(string(example), "service_types: [cluster]", "service_types: [kcrash]", 1)), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(ownType), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	start := func() *exec.Cmd {

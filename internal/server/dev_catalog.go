@@ -10,7 +10,8 @@ import (
 )
 
 // devCatalog is what a --dev server offers to order out of the box: a
-// container the in-process process provider runs as a local process.
+// container the in-process process provider runs as a local process, a
+// cluster of such processes, and a process that waits for an adapter.
 var devCatalog = []catalog.CreateItemParams{{
 	ID:          "sleeper",
 	DisplayName: "Sleeper: a supervised local process",
@@ -39,7 +40,29 @@ var devCatalog = []catalog.CreateItemParams{{
 		},
 	},
 	Fields: []catalog.Field{{Path: "members", DisplayName: "Members", Editable: true}},
+}, {
+	ID:          "namespaced-sleeper",
+	DisplayName: "Namespaced sleeper: a local process, Ready once the example adapter gave it a Kubernetes namespace",
+	ServiceType: devNamespacedType.ID,
+	Defaults: map[string]any{
+		"process":        map[string]any{"command": []any{"sleep"}, "args": []any{"3600"}},
+		"restart_policy": "on_failure",
+	},
+	Fields: []catalog.Field{{Path: "process.args", DisplayName: "Arguments", Editable: true}},
 }}
+
+// devNamespacedType is the type of the README's adapter walkthrough: the
+// process provider runs its orders, and they are Ready only once the
+// example adapter (examples/adapters/cluster-namespace.yaml) reported its
+// namespace (a built-in type cannot be given
+// required adapters, and the sentinel publishes only for types that have
+// some).
+var devNamespacedType = catalog.ServiceTypeParams{
+	ID: "namespaced-process",
+	Schema: json.RawMessage(`{"type": "object", "properties": {"process": {"type": "object"},
+		"restart_policy": {"type": "string"}}}`),
+	RequiredAdapters: []string{"cluster-namespace"},
+}
 
 // devClusterType is the service type of app instances the process provider
 // runs as several member processes: its runtime is kubernetes-like, so it
@@ -53,9 +76,11 @@ var devClusterType = catalog.ServiceTypeParams{
 // seedDevCatalog creates the dev catalog items that do not exist yet; it is
 // idempotent, so a restart on the same data dir keeps what was changed.
 func (s *Server) seedDevCatalog(ctx context.Context) error {
-	if _, err := s.catalog.CreateServiceType(ctx, devClusterType); err != nil &&
-		!errors.Is(err, catalog.ErrServiceTypeExists) {
-		return fmt.Errorf("server: seed service type %s: %w", devClusterType.ID, err)
+	for _, st := range []catalog.ServiceTypeParams{devClusterType, devNamespacedType} {
+		if _, err := s.catalog.CreateServiceType(ctx, st); err != nil &&
+			!errors.Is(err, catalog.ErrServiceTypeExists) {
+			return fmt.Errorf("server: seed service type %s: %w", st.ID, err)
+		}
 	}
 	for _, item := range devCatalog {
 		_, err := s.catalog.CreateItem(ctx, item)

@@ -288,8 +288,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			return fmt.Errorf("server: start the process provider: %w", err)
 		}
 	}
-	s.logger.Info("steward started", "url", s.URL(), "engine", s.db.Engine(), "dev", s.cfg.Dev,
-		"startup_ms", time.Since(started).Milliseconds())
+	attrs := []any{"url", s.URL(), "engine", s.db.Engine(), "dev", s.cfg.Dev, "startup_ms", time.Since(started).Milliseconds()}
+	if u := s.NATSURL(); u != "" {
+		attrs = append(attrs, "nats_url", u) // for adapters: --nats-listen may have picked the port
+	}
+	s.logger.Info("steward started", attrs...)
 	return nil
 }
 
