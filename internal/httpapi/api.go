@@ -190,16 +190,18 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 			}
 			r = r.WithContext(ctx)
 		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+		}
+		// Before the audit record begins: a create's id may come from its body.
+		stripErr := a.stripOutputOnly(r, pattern)
 		if audit {
 			r = r.WithContext(a.cfg.Audit.Begin(r.Context(), a.auditEntry(r, pattern)))
 			defer func() { a.cfg.Audit.Finish(r.Context(), statusOf(w), info.reason) }()
 		}
-		if err := checkQuery(r.URL.RawQuery); err != nil {
+		if err := cmp.Or(checkQuery(r.URL.RawQuery), stripErr); err != nil {
 			a.WriteError(w, r, err)
 			return
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 		}
 		if a.validator != nil {
 			if err := a.validator.checkParameterNames(r, pattern); err != nil {
@@ -219,6 +221,15 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 			a.WriteError(w, r, err)
 		}
 	})
+}
+
+// stripOutputOnly drops the output-only members of a create or update
+// body (outputOnly).
+func (a *API) stripOutputOnly(r *http.Request, pattern string) error {
+	if a.validator == nil || a.validator.outputOnly[pattern] == nil || checkQuery(r.URL.RawQuery) != nil {
+		return nil
+	}
+	return a.validator.outputOnly[pattern].strip(r)
 }
 
 // authenticate finds the request's principal and project and checks that

@@ -32,7 +32,10 @@ type validator struct {
 	routes map[string]*routers.Route
 	// query are the query parameters each of routes takes.
 	query map[string][]string
-	opts  *openapi3filter.Options
+	// outputOnly are the members each create and update body accepts
+	// and ignores.
+	outputOnly map[string]*outputOnly
+	opts       *openapi3filter.Options
 }
 
 func newValidator(spec *openapi3.T) (*validator, error) {
@@ -46,15 +49,18 @@ func newValidator(spec *openapi3.T) (*validator, error) {
 		SkipSettingDefaults: true,
 	}
 	opts.WithCustomSchemaErrorFunc(func(err *openapi3.SchemaError) string { return err.Reason })
-	routes, query := map[string]*routers.Route{}, map[string][]string{}
+	routes, query, outputs := map[string]*routers.Route{}, map[string][]string{}, map[string]*outputOnly{}
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
 			route := &routers.Route{Spec: spec, Path: path, PathItem: item, Method: method, Operation: op}
 			routes[method+" "+path] = route
 			query[method+" "+path] = queryParameters(route)
+			if o := outputOnlyMembers(route); o != nil {
+				outputs[method+" "+path] = o
+			}
 		}
 	}
-	return &validator{router: router, routes: routes, query: query, opts: opts}, nil
+	return &validator{router: router, routes: routes, query: query, outputOnly: outputs, opts: opts}, nil
 }
 
 // route finds r's operation in the document: by the pattern its handler
@@ -217,33 +223,7 @@ func unknownFields(reqErr *openapi3filter.RequestError, schemaErr *openapi3.Sche
 		if prefix != "" {
 			field = prefix + "." + k
 		}
-		if field == "id" && hasQueryParameter(reqErr, "id") {
-			es.Add(field, "%s: the id of a new resource goes in the query, ?id=", notAField)
-			continue
-		}
 		es.Add(field, "%s", notAField)
 	}
 	return es.Err()
-}
-
-// hasQueryParameter reports whether the request's operation takes the
-// query parameter name.
-func hasQueryParameter(reqErr *openapi3filter.RequestError, name string) bool {
-	if reqErr.Input == nil || reqErr.Input.Route == nil {
-		return false
-	}
-	route := reqErr.Input.Route
-	var params openapi3.Parameters
-	if route.PathItem != nil {
-		params = append(params, route.PathItem.Parameters...)
-	}
-	if route.Operation != nil {
-		params = append(params, route.Operation.Parameters...)
-	}
-	for _, p := range params {
-		if p != nil && p.Value != nil && p.Value.In == openapi3.ParameterInQuery && p.Value.Name == name {
-			return true
-		}
-	}
-	return false
 }
