@@ -39,6 +39,10 @@ func (r Role) ProjectBound() bool { return r == RoleProjectAdmin || r == RoleUse
 // refused.
 const ProjectHeader = "Steward-Project"
 
+// AllProjects, as an admin's ProjectHeader on a list route that takes it,
+// lists the rows of every project (steward get -A).
+const AllProjects = "*"
+
 // ErrPermissionDenied is returned when a principal may not make a request.
 var ErrPermissionDenied = errors.New("permission denied")
 

@@ -13,6 +13,7 @@ func newAdapterCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.AdapterConfig
 	var path, logLevel string
 	var check bool
+	var token machineToken
 	cmd := &cobra.Command{
 		Use:   "adapter --config FILE",
 		Short: "Run an adapter: reconcile orders in Kubernetes from the sentinel's events",
@@ -24,7 +25,11 @@ The config (YAML; see examples/adapters/) is checked when it loads: every
 problem is printed with its field path and the adapter does not start.
 Replicas of one adapter share its durable JetStream consumers, so each event
 is handled by one of them at a time. An event is acknowledged only after its
-report is stored; a transient failure brings it back with a backoff.`,
+report is stored; a transient failure brings it back with a backoff.
+
+Its bearer token (a service_account bound to the adapter) comes from
+--token-file, STEWARD_TOKEN or --token; a token given as --token is visible to
+every user of the machine in ps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := adapter.Load(path)
@@ -40,6 +45,9 @@ report is stored; a transient failure brings it back with a backoff.`,
 				return err
 			}
 			cfg.Config, cfg.Logger = c, logger
+			if cfg.Token, err = token.resolve(); err != nil {
+				return err
+			}
 			return server.RunAdapter(cmd.Context(), cfg)
 		},
 	}
@@ -48,7 +56,7 @@ report is stored; a transient failure brings it back with a backoff.`,
 	_ = cmd.MarkFlagRequired("config")
 	f.BoolVar(&check, "check", false, "check the config and exit")
 	f.StringVar(&cfg.StewardURL, "server", "http://127.0.0.1:8080", "Steward's API URL")
-	f.StringVar(&cfg.Token, "token", "", "bearer token for Steward's API")
+	token.register(cmd, "bearer token for Steward's API (env STEWARD_TOKEN)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS URL of Steward's JetStream (steward server --nats-listen)")
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")
 	f.DurationVar(&cfg.Timeout, "timeout", 0, "longest one reconcile may take (default 5m)")

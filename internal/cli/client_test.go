@@ -135,9 +135,10 @@ func TestClient_AgainstDevServer(t *testing.T) {
 
 	t.Run("get one in each output format", func(t *testing.T) {
 		rows := table(c.ok("get", "order", "hello"))
-		want := [][]string{{"ID", "CATALOG", "ITEM", "STATE", "READY", "PROVIDER", "AGE"}, {"hello", "sleeper", "up", "True", "process-sp"}}
+		want := [][]string{{"ID", "CATALOG", "ITEM", "STATE", "READY", "HEALTH", "PROVIDER", "AGE"},
+			{"hello", "sleeper", "up", "True", "<none>", "process-sp"}}
 		if len(rows) != 2 || strings.Join(rows[0], " ") != strings.Join(want[0], " ") ||
-			strings.Join(rows[1][:5], " ") != strings.Join(want[1], " ") {
+			strings.Join(rows[1][:6], " ") != strings.Join(want[1], " ") {
 			t.Errorf("table: %q, want %q and an age", rows, want)
 		}
 		if wide := c.ok("get", "orders", "-o", "wide"); !strings.Contains(wide, "INSTANCE") || !strings.Contains(wide, "container") {

@@ -21,6 +21,7 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg processprovider.DaemonConfig
 	var logLevel string
+	var token machineToken
 	cmd := &cobra.Command{
 		Use:   "process",
 		Short: "Realise container orders as supervised local processes",
@@ -30,7 +31,11 @@ max_restarts say what happens when it exits. The provider registers with
 Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED,
 retrying each report until Steward takes it. Give every Steward replica's
 URL with --steward-url: the provider moves on to the next one that answers.
-The processes run as this user without isolation.`,
+The processes run as this user without isolation.
+
+Its bearer token (a service_account bound to the provider; none for a --dev
+server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
+--token is visible to every user of the machine in ps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -38,6 +43,9 @@ The processes run as this user without isolation.`,
 				return err
 			}
 			cfg.Logger = logger
+			if cfg.Token, err = token.resolve(); err != nil {
+				return err
+			}
 			d := processprovider.NewDaemon(cfg)
 			if err := d.Start(cmd.Context()); err != nil {
 				return err
@@ -50,11 +58,11 @@ The processes run as this user without isolation.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
 		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
-	f.StringVar(&cfg.Token, "token", "", "bearer token for Steward (empty for a --dev server)")
 	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
 	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
 	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd
 }

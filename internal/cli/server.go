@@ -58,7 +58,8 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.StringVar(&cfg.DataDir, "data-dir", "steward-data", "directory for the SQLite database and the embedded NATS store")
 	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (postgres://…); empty uses SQLite in --data-dir")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "external NATS URL (nats://…); empty runs NATS embedded")
-	f.StringVar(&cfg.APIToken, "api-token", "", "administrator bearer token (required without --dev)")
+	f.StringVar(&cfg.APIToken, "api-token", "", "a static administrator bearer token; without it (and without --dev) the server\n"+
+		"starts only if its database holds an admin token (steward token create --role admin)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&cfg.TraceExporter, "trace-exporter", "", `OpenTelemetry span exporter: "stdout", or empty for none`)
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take (default 20s)")

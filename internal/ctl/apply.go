@@ -172,7 +172,13 @@ func planApply(doc map[string]any) (*applyPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.create == nil {
+	switch {
+	case k.name == "tokens":
+		// POST /api/v1/tokens makes one, but its secret is shown only then:
+		// a file applied again would make another each time.
+		return nil, usagef("tokens cannot be applied: a token is made once and its secret shown only then; " +
+			"use: steward token create --name NAME --role ROLE")
+	case k.create == nil:
 		return nil, usagef("%s cannot be applied: the API does not create them", k.name)
 	}
 	delete(doc, "kind")

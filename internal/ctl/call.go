@@ -51,7 +51,7 @@ func (c *conn) getObject(ctx context.Context, k *kind, id string) (object, error
 	if k.get == nil {
 		return object{}, usagef("%s cannot be read one at a time; use: steward get %s", k.name, k.name)
 	}
-	if err := checkID(id); err != nil {
+	if err := checkKindID(k, id); err != nil {
 		return object{}, err
 	}
 	body, _, err := c.call(ctx, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {

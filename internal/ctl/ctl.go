@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,13 +30,14 @@ import (
 // an --id someone left exported.
 const EnvFlags = "steward.env-flags"
 
-const envFlagList = "server,token,context,config"
+const envFlagList = "server,token,context,config,project"
 
 // Commands returns the client commands, to be added to the root command.
 func Commands(stdout, stderr io.Writer) []*cobra.Command {
 	e := &env{stdout: stdout, stderr: stderr, now: time.Now}
 	cmds := []*cobra.Command{
 		e.getCmd(), e.describeCmd(), e.orderCmd(), e.rehydrateCmd(), e.deleteCmd(), e.setStateCmd(),
+		e.repairCmd("repair"), e.repairCmd("reconcile"), e.repairCmd("restart"),
 		e.applyCmd(), e.waitCmd(), e.policyCmd(), e.configCmd(), e.versionCmd(),
 	}
 	for _, c := range cmds {
@@ -63,14 +65,22 @@ type env struct {
 
 // connFlags are the flags that say which server to talk to and as whom.
 type connFlags struct {
-	server, token, context, config string
-	timeout                        time.Duration
+	server, token, context, config, project string
+	timeout                                 time.Duration
 }
 
 // DefaultServer is the address `steward server` listens on by default.
 const DefaultServer = "http://127.0.0.1:8080"
 
 func (f *connFlags) register(cmd *cobra.Command) {
+	f.registerConnection(cmd)
+	cmd.Flags().StringVar(&f.project, "project", "", "the project to act in, for admins (sent as the Steward-Project header; env STEWARD_PROJECT;\n"+
+		"default: the server's, default); project-bound tokens act in their own")
+}
+
+// registerConnection registers the flags that say where the server is and
+// who calls.
+func (f *connFlags) registerConnection(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.server, "server", "", "the Steward server's URL (env STEWARD_SERVER; default: the config file's current context, else "+DefaultServer+")")
 	fs.StringVar(&f.token, "token", "", "bearer token (env STEWARD_TOKEN; default: the current context's)")
@@ -83,6 +93,9 @@ func (f *connFlags) register(cmd *cobra.Command) {
 type conn struct {
 	server string
 	api    client.ClientInterface
+	// project, when set, is sent as the Steward-Project header of every
+	// request (auth.AllProjects for get -A).
+	project string
 }
 
 // connect resolves the server and token: a flag (or its STEWARD_*
@@ -107,13 +120,31 @@ func (f *connFlags) connect(cmd *cobra.Command) (*conn, error) {
 	if server == "" {
 		server = DefaultServer
 	}
+	if f.project == allProjects {
+		return nil, usagef("--project %q: to list every project use -A (--all-projects)", f.project)
+	}
+	cn := &conn{server: server, project: f.project}
 	hc := &http.Client{Timeout: f.timeout}
-	c, err := client.New(server, token, client.WithHTTPClient(hc))
+	c, err := client.New(server, token, client.WithHTTPClient(hc),
+		client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			if cn.project != "" {
+				req.Header.Set(projectHeader, cn.project)
+			}
+			return nil
+		}))
 	if err != nil {
 		return nil, usagef("--server: %v", err)
 	}
-	return &conn{server: server, api: c.ClientInterface}, nil
+	cn.api = c.ClientInterface
+	return cn, nil
 }
+
+// projectHeader names the project a request acts in; allProjects, from an
+// admin, lists every project's orders.
+const (
+	projectHeader = "Steward-Project"
+	allProjects   = "*"
+)
 
 // connectFor checks a command's -o value and the ids it names, then
 // connects: a usage error is found before any request is made.
@@ -190,6 +221,24 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 func checkID(id string) error {
 	if id == "" || id == "." || id == ".." {
 		return usagef("%q is not an id", id)
+	}
+	return nil
+}
+
+// checkKindID is checkID for an id of kind k, which may have several parts
+// (APP_INSTANCE/OPERATION_ID); an id of one part has no slash.
+func checkKindID(k *kind, id string) error {
+	parts := strings.Split(id, "/")
+	if want := max(k.idParts, 1); len(parts) != want {
+		if want == 1 {
+			return usagef("%q is not an id of %s (an id has no /; KIND/ID goes in place of KIND ID)", id, k.name)
+		}
+		return usagef("%q is not an id of %s: want %d parts separated by /", id, k.name, want)
+	}
+	for _, p := range parts {
+		if err := checkID(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

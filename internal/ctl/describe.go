@@ -21,22 +21,28 @@ import (
 func (e *env) describeCmd() *cobra.Command {
 	var cf connFlags
 	cmd := &cobra.Command{
-		Use:   "describe KIND ID",
+		Use:   "describe KIND ID | KIND/ID",
 		Short: "Show one resource in detail (an order with its lifecycle log)",
 		Example: "  steward describe order hello\n" +
-			"  steward describe policy vm-cap",
-		Args:              usageArgs(cobra.ExactArgs(2)),
+			"  steward describe policy vm-cap\n" +
+			"  steward describe catalog-item-instances/hello\n" +
+			"  steward describe repair-operations/sc1/0194b7d2-…",
+		Args:              usageArgs(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: e.completeKindAndIDs(&cf, func(k *kind) bool { return k.get != nil }),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := findKind(args[0])
+			_, refs, err := parseRefs(args)
 			if err != nil {
 				return err
 			}
+			if len(refs) != 1 {
+				return usagef("describe takes one resource: KIND ID, or KIND/ID")
+			}
+			k, id := refs[0].k, refs[0].id
 			c, err := cf.connect(cmd)
 			if err != nil {
 				return err
 			}
-			o, err := c.getObject(cmd.Context(), k, args[1])
+			o, err := c.getObject(cmd.Context(), k, id)
 			if err != nil {
 				return err
 			}
@@ -44,8 +50,8 @@ func (e *env) describeCmd() *cobra.Command {
 			if err := describe(&b, o); err != nil {
 				return err
 			}
-			if k.name == "catalog-item-instances" {
-				if err := e.describeOrderLogs(cmd.Context(), &b, c, args[1]); err != nil {
+			if k == orders {
+				if err := e.describeOrderLogs(cmd.Context(), &b, c, id); err != nil {
 					return err
 				}
 			}

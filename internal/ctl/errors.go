@@ -24,15 +24,25 @@ func PrintError(w io.Writer, cmdPath string, err error) {
 	switch {
 	case errors.As(err, &p):
 		fmt.Fprintf(w, "steward: %s (%d %s)\n", p.Title, p.Status, p.Reason)
-		if p.Detail != "" {
+		// The invalid fields, or a policy's Rego errors, a line each; the
+		// detail when it says more than they do (it often lists them again).
+		var items []string
+		for _, f := range p.Fields {
+			items = append(items, f.Field+": "+f.Message)
+		}
+		opaErrors, _ := p.Members["errors"].([]any)
+		for _, e := range opaErrors {
+			items = append(items, text(e))
+		}
+		if p.Detail != "" && !repeats(p.Detail, items) {
 			fmt.Fprintf(w, "  %s\n", p.Detail)
 		}
-		for _, f := range p.Fields {
-			fmt.Fprintf(w, "  - %s: %s\n", f.Field, f.Message)
+		for _, it := range items {
+			fmt.Fprintf(w, "  - %s\n", it)
 		}
 		var extra []string
 		for k := range p.Members {
-			if !slices.Contains(standardMembers, k) {
+			if !slices.Contains(standardMembers, k) && (k != "errors" || opaErrors == nil) {
 				extra = append(extra, k)
 			}
 		}
@@ -50,4 +60,14 @@ func PrintError(w io.Writer, cmdPath string, err error) {
 	default:
 		fmt.Fprintf(w, "steward: %v\n", err)
 	}
+}
+
+// repeats says whether a problem's detail is only its items again, after a
+// prefix: "invalid argument: a: x; b: y" for the fields a and b.
+func repeats(detail string, items []string) bool {
+	if len(items) == 0 {
+		return false
+	}
+	_, rest, ok := strings.Cut(detail, ": ")
+	return ok && rest == strings.Join(items, "; ")
 }

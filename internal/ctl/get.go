@@ -20,18 +20,27 @@ func (e *env) getCmd() *cobra.Command {
 		showDeleted bool
 		limit       int
 		watch       bool
+		everyProj   bool
+		app         string
 		interval    time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "get KIND [ID...]",
+		Use:   "get KIND [ID...] | KIND/ID...",
 		Short: "List resources of a kind, or show some by id",
 		Long: "List the resources of a kind as a table, or show the ones named.\n\n" +
 			"KIND is an API collection name or a short alias: " + strings.Join(kindNames(), ", ") +
-			"\n(orders, items, types, policy, … work too).\n\n" +
+			"\n(orders, items, types, policy, … work too). Resources may also be named KIND/ID, as\n" +
+			"-o name prints them. A repair operation's id is APP_INSTANCE/OPERATION_ID; an app\n" +
+			"instance's operations are listed with --app-instance.\n\n" +
 			"  steward get orders                       # every order\n" +
 			"  steward get orders --filter state=up -l env=prod\n" +
 			"  steward get order hello -o yaml          # one, as YAML\n" +
-			"  steward get orders --watch               # then a line per change",
+			"  steward get orders --watch               # then a line per change\n" +
+			"  steward get orders -A                    # every project's (admins), with a PROJECT column\n" +
+			"  steward get orders --project team-a      # another project's (admins)\n" +
+			"  steward get catalog-item-instances/c1    # KIND/ID, as -o name prints it\n" +
+			"  steward get app-instance sc1             # an order's runtime and repairs\n" +
+			"  steward get repair-operations --app-instance sc1",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("get needs a KIND: %s", strings.Join(kindNames(), ", "))
@@ -40,29 +49,56 @@ func (e *env) getCmd() *cobra.Command {
 		},
 		ValidArgsFunction: e.completeKindAndIDs(&cf, func(k *kind) bool { return k.list != nil }),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := findKind(args[0])
+			k, refs, err := parseRefs(args)
 			if err != nil {
 				return err
 			}
 			if err := checkOutput(output); err != nil {
 				return err
 			}
+			if everyProj {
+				switch {
+				case k == nil || !k.acrossProjects:
+					return usagef("-A lists every project of %s only; name the project of others with --project",
+						strings.Join(kindsWith(func(k *kind) bool { return k.acrossProjects }), ", "))
+				case cf.project != "":
+					return usagef("-A lists every project; --project names one: give one of them")
+				case len(refs) > 0:
+					return usagef("-A lists every project; to read one by id name its project with --project")
+				}
+			}
+			if app != "" {
+				if k != repairOperations || len(refs) > 0 {
+					return usagef("--app-instance lists the repair operations of one app instance: steward get repair-operations --app-instance ID")
+				}
+				if app, err = appInstanceID(app); err != nil {
+					return err
+				}
+				k = &kind{name: k.name, columns: k.columns, wide: k.wide, nameOf: k.nameOf, idParts: k.idParts,
+					list: listRepairOperations(app)}
+			}
 			c, err := cf.connect(cmd)
 			if err != nil {
 				return err
 			}
-			p := printer{w: e.stdout, k: k, format: output, now: e.now()}
-			if ids := args[1:]; len(ids) > 0 {
+			if everyProj {
+				c.project = allProjects
+			}
+			p := printer{w: e.stdout, k: k, format: output, now: e.now(), allProjects: everyProj}
+			if len(refs) > 0 {
 				if watch {
 					return usagef("--watch follows a list; to follow one resource use: steward wait")
 				}
-				return e.getByID(cmd.Context(), c, p, ids)
+				return e.getByRefs(cmd.Context(), c, p, refs)
 			}
 			q, err := parseListQuery(filters, labels, showDeleted, limit)
 			if err != nil {
 				return err
 			}
 			if k.list == nil {
+				if k == repairOperations {
+					return usagef("repair operations are listed per app instance: steward get repair-operations --app-instance ID")
+				}
 				return usagef("%s cannot be listed; name one: steward get %s ID", k.name, k.name)
 			}
 			objs, err := c.listObjects(cmd.Context(), k, q)
@@ -82,6 +118,8 @@ func (e *env) getCmd() *cobra.Command {
 	f.StringArrayVarP(&labels, "label", "l", nil, "only resources with this label, KEY=VALUE (repeatable)")
 	f.BoolVar(&showDeleted, "show-deleted", false, "include removed orders (tombstones)")
 	f.IntVar(&limit, "limit", 0, "show at most this many (default: all)")
+	f.StringVar(&app, "app-instance", "", "with repair-operations: the app instance whose operations to list")
+	f.BoolVarP(&everyProj, "all-projects", "A", false, "list every project's orders, with a PROJECT column (admins)")
 	f.BoolVarP(&watch, "watch", "w", false, "after the list, print a line for each resource that changes or appears")
 	f.DurationVar(&interval, "interval", 2*time.Second, "how often --watch reads the list again")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml", "wide", "name"}, cobra.ShellCompDirectiveNoFileComp))
@@ -111,6 +149,26 @@ func parseListQuery(filters, labels []string, showDeleted bool, limit int) (list
 		q.filters.Set("show_deleted", "true")
 	}
 	return q, nil
+}
+
+// getByRefs prints the named resources, a table (or list) per run of one
+// kind. A missing one is an error after the others are printed.
+func (e *env) getByRefs(ctx context.Context, c *conn, p printer, refs []ref) error {
+	var firstErr error
+	for i, g := range groupRefs(refs) {
+		if i > 0 && (p.format == outTable || p.format == outWide) {
+			fmt.Fprintln(p.w)
+		}
+		p.k = g[0].k
+		ids := make([]string, len(g))
+		for j, r := range g {
+			ids[j] = r.id
+		}
+		if err := e.getByID(ctx, c, p, ids); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
 }
 
 // getByID prints the named resources: one table, or each as JSON/YAML. A

@@ -33,6 +33,14 @@ type kind struct {
 
 	// columns are the table's; wide adds more for -o wide.
 	columns, wide []column
+
+	// acrossProjects says an admin may list every project's (get -A).
+	acrossProjects bool
+	// nameOf is -o name's KIND/ID for a kind whose path is not that.
+	nameOf func(object) string
+	// idParts is how many /-separated parts an id has (0 meaning 1): a
+	// repair operation is APP_INSTANCE/OPERATION_ID.
+	idParts int
 }
 
 const (
@@ -53,6 +61,7 @@ var (
 	idCol      = column{"ID", field("id")}
 	etagCol    = column{"ETAG", field("etag")}
 	updatedCol = column{"UPDATED", age("update_time")}
+	projectCol = column{"PROJECT", field("project")}
 )
 
 // kinds is every collection the commands know, in the order `steward get`
@@ -144,11 +153,14 @@ var kinds = []*kind{
 			return api.UpdateCatalogItemInstanceWithBody(ctx, id, &client.UpdateCatalogItemInstanceParams{IfMatch: opt(ifMatch)}, contentMerge, body)
 		},
 		createSchema: "CatalogItemInstanceCreate", updateSchema: "CatalogItemInstanceUpdate",
+		acrossProjects: true,
 		columns: []column{idCol, {"CATALOG ITEM", field("catalog_item_id")}, {"STATE", field("state")},
-			{"READY", ready}, {"PROVIDER", field("provider_name")}, ageCol},
+			{"READY", ready}, {"HEALTH", health}, {"PROVIDER", field("provider_name")}, ageCol},
 		wide: []column{{"SERVICE TYPE", field("service_type")}, {"VERSION", field("version")}, {"INSTANCE", field("instance_id")},
 			{"PROJECT", field("project")}, {"LABELS", field("labels")}},
 	},
+	appInstances,
+	repairOperations,
 	{
 		name: "service-type-instances", aliases: []string{"service-type-instance", "instances", "instance", "sti"},
 		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {

@@ -129,7 +129,7 @@ func (e *env) startAndFollow(ctx context.Context, c *conn, do func(context.Conte
 	if !wait {
 		return p.one(o)
 	}
-	_, err = e.await(ctx, c, k, o.str("id"), w, wf, p)
+	_, err = e.await(ctx, c, k, o.id(k), w, wf, p)
 	return err
 }
 
@@ -149,12 +149,16 @@ func (e *env) rehydrateCmd() *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: e.completeIDs(&cf, orders),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.connectFor(cmd, out, args[0])
+			id, err := idOf(args[0], orders)
+			if err != nil {
+				return err
+			}
+			c, err := cf.connectFor(cmd, out, id)
 			if err != nil {
 				return err
 			}
 			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
-				return api.RehydrateCatalogItemInstance(ctx, args[0], nil)
+				return api.RehydrateCatalogItemInstance(ctx, id, nil)
 			}, operations, out, wait, waitFor{what: "done"}, wf)
 		},
 	}
@@ -165,41 +169,66 @@ func (e *env) rehydrateCmd() *cobra.Command {
 	return cmd
 }
 
-// deleteCmd is `steward delete KIND ID…`.
+// deleteCmd is `steward delete KIND ID…` (or KIND/ID…).
 func (e *env) deleteCmd() *cobra.Command {
 	var (
-		cf      connFlags
-		wf      waitFlags
-		ifMatch string
-		wait    bool
+		cf          connFlags
+		wf          waitFlags
+		ifMatch     string
+		reason      string
+		wait, force bool
+		deletable   = func(k *kind) bool { return k.del != nil }
 	)
 	cmd := &cobra.Command{
-		Use:   "delete KIND ID...",
+		Use:   "delete KIND ID... | KIND/ID...",
 		Short: "Delete resources",
-		Long: "Delete resources by id. An order's deletion runs in the background: it is removed\n" +
-			"once its provider and every adapter confirmed the cleanup; --wait follows it there.",
-		Example:           "  steward delete order hello --wait\n  steward delete policy vm-cap --if-match '\"3\"'",
-		Args:              usageArgs(cobra.MinimumNArgs(2)),
-		ValidArgsFunction: e.completeKindAndIDs(&cf, func(k *kind) bool { return k.del != nil }),
+		Long: "Delete resources by id, or named KIND/ID as -o name prints them. An order's deletion\n" +
+			"runs in the background: it is removed once its provider and every adapter confirmed\n" +
+			"the cleanup; --wait follows it there.\n\n" +
+			"--force --reason R removes orders at once (admins): their deletion is started, then\n" +
+			"cut short without waiting for adapters or children (:forceDelete); what adapters made\n" +
+			"may be left behind. The reason is kept in the order's event log and the audit log.",
+		Example: "  steward delete order hello --wait\n  steward delete policy vm-cap --if-match '\"3\"'\n" +
+			"  steward delete order stuck --force --reason 'provider decommissioned'\n" +
+			"  steward delete $(steward get orders -l env=dev -o name)",
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: e.completeKindAndIDs(&cf, deletable),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := findKind(args[0])
+			_, refs, err := parseRefs(args)
 			if err != nil {
 				return err
 			}
-			if k.del == nil {
-				return usagef("%s cannot be deleted through the API; the kinds that can: %s", k.name,
-					strings.Join(kindsWith(func(k *kind) bool { return k.del != nil }), ", "))
+			if len(refs) == 0 {
+				return usagef("name what to delete: KIND ID..., or KIND/ID...")
+			}
+			for _, r := range refs {
+				switch {
+				case !deletable(r.k):
+					return usagef("%s cannot be deleted through the API; the kinds that can: %s", r.k.name,
+						strings.Join(kindsWith(deletable), ", "))
+				case force && r.k != orders:
+					return usagef("--force deletes orders only, not %s", r.k.name)
+				}
+			}
+			if force != (reason != "") {
+				return usagef("--force and --reason go together: --force --reason 'why'")
+			}
+			if force && ifMatch != "" {
+				return usagef("--force takes no --if-match")
 			}
 			c, err := cf.connect(cmd)
 			if err != nil {
 				return err
 			}
-			for _, id := range args[1:] {
-				if err := checkID(id); err != nil {
-					return err
+			for _, r := range refs {
+				if force {
+					if err := e.forceDelete(cmd.Context(), c, r.id, reason); err != nil {
+						return err
+					}
+					continue
 				}
 				_, rsp, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
-					return k.del(ctx, api, id, ifMatch)
+					return r.k.del(ctx, api, r.id, ifMatch)
 				})
 				if err != nil {
 					return err
@@ -209,21 +238,43 @@ func (e *env) deleteCmd() *cobra.Command {
 					verb = "deletion started"
 				}
 				if wait && rsp.StatusCode == http.StatusAccepted {
-					if _, err := e.await(cmd.Context(), c, k, id, waitFor{what: "delete"}, wf, nil); err != nil {
+					if _, err := e.await(cmd.Context(), c, r.k, r.id, waitFor{what: "delete"}, wf, nil); err != nil {
 						return err
 					}
 					verb = "deleted"
 				}
-				fmt.Fprintf(e.stdout, "%s/%s %s\n", k.name, id, verb)
+				fmt.Fprintf(e.stdout, "%s/%s %s\n", r.k.name, r.id, verb)
 			}
 			return nil
 		},
 	}
 	cf.register(cmd)
 	wf.register(cmd)
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until a deletion that runs in the background is done")
-	cmd.Flags().StringVar(&ifMatch, "if-match", "", "delete only if the resource's etag is still this one")
+	f := cmd.Flags()
+	f.BoolVar(&wait, "wait", false, "wait until a deletion that runs in the background is done")
+	f.StringVar(&ifMatch, "if-match", "", "delete only if the resource's etag is still this one")
+	f.BoolVar(&force, "force", false, "remove orders at once, without their provider's cleanup (admins; needs --reason)")
+	f.StringVar(&reason, "reason", "", "with --force: why, kept in the event and audit logs")
 	return cmd
+}
+
+// forceDelete removes an order at once: its deletion is started (a DELETE
+// of an order being deleted changes nothing), then cut short (:forceDelete).
+func (e *env) forceDelete(ctx context.Context, c *conn, id, reason string) error {
+	_, _, err := c.call(ctx, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+		return orders.del(ctx, api, id, "")
+	})
+	if err != nil {
+		return err
+	}
+	_, _, err = c.call(ctx, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+		return api.ForceDeleteCatalogItemInstance(ctx, id, client.ForceDeleteCatalogItemInstanceJSONRequestBody{Reason: reason})
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s/%s force-deleted\n", orders.name, id)
+	return err
 }
 
 // setStateCmd is `steward set-state ORDER STATE`: an api transfer of the
@@ -244,22 +295,26 @@ func (e *env) setStateCmd() *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: e.completeIDs(&cf, orders),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.connectFor(cmd, out, args[0])
+			id, err := idOf(args[0], orders)
+			if err != nil {
+				return err
+			}
+			c, err := cf.connectFor(cmd, out, id)
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("current-version") {
-				o, err := c.getObject(cmd.Context(), orders, args[0])
+				o, err := c.getObject(cmd.Context(), orders, id)
 				if err != nil {
 					return err
 				}
 				if version, err = strconv.ParseInt(o.str("version"), 10, 64); err != nil {
-					return fmt.Errorf("order %s has no version: %w", args[0], err)
+					return fmt.Errorf("order %s has no version: %w", id, err)
 				}
 			}
 			body := client.SetCatalogItemInstanceStateJSONRequestBody{TargetState: args[1], CurrentVersion: version}
 			raw, _, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
-				return api.SetCatalogItemInstanceState(ctx, args[0], nil, body)
+				return api.SetCatalogItemInstanceState(ctx, id, nil, body)
 			})
 			if err != nil {
 				return err

@@ -33,12 +33,24 @@ func decodeObject(raw []byte) (object, error) {
 // str is the object's member at a dotted path as text.
 func (o object) str(path string) string { return text(lookup(o.m, path)) }
 
-// name is the object's path ("policies/vm-cap"), as -o name prints it.
+// name is the object's path ("policies/vm-cap"), as -o name prints it and
+// the commands take it back (KIND/ID).
 func (o object) name(k *kind) string {
+	if k.nameOf != nil {
+		return k.nameOf(o)
+	}
 	if p := o.str("path"); p != "" {
 		return p
 	}
 	return k.name + "/" + o.str("id")
+}
+
+// id is the object's id as the commands take it after its kind.
+func (o object) id(k *kind) string {
+	if k.nameOf == nil {
+		return o.str("id")
+	}
+	return strings.TrimPrefix(k.nameOf(o), k.name+"/")
 }
 
 func lookup(m map[string]any, path string) any {
@@ -152,6 +164,22 @@ func ready(o object, _ time.Time) string {
 	return fmt.Sprintf("%s (%s)", text(c["status"]), text(c["reason"]))
 }
 
+// health is an order's Healthy condition, which only orders of a service
+// type with a runtime have: "healthy", or the reason it is not, lowercased
+// ("degraded", "failed"); "" without the condition.
+func health(o object, _ time.Time) string {
+	c := condition(o, "Healthy")
+	switch {
+	case c == nil:
+		return ""
+	case text(c["status"]) == "True":
+		return "healthy"
+	case text(c["reason"]) != "":
+		return strings.ToLower(text(c["reason"]))
+	}
+	return "unhealthy"
+}
+
 func condition(o object, typ string) map[string]any {
 	conds, _ := o.m["conditions"].([]any)
 	for _, c := range conds {
@@ -197,6 +225,8 @@ type printer struct {
 	k      *kind
 	format string
 	now    time.Time
+	// allProjects puts a PROJECT column first (get -A).
+	allProjects bool
 }
 
 // list prints a collection: a table with a header, a JSON or YAML array,
@@ -240,10 +270,16 @@ func (p printer) one(o object) error {
 }
 
 func (p printer) columns() []column {
+	cols := p.k.columns
 	if p.format == outWide {
-		return append(slices.Clip(p.k.columns), p.k.wide...)
+		cols = append(slices.Clip(cols), p.k.wide...)
 	}
-	return p.k.columns
+	if p.allProjects {
+		cols = append([]column{projectCol}, slices.DeleteFunc(slices.Clone(cols), func(c column) bool {
+			return c.header == projectCol.header
+		})...)
+	}
+	return cols
 }
 
 func (p printer) row(cols []column, o object) string {

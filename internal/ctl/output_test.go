@@ -74,6 +74,13 @@ func TestTables_Golden(t *testing.T) {
 				}
 				golden(t, name, b.Bytes())
 			}
+			if k.acrossProjects { // get -A: PROJECT first, not twice in -o wide
+				var b bytes.Buffer
+				if err := (printer{w: &b, k: k, format: outWide, now: goldenNow, allProjects: true}).list(objs); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, k.name+".all-projects", b.Bytes())
+			}
 		})
 	}
 }

@@ -3,12 +3,16 @@ package ctl
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stewardhq/steward/pkg/client"
 )
 
 func TestParseSet_JSONWhenItParsesElseString(t *testing.T) {
@@ -163,5 +167,163 @@ func TestUpdateBody_SendsChangesOnly(t *testing.T) {
 	p.doc["priority"] = json.Number("10")
 	if _, changed, err := p.updateBody(current); changed || err != nil {
 		t.Errorf("an unchanged document changed: %v %v", changed, err)
+	}
+}
+
+// Issue 22, item 14: KIND ID... and KIND/ID... (what -o name prints) name
+// the same resources; a repair operation's id is APP/OPERATION.
+func TestParseRefs_KindIDAndKindSlashID(t *testing.T) {
+	type got struct{ kind, id string }
+	read := func(args ...string) (string, []got, error) {
+		k, refs, err := parseRefs(args)
+		var gs []got
+		for _, r := range refs {
+			gs = append(gs, got{r.k.name, r.id})
+		}
+		name := ""
+		if k != nil {
+			name = k.name
+		}
+		return name, gs, err
+	}
+	for _, tc := range []struct {
+		args     []string
+		kind     string
+		refs     []got
+		wantKind bool
+	}{
+		{[]string{"orders"}, "catalog-item-instances", nil, true},
+		{[]string{"order", "a", "b"}, "catalog-item-instances", []got{{"catalog-item-instances", "a"}, {"catalog-item-instances", "b"}}, true},
+		{[]string{"catalog-item-instances/c1"}, "", []got{{"catalog-item-instances", "c1"}}, false},
+		{[]string{"policies/p", "orders/o"}, "", []got{{"policies", "p"}, {"catalog-item-instances", "o"}}, false},
+		{[]string{"repair-operations/sc1/op-1"}, "", []got{{"repair-operations", "sc1/op-1"}}, false},
+		{[]string{"repair-operations", "sc1/op-1"}, "repair-operations", []got{{"repair-operations", "sc1/op-1"}}, true},
+		{[]string{"app-instances/sc1"}, "", []got{{"app-instances", "sc1"}}, false},
+	} {
+		kind, refs, err := read(tc.args...)
+		if err != nil || kind != tc.kind || !slices.Equal(refs, tc.refs) {
+			t.Errorf("parseRefs(%q) = %q %v %v; want %q %v", tc.args, kind, refs, err, tc.kind, tc.refs)
+		}
+	}
+	for _, bad := range [][]string{{"ordrs/x"}, {"orders/x", "y"}, {"orders/a/b"}, {"repair-operations/sc1"},
+		{"orders/.."}, {"order", "a/b"}, {"repair-operations/sc1/"}, {}} {
+		if _, _, err := read(bad...); ExitCode(err) != 2 {
+			t.Errorf("parseRefs(%q): %v, want a usage error", bad, err)
+		}
+	}
+	// -o name of every kind reads back as the same kind and id.
+	for _, k := range kinds {
+		for _, o := range fixture(t, k) {
+			if k.get == nil {
+				continue
+			}
+			kind, refs, err := read(o.name(k))
+			if err != nil || kind != "" || len(refs) != 1 || refs[0].kind != k.name || refs[0].id != o.id(k) {
+				t.Errorf("-o name %q reads back as %v (%v), want %s %s", o.name(k), refs, err, k.name, o.id(k))
+			}
+		}
+	}
+	if id, err := appInstanceID("catalog-item-instances/sc1"); err != nil || id != "sc1" {
+		t.Errorf("appInstanceID(catalog-item-instances/sc1) = %q, %v", id, err)
+	}
+	if _, err := appInstanceID("policies/sc1"); ExitCode(err) != 2 {
+		t.Errorf("appInstanceID(policies/sc1): %v, want a usage error", err)
+	}
+}
+
+func TestRepairRequest_Flags(t *testing.T) {
+	b, err := repairRequest("repair", "whole_runtime", "agent-1", "", false)
+	if err != nil || b.Scope != "member" || *b.TargetMemberId != "agent-1" {
+		t.Errorf("--member alone: %+v %v, want scope member", b, err)
+	}
+	if b, err := repairRequest("reconcile", "whole_runtime", "", "", false); err != nil || b.Scope != "whole_runtime" || b.TargetMemberId != nil {
+		t.Errorf("no flags: %+v %v", b, err)
+	}
+	if b, err := repairRequest("repair", "control_plane", "", "server", true); err != nil || *b.ComponentKey != "server" {
+		t.Errorf("--scope control_plane --component server: %+v %v", b, err)
+	}
+	for _, bad := range [][2]string{{"member", ""}, {"whole_runtime", "agent-1"}, {"everything", ""}} {
+		if _, err := repairRequest("repair", bad[0], bad[1], "", true); ExitCode(err) != 2 {
+			t.Errorf("--scope %s --member %q: %v, want a usage error", bad[0], bad[1], err)
+		}
+	}
+	if _, err := repairRequest("repair", "member", "a", "server", true); ExitCode(err) != 2 {
+		t.Errorf("--component with scope member: %v, want a usage error", err)
+	}
+}
+
+func TestRepairProgress(t *testing.T) {
+	ops := fixture(t, repairOperations)
+	want := []string{
+		"status succeeded, 8/8 steps done, phase report_status succeeded",
+		"status running, 2/8 steps done, phase member_health_check running",
+		"status failed, 1/8 steps done, phase precheck failed",
+	}
+	for i, o := range ops {
+		if got := repairSummary(o); got != want[i] {
+			t.Errorf("repairSummary(%s) = %q, want %q", o.str("id"), got, want[i])
+		}
+	}
+	if done, err := repairDone(ops[0]); !done || err != nil {
+		t.Errorf("a succeeded operation: %v %v", done, err)
+	}
+	if done, err := repairDone(ops[1]); done || err != nil {
+		t.Errorf("a running operation: %v %v", done, err)
+	}
+	if done, err := repairDone(ops[2]); !done || err == nil || !strings.Contains(err.Error(), "REPAIR_TIMED_OUT") ||
+		!strings.Contains(err.Error(), "next safe action: retry") {
+		t.Errorf("a failed operation: %v %v", done, err)
+	}
+}
+
+// Issue 22, item 3: the HEALTH column of orders.
+func TestHealthColumn(t *testing.T) {
+	for conds, want := range map[string]string{
+		`[]`: "",
+		`[{"type":"Healthy","status":"True","reason":"Healthy"}]`:   "healthy",
+		`[{"type":"Healthy","status":"False","reason":"Degraded"}]`: "degraded",
+		`[{"type":"Healthy","status":"False","reason":"Failed"}]`:   "failed",
+	} {
+		o, err := decodeObject([]byte(`{"conditions":` + conds + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := health(o, goldenNow); got != want {
+			t.Errorf("health(%s) = %q, want %q", conds, got, want)
+		}
+	}
+}
+
+// Issue 22, item 16: a 400's fields and an INVALID_POLICY's errors are
+// printed once, not again in the detail that lists them; a detail that
+// says more is kept.
+func TestPrintError_TextOnce(t *testing.T) {
+	problem := func(body string) error {
+		rsp := &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/problem+json"}}}
+		return client.Check(rsp, []byte(body))
+	}
+	for body, want := range map[string]string{
+		`{"title":"Invalid argument","status":400,"reason":"INVALID_ARGUMENT","detail":"invalid argument: user_values[0].path: is not editable",` +
+			`"fields":[{"field":"user_values[0].path","message":"is not editable"}]}`: "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
+			"  - user_values[0].path: is not editable\n",
+		`{"title":"Invalid policy","status":400,"reason":"INVALID_POLICY","detail":"invalid policy: 1:1: rego_parse_error; no main rule",` +
+			`"errors":["1:1: rego_parse_error","no main rule"],"policy_id":"p"}`: "steward: Invalid policy (400 INVALID_POLICY)\n" +
+			"  - 1:1: rego_parse_error\n  - no main rule\n  policy_id: p\n",
+		`{"title":"Invalid argument","status":400,"reason":"INVALID_ARGUMENT","detail":"the body and ?id= differ",` +
+			`"fields":[{"field":"id","message":"is b"}]}`: "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
+			"  the body and ?id= differ\n  - id: is b\n",
+	} {
+		var b strings.Builder
+		PrintError(&b, "steward order", problem(body))
+		if b.String() != want {
+			t.Errorf("PrintError:\n%s\nwant:\n%s", b.String(), want)
+		}
+	}
+}
+
+func TestApply_TokenSaysHowToMakeOne(t *testing.T) {
+	_, err := planApply(map[string]any{"kind": "tokens", "name": "x"})
+	if ExitCode(err) != 2 || !strings.Contains(err.Error(), "steward token create") || strings.Contains(err.Error(), "does not create") {
+		t.Errorf("apply of a token: %v", err)
 	}
 }

@@ -160,6 +160,9 @@ func (w *waiter) show(last *string, start time.Time, summary string) {
 // summary is the reading's progress in a few words: an order's state and
 // Ready condition, an Operation's step, or the watched member.
 func (w *waiter) summary(o object) string {
+	if isRepairOperation(o) {
+		return repairSummary(o)
+	}
 	var parts []string
 	if s := o.str("state"); s != "" {
 		parts = append(parts, "state "+s)
@@ -196,6 +199,9 @@ func (w *waiter) check(o object) (bool, error) {
 		}
 		return fmt.Errorf("%s/%s settled as %s (state %s) and will not be %s without another request%s",
 			w.k.name, w.id, reason, o.str("state"), w.for_, msg)
+	}
+	if isRepairOperation(o) && (w.for_.what == "settled" || w.for_.what == "done") {
+		return repairDone(o)
 	}
 	switch w.for_.what {
 	case "settled":
@@ -297,7 +303,7 @@ func (e *env) waitCmd() *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "wait KIND ID [--for CONDITION]",
+		Use:   "wait KIND ID | KIND/ID [--for CONDITION]",
 		Short: "Wait until a resource reaches a state, a condition, its end or its deletion",
 		Long: "Follow a resource until --for holds, with a live progress line on a terminal\n" +
 			"and a line per change otherwise. Exit 0 when it holds; 1 when it times out or can no\n" +
@@ -308,17 +314,21 @@ func (e *env) waitCmd() *cobra.Command {
 			"                          terminated (the default for orders; for Operations, done)\n" +
 			"  state=up                any member at a value (status=healthy, done=true)\n" +
 			"  condition=Ready[=True]  a condition with that status\n" +
-			"  done                    an Operation's end\n" +
+			"  done                    an Operation's or a repair operation's end\n" +
 			"  delete                  the resource is gone (an order: a tombstone)",
 		Example: "  steward wait order hello --for state=up\n" +
 			"  steward wait operation 0192c5e1-… --timeout 10m",
-		Args:              usageArgs(cobra.ExactArgs(2)),
+		Args:              usageArgs(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: e.completeKindAndIDs(&cf, func(k *kind) bool { return k.get != nil }),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := findKind(args[0])
+			_, refs, err := parseRefs(args)
 			if err != nil {
 				return err
 			}
+			if len(refs) != 1 {
+				return usagef("wait follows one resource: KIND ID, or KIND/ID")
+			}
+			k := refs[0].k
 			if k.get == nil {
 				return usagef("%s cannot be read one at a time, so not waited for", k.name)
 			}
@@ -337,7 +347,7 @@ func (e *env) waitCmd() *cobra.Command {
 			if !cmd.Flags().Changed("output") {
 				p = nil // a wait prints its progress only
 			}
-			_, err = e.await(cmd.Context(), c, k, args[1], w, wf, p)
+			_, err = e.await(cmd.Context(), c, k, refs[0].id, w, wf, p)
 			return err
 		},
 	}

@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/invalid"
 )
 
 // HandlerFunc serves a request and returns the error to answer with, if any.
@@ -57,6 +61,19 @@ type API struct {
 	// auditNames overrides the audit action and target named after the
 	// route (AuditAs); written before serving, read-only after.
 	auditNames map[string]auditName
+	// allProjects are the list routes that take ProjectHeader
+	// auth.AllProjects from an admin (ListsAllProjects).
+	allProjects map[string]bool
+}
+
+// ListsAllProjects lets an admin send `Steward-Project: *` to the list
+// route pattern, which then lists the rows of every project: the domain
+// reads auth.AllProjects as its project. Call it before the API serves.
+func (a *API) ListsAllProjects(pattern string) {
+	if a.allProjects == nil {
+		a.allProjects = map[string]bool{}
+	}
+	a.allProjects[pattern] = true
 }
 
 // auditName is an audit action and target a route is recorded under.
@@ -255,6 +272,16 @@ func (a *API) authenticate(r *http.Request, pattern string) (context.Context, er
 		// path. A project-bound principal keeps its own: the domain then
 		// finds no rows of the path's project (404, not 403).
 		named = pp
+	}
+	if named == auth.AllProjects {
+		if principal.Role != auth.RoleAdmin {
+			return ctx, fmt.Errorf("%w: %s may not list every project (%s: %s is for admins)",
+				auth.ErrPermissionDenied, principal, auth.ProjectHeader, auth.AllProjects)
+		}
+		if !a.allProjects[pattern] {
+			return ctx, invalid.New(auth.ProjectHeader, "%q (every project) is taken only by %s; name one project",
+				auth.AllProjects, strings.Join(slices.Sorted(maps.Keys(a.allProjects)), ", "))
+		}
 	}
 	project, err := auth.ProjectFor(principal, named)
 	if err != nil {

@@ -20,8 +20,9 @@ const (
 )
 
 // builtinTime is the create_time and update_time of the built-ins, which
-// were never created: the Unix epoch, so no one mistakes it for a real time.
-var builtinTime = time.Unix(0, 0).UTC()
+// are not stored: the day they shipped, as for the built-in service types
+// (the Unix epoch showed as an AGE of 20783d).
+var builtinTime = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 
 // builtinSources holds the built-ins in compact form, one file per id.
 //

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/lifecycle"
@@ -129,5 +128,3 @@ func ids(vs []view) []string {
 	}
 	return out
 }
-
-var epoch = time.Unix(0, 0).UTC()

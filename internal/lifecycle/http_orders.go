@@ -17,6 +17,7 @@ import (
 func (s *Service) orderRoutes(api *httpapi.API) {
 	api.Handle("POST /api/v1/catalog-item-instances", s.handleCreateOrder)
 	api.Handle("GET /api/v1/catalog-item-instances", s.handleListOrders)
+	api.ListsAllProjects("GET /api/v1/catalog-item-instances")
 	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleGetOrder)
 	api.Handle("PATCH /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleUpdateOrder)
 	api.Handle("DELETE /api/v1/catalog-item-instances/{catalog_item_instance_id}", s.handleDeleteOrder)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -266,6 +267,10 @@ func TestLifecycle_DeleteHonoursIfMatch(t *testing.T) {
 	})
 }
 
+// Issue 22, item 16: a built-in's create_time and update_time are the day
+// it shipped, not the Unix epoch (AGE 20783d).
+var shipped = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+
 func TestLifecycle_BuiltinsAreServedAndReadOnly(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -276,7 +281,7 @@ func TestLifecycle_BuiltinsAreServedAndReadOnly(t *testing.T) {
 			r := s.Do(t, "GET", "/api/v1/lifecycles/"+id, nil).Want(t, http.StatusOK)
 			r.JSON(t, &v)
 			if !v.Builtin || v.Path != "lifecycles/"+id || v.ETag != `"1"` || r.Header.Get("ETag") != `"1"` ||
-				!hasCompact(v) || v.InitialState != "start" || !v.CreateTime.Equal(epoch) {
+				!hasCompact(v) || v.InitialState != "start" || !v.CreateTime.Equal(shipped) || !v.UpdateTime.Equal(shipped) {
 				t.Errorf("GET %s = %+v", id, v)
 			}
 			s.Do(t, "PUT", "/api/v1/lifecycles/"+id, r.Body).WantProblem(t, http.StatusConflict, "LIFECYCLE_READ_ONLY")

@@ -228,6 +228,7 @@ func (s *Service) orderByID(ctx context.Context, id string) (Order, error) {
 
 // ListOrdersParams filters and pages orders.
 type ListOrdersParams struct {
+	// Project is one project, or auth.AllProjects for every one.
 	Project       string
 	ServiceType   string
 	State         string

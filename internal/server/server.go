@@ -62,7 +62,8 @@ type Config struct {
 	DatabaseURL string
 	// NATSURL selects an external NATS server instead of the embedded one.
 	NATSURL string
-	// APIToken is the administrator's bearer token (required unless Dev).
+	// APIToken is a static administrator bearer token. Without it, and
+	// without Dev, the store must hold an admin token (buildTokens).
 	APIToken string
 	// Logger receives every log line. Defaults to discarding them.
 	Logger *slog.Logger
@@ -835,6 +836,8 @@ type CreateTokenConfig struct {
 	Token                tokens.CreateParams
 	// Role is Token.Role, spelled as the command line does.
 	Role string
+	// Actor names who ran the command, for the audit record (the OS user).
+	Actor string
 }
 
 // CreateToken makes a token directly in the store, without a running
@@ -848,6 +851,17 @@ func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
 	}
 	defer db.Close()
 	cfg.Token.Role = auth.Role(cfg.Role)
-	_, secret, err := tokens.New(tokens.Config{DB: db}).Create(ctx, cfg.Token)
-	return secret, err
+	t, secret, err := tokens.New(tokens.Config{DB: db}).Create(ctx, cfg.Token)
+	if err != nil {
+		return "", err
+	}
+	// No server records this one: the audit log says who made it here, as
+	// POST /api/v1/tokens's record would.
+	rec := audit.Record{Actor: audit.Actor{Type: "user", ID: cmp.Or(cfg.Actor, "local")}, Action: "token.create",
+		Target: "token:" + t.ID, Project: t.Project, Outcome: audit.OutcomeSuccess,
+		Details: map[string]any{"name": t.Name, "role": string(t.Role), "via": "steward token create (database direct)"}}
+	if err := audit.New(db).Write(ctx, rec); err != nil {
+		return "", fmt.Errorf("token %s created, but %w", t.ID, err)
+	}
+	return secret, nil
 }

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/store"
@@ -210,6 +211,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 		exp := t.CreateTime.Add(p.TTL)
 		t.ExpireTime = &exp
 	}
+	// The audit record of POST /api/v1/tokens names the token the server
+	// chose an id for.
+	audit.Describe(ctx, "token:"+t.ID, map[string]any{"name": t.Name, "role": string(t.Role)})
 	secret := prefix + t.ID + "_" + hex.EncodeToString(raw[:])
 	sum := sha256.Sum256([]byte(secret))
 	t.secretSHA256 = hex.EncodeToString(sum[:])

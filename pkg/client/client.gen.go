@@ -5518,6 +5518,10 @@ type ClientInterface interface {
 	// `labels.env=prod`; every one given must match). Orders being deleted are listed;
 	// removed ones (tombstones, until purged) only with `show_deleted=true`.
 	//
+	// An admin's `Steward-Project: *` lists the orders of every project (each names
+	// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
+	// with 400 `INVALID_ARGUMENT` (field `Steward-Project`) on every other route.
+	//
 	// Corresponds with GET /api/v1/catalog-item-instances (the `ListCatalogItemInstances` operationId).
 	ListCatalogItemInstances(ctx context.Context, params *ListCatalogItemInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -6946,6 +6950,10 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 // `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
 // `labels.env=prod`; every one given must match). Orders being deleted are listed;
 // removed ones (tombstones, until purged) only with `show_deleted=true`.
+//
+// An admin's `Steward-Project: *` lists the orders of every project (each names
+// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
+// with 400 `INVALID_ARGUMENT` (field `Steward-Project`) on every other route.
 //
 // Corresponds with GET /api/v1/catalog-item-instances (the `ListCatalogItemInstances` operationId).
 func (c *Client) ListCatalogItemInstances(ctx context.Context, params *ListCatalogItemInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13526,6 +13534,10 @@ type ClientWithResponsesInterface interface {
 	// `labels.env=prod`; every one given must match). Orders being deleted are listed;
 	// removed ones (tombstones, until purged) only with `show_deleted=true`.
 	//
+	// An admin's `Steward-Project: *` lists the orders of every project (each names
+	// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
+	// with 400 `INVALID_ARGUMENT` (field `Steward-Project`) on every other route.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/catalog-item-instances (the `ListCatalogItemInstances` operationId).
@@ -20093,6 +20105,10 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 // `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
 // `labels.env=prod`; every one given must match). Orders being deleted are listed;
 // removed ones (tombstones, until purged) only with `show_deleted=true`.
+//
+// An admin's `Steward-Project: *` lists the orders of every project (each names
+// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
+// with 400 `INVALID_ARGUMENT` (field `Steward-Project`) on every other route.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -35,7 +35,7 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        -- attribute sets are passed through undecoded)
        COALESCE(jsonb_typeof(attributes->'active') = 'object', false)
 FROM catalog_item_instances
-WHERE project = $1
+WHERE (project = $1 OR $1 = '*') -- '*': an admin's list of every project
   AND ($2::text = '' OR service_type = $3)
   AND ($4::text = '' OR state = $5)
   AND ($6::text = '' OR catalog_item_id = $7)

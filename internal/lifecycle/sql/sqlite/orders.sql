@@ -34,7 +34,7 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        -- attribute sets are passed through undecoded)
        COALESCE(json_type(attributes, '$.active') = 'object', 0)
 FROM catalog_item_instances
-WHERE project = ?
+WHERE (project = ?1 OR ?1 = '*') -- '*': an admin's list of every project
   AND (? = '' OR service_type = ?)
   AND (? = '' OR state = ?)
   AND (? = '' OR catalog_item_id = ?)
