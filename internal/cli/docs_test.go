@@ -1,0 +1,107 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stewardhq/steward/internal/cli"
+	"github.com/stewardhq/steward/internal/crashtest"
+)
+
+// readRepoFile reads a file of the repository by its path from the root.
+func readRepoFile(t *testing.T, path string) string {
+	t.Helper()
+	moduleDir, err := crashtest.ModuleDir(context.Background(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(moduleDir, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Issue 22, item 17: every route line of docs/api.md ("    GET /api/v1/…")
+// is an operation of api/openapi.yaml with that method, and every operation
+// of the document is in the guide, so the guide can drift neither way.
+func TestDocs_APIGuideRoutesAreInTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := yaml.Unmarshal([]byte(readRepoFile(t, "api/openapi.yaml")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	methods := []string{"get", "post", "put", "patch", "delete"}
+	inDocument := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for m := range ops {
+			if slices.Contains(methods, m) {
+				inDocument[strings.ToUpper(m)+" "+path] = true
+			}
+		}
+	}
+
+	route := regexp.MustCompile(`(?m)^ {4}(GET|POST|PUT|PATCH|DELETE) (/api/\S+)\s*$`)
+	inGuide := map[string]bool{}
+	for _, m := range route.FindAllStringSubmatch(readRepoFile(t, "docs/api.md"), -1) {
+		r := m[1] + " " + m[2]
+		inGuide[r] = true
+		if !inDocument[r] {
+			t.Errorf("docs/api.md names %s, which api/openapi.yaml does not have", r)
+		}
+	}
+	if len(inGuide) < 20 {
+		t.Fatalf("found %d route lines in docs/api.md; the pattern no longer matches it", len(inGuide))
+	}
+	for r := range inDocument {
+		if !inGuide[r] {
+			t.Errorf("api/openapi.yaml has %s, which docs/api.md does not list", r)
+		}
+	}
+}
+
+// Issue 22, item 17: docs/operations.md names every flag of steward server.
+func TestDocs_OperationsGuideNamesEveryServerFlag(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	if code := cli.MainContext(t.Context(), []string{"server", "--help"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("steward server --help: exit %d\n%s", code, errOut.String())
+	}
+	flags := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(flags) < 10 {
+		t.Fatalf("found %d flags in steward server --help:\n%s", len(flags), out.String())
+	}
+	guide := readRepoFile(t, "docs/operations.md")
+	for _, f := range flags {
+		if f[1] != "help" && !strings.Contains(guide, "`--"+f[1]+"`") {
+			t.Errorf("docs/operations.md does not name `--%s` of steward server", f[1])
+		}
+	}
+}
+
+// Issue 22, item 17: the README links the repository's own guides, and
+// nothing points outside the clone.
+func TestDocs_ReadmeLinksTheGuidesAndNothingOutside(t *testing.T) {
+	t.Parallel()
+	readme := readRepoFile(t, "README.md")
+	for _, d := range []string{"docs/architecture.md", "docs/api.md", "docs/operations.md", "docs/providers.md"} {
+		if !strings.Contains(readme, "("+d+")") {
+			t.Errorf("README.md does not link %s", d)
+		}
+	}
+	for _, f := range []string{"README.md", "docs/architecture.md", "docs/api.md", "docs/operations.md", "docs/providers.md"} {
+		if text := readRepoFile(t, f); strings.Contains(text, "../shared") || strings.Contains(text, "shared folder") {
+			t.Errorf("%s points outside the repository (../shared)", f)
+		}
+	}
+}
