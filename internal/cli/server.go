@@ -68,6 +68,8 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")
 	f.DurationVar(&cfg.CleanupInterval, "cleanup-interval", 0, "time between passes of the cleanup worker (default 10s)")
 	f.IntVar(&cfg.CleanupMaxRetries, "cleanup-max-retries", 0, "failed attempts before a cleanup task is FAILED (default 10)")
+	f.DurationVar(&cfg.ResyncAfter, "resync-after", 0, "read an instance back from its provider after this long in a transitional state without a status report, then again with backoff until it settles (default 30s; negative: off)")
+	f.DurationVar(&cfg.ResyncSettledEvery, "resync-settled-every", 0, "read each settled (RUNNING or FAILED) instance back from its provider at least this often, spread over time (default 10m; negative: never)")
 	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
 	f.DurationVar(&cfg.TombstoneRetention, "tombstone-retention", 0, "how long a removed order stays readable before it is purged (default 720h)")
 	f.DurationVar(&cfg.DeletionStuckAfter, "deletion-stuck-after", 0, "how long a deletion may wait at its gate before it counts as stuck (default 10m)")

@@ -42,6 +42,8 @@ type serverProc struct {
 type serverParams struct {
 	bin, dataDir, databaseURL, logPath string
 	port                               int
+	// extra are more flags for `steward server`.
+	extra []string
 }
 
 func newServerProc(p serverParams) *serverProc {
@@ -51,6 +53,7 @@ func newServerProc(p serverParams) *serverProc {
 	if p.databaseURL != "" {
 		args = append(args, "--database-url", p.databaseURL)
 	}
+	args = append(args, p.extra...)
 	// Every flag also reads STEWARD_<FLAG>: the trial's flags must be the
 	// only configuration, whatever the caller's environment holds.
 	var env []string

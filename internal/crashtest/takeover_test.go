@@ -1,16 +1,11 @@
 package crashtest
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/internal/poll"
-	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
@@ -20,54 +15,11 @@ import (
 // within seconds (its peer lease check), not after River's rescue window
 // or the key's lock timeout (minutes).
 func TestTakeover_TwoProcessesOnePostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills two real servers; skipped with -short")
-	}
-	base := os.Getenv(storetest.EnvDatabaseURL)
-	if base == "" {
-		t.Skip("two processes need a shared store: set " + storetest.EnvDatabaseURL)
-	}
-	bin := binary(t)
-	ctx := t.Context()
-	dbURL, drop, err := newSchema(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	dir := t.TempDir()
-	start := func(name string) *serverProc {
-		t.Helper()
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := newServerProc(serverParams{bin: bin, dataDir: filepath.Join(dir, name), databaseURL: dbURL,
-			logPath: filepath.Join(dir, name+".log"), port: port})
-		if err := s.start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.stop(5 * time.Second) })
-		if _, err := s.waitReady(ctx, 30*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	r := newReplicas(t)
+	start := func(name string) *serverProc { return r.start(name) }
 	call := func(s *serverProc, method, path, key string, body any) (int, map[string]any) {
 		t.Helper()
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-		if err != nil {
-			return 0, nil
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
+		return r.call(s, method, path, key, body)
 	}
 
 	p := providertest.New(t)

@@ -94,6 +94,15 @@ type Config struct {
 	// CleanupMaxRetries is how many failed attempts turn a cleanup task
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int
+	// ResyncAfter is how long an instance in a transitional state may go
+	// without a status before it is read back from its provider (then
+	// again with backoff until it settles). Defaults to 30s; negative
+	// turns resync off.
+	ResyncAfter time.Duration
+	// ResyncSettledEvery is the longest a settled instance goes between
+	// two reads from its provider (spread over time). Defaults to 10m;
+	// negative reads settled instances never.
+	ResyncSettledEvery time.Duration
 
 	// TombstoneRetention is how long a removed order stays readable as a
 	// tombstone before it is purged. Defaults to 30 days (AIP-164).
@@ -184,6 +193,7 @@ type Server struct {
 	checks        []healthCheck
 
 	processProvider *processprovider.Daemon
+	resync          *resyncLoop
 
 	// lock holds the data directory while the server runs (see claim).
 	lock *dataDirLock
@@ -257,6 +267,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("server: start jobs: %w", err)
 	}
+	s.startResync(ctx)
 	if err := s.relay.Start(ctx); err != nil {
 		return fmt.Errorf("server: start event relay: %w", err)
 	}
@@ -368,14 +379,17 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Observer: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
 			return s.placement.InstanceStatusChangedTx(ctx, tx, st)
 		}),
-		Logger:            s.logger,
-		Registerer:        s.registry,
-		HealthInterval:    s.cfg.HealthInterval,
-		FailureThreshold:  s.cfg.ProviderFailureThreshold,
-		CleanupMaxRetries: s.cfg.CleanupMaxRetries,
-		ProcessID:         s.peers.ID(),
+		Logger:             s.logger,
+		Registerer:         s.registry,
+		HealthInterval:     s.cfg.HealthInterval,
+		FailureThreshold:   s.cfg.ProviderFailureThreshold,
+		CleanupMaxRetries:  s.cfg.CleanupMaxRetries,
+		ProcessID:          s.peers.ID(),
+		ResyncAfter:        s.cfg.ResyncAfter,
+		ResyncSettledEvery: s.cfg.ResyncSettledEvery,
 	})
 	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
+	s.peers.AddReaper("resync claims", s.sprm.ReapResyncTx)
 	periodic := []jobs.Periodic{
 		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
 		// Each pass checks the providers whose next check is due, so
@@ -747,6 +761,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		if s.relay != nil {
 			errs = append(errs, s.relay.Stop(ctx))
 		}
+		s.stopResync(ctx)
 		if s.stopStatus != nil {
 			s.stopStatus()
 		}

@@ -107,8 +107,9 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	if !status.Valid() || status == provider.StatusPending || status == provider.StatusUnknown {
 		status = provider.StatusProvisioning
 	}
+	t := s.now()
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		s.q.Get("InstanceRecordCreated"), string(status), got.Message, s.now(), p.ID)
+		s.q.Get("InstanceRecordCreated"), string(status), got.Message, t, t, s.resyncDue(status, t), p.ID)
 	if err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)
@@ -187,7 +188,7 @@ func (s *Service) outcomeUnknown(ctx context.Context, p CreateParams, providerNa
 		return &OutcomeUnknownError{InstanceID: p.ID, Kind: kind, Err: cause}
 	}
 	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
-		"create outcome unknown ("+cause.Error()+"); resolving", s.now(), p.ID); err != nil {
+		"create outcome unknown ("+cause.Error()+"); resolving", s.now(), noResync, p.ID); err != nil {
 		// Still PENDING: the next attempt resolves it all the same.
 		s.log.WarnContext(ctx, "mark a create of unknown outcome", "instance_id", p.ID, "error", err)
 	}
@@ -218,7 +219,7 @@ func (s *Service) createFailed(ctx context.Context, p CreateParams, prov Provide
 func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceType string, cause error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
-			"create outcome unknown ("+cause.Error()+"); queued for cleanup", s.now(), id); err != nil {
+			"create outcome unknown ("+cause.Error()+"); queued for cleanup", s.now(), noResync, id); err != nil {
 			return err
 		}
 		_, err := s.enqueueCleanupTx(ctx, tx, id, providerName, serviceType)

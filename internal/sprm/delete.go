@@ -80,7 +80,8 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 		return Instance{}, err
 	}
 	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
-		s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(), id); err != nil {
+		s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(),
+		s.resyncDue(provider.StatusDeleting, s.now()), id); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
 	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +53,9 @@ type fakeProviders struct {
 	latency      time.Duration
 	healthChecks int
 	deletes      int
+	// missing holds the ids Get answers 404 for; gets counts Get calls.
+	missing map[string]bool
+	gets    map[string]int
 }
 
 func (f *fakeProviders) set(down bool, latency time.Duration) {
@@ -70,8 +74,29 @@ func (f *fakeProviders) Create(context.Context, string, provider.CreateRequest) 
 	return provider.Instance{}, errors.New("fake provider: Create is not used by these tests")
 }
 
-func (f *fakeProviders) Get(context.Context, string, string) (provider.Instance, error) {
-	return provider.Instance{}, errors.New("fake provider: Get is not used by these tests")
+// Get answers PROVISIONING, or 404 for an id in missing, and counts the
+// calls by id.
+func (f *fakeProviders) Get(_ context.Context, _, id string) (provider.Instance, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gets == nil {
+		f.gets = map[string]int{}
+	}
+	f.gets[id]++
+	switch {
+	case f.down:
+		return provider.Instance{}, errUnreachable
+	case f.missing[id]:
+		return provider.Instance{}, provider.ErrNotFound
+	}
+	return provider.Instance{InstanceID: id, Status: provider.StatusProvisioning}, nil
+}
+
+// getCounts returns the Get calls so far, by instance id.
+func (f *fakeProviders) getCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.gets)
 }
 
 func (f *fakeProviders) Update(context.Context, string, provider.UpdateRequest) (provider.Instance, error) {

@@ -76,6 +76,23 @@ type Config struct {
 	// UnknownReportTTL is how long a NATS status report for an unknown
 	// instance is retried before it is dropped. Defaults to 10m.
 	UnknownReportTTL time.Duration
+
+	// ResyncAfter is how long an instance in a transitional state
+	// (PENDING, PROVISIONING, DELETING, UNKNOWN) may go without a status
+	// before it is read back from its provider; while it stays so, the
+	// reads back off from there (doubling) up to ResyncMaxBackoff.
+	// Defaults to 30s; negative turns resync off (see RunResync).
+	ResyncAfter time.Duration
+	// ResyncSettledEvery is the longest a settled instance (RUNNING,
+	// FAILED) goes between two reads; each is read after a random time
+	// between half of it and all of it, so they do not all come due at
+	// once. Defaults to 10m; negative reads settled instances never.
+	ResyncSettledEvery time.Duration
+	// ResyncMaxBackoff caps the time between reads of an instance that
+	// stays transitional, or whose provider fails to answer. Defaults to 5m.
+	ResyncMaxBackoff time.Duration
+	// ResyncBatch is how many due instances one claim takes. Defaults to 100.
+	ResyncBatch int
 }
 
 // Service is the SP Resource Manager. It is safe for concurrent use.
@@ -106,6 +123,10 @@ func New(cfg Config) *Service {
 	cfg.ClaimTimeout = cmp.Or(cfg.ClaimTimeout, 2*time.Minute)
 	cfg.PendingGrace = cmp.Or(cfg.PendingGrace, 2*time.Minute)
 	cfg.UnknownReportTTL = cmp.Or(cfg.UnknownReportTTL, 10*time.Minute)
+	cfg.ResyncAfter = cmp.Or(cfg.ResyncAfter, 30*time.Second)
+	cfg.ResyncSettledEvery = cmp.Or(cfg.ResyncSettledEvery, 10*time.Minute)
+	cfg.ResyncMaxBackoff = cmp.Or(cfg.ResyncMaxBackoff, 5*time.Minute)
+	cfg.ResyncBatch = cmp.Or(cfg.ResyncBatch, 100)
 	return &Service{
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "sprm"),

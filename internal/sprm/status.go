@@ -39,7 +39,8 @@ func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.
 	for attempt := 0; ; attempt++ {
 		t := s.now()
 		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
-			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t, id, observed)
+			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t,
+			t, s.resyncDue(r.Status, t), id, observed)
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}

@@ -78,9 +78,10 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	}
 	// The row keeps a report newer than the update; the observer is told
 	// the status the row has.
+	t := s.now()
 	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
 		n, err := tx.Exec(wctx, s.q.Get("InstanceRecordUpdate"), store.JSON(p.Spec), sent, string(status), sent,
-			got.Message, sent, sent, s.now(), p.ID)
+			got.Message, sent, sent, t, t, s.resyncDue(status, t), p.ID)
 		if err != nil || n == 0 || s.cfg.Observer == nil {
 			return err
 		}

@@ -27,8 +27,9 @@ LIMIT $11;
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
 UPDATE service_type_instances
-SET status = $1, status_message = $2, version = version + 1, update_time = $3
-WHERE id = $4 AND (status = 'PENDING'
+SET status = $1, status_message = $2, version = version + 1, update_time = $3,
+    status_time = $4, resync_time = $5, resync_attempts = 0
+WHERE id = $6 AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
 -- name: InstanceDeleteIntent :exec
@@ -40,17 +41,21 @@ WHERE id = $1 AND (status = 'PENDING'
 -- name: InstanceApplyStatus :exec
 UPDATE service_type_instances
 SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
-    deleted_at = CASE WHEN $5::text = 'DELETED' THEN COALESCE(deleted_at, $6) ELSE deleted_at END
-WHERE id = $7 AND (status_observed_time IS NULL OR status_observed_time <= $8);
+    deleted_at = CASE WHEN $5::text = 'DELETED' THEN COALESCE(deleted_at, $6) ELSE deleted_at END,
+    status_time = $7, resync_time = $8, resync_attempts = 0
+WHERE id = $9 AND (status_observed_time IS NULL OR status_observed_time <= $10);
 
 -- name: InstanceSetStatus :exec
+-- A status Steward sets itself: resync_time is when to read the instance
+-- back (NULL: not while its create's outcome is unknown).
 UPDATE service_type_instances
-SET status = $1, status_message = $2, version = version + 1, update_time = $3
-WHERE id = $4;
+SET status = $1, status_message = $2, version = version + 1, update_time = $3, resync_time = $4, resync_attempts = 0
+WHERE id = $5;
 
 -- name: InstanceMarkDeleted :exec
 UPDATE service_type_instances
-SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), version = version + 1, update_time = $2
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), version = version + 1, update_time = $2,
+    resync_time = NULL
 WHERE id = $3;
 
 -- name: InstanceListStalePending :many
@@ -80,10 +85,48 @@ SET spec = $1,
     status_message = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $4 THEN $5 ELSE status_message END,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $6 THEN $7
                                 ELSE status_observed_time END,
-    version = version + 1, update_time = $8
-WHERE id = $9 AND deleted_at IS NULL;
+    version = version + 1, update_time = $8, status_time = $9, resync_time = $10, resync_attempts = 0
+WHERE id = $11 AND deleted_at IS NULL;
 
 -- name: InstanceLockVersion :one
 -- An If-Match precondition: locks the row for the transaction, so no other
 -- writer moves its version between the compare and the transaction's writes.
 SELECT version FROM service_type_instances WHERE id = $1 FOR UPDATE;
+
+-- name: InstanceResyncClaim :many
+-- Takes a batch of instances due to be read back from their providers
+-- (issue 22), moving each one's resync_time to the claim's end so that no
+-- other process takes it meanwhile; SKIP LOCKED makes concurrent claims
+-- take different rows. An instance whose deletion is queued is the cleanup
+-- worker's, not the resync's.
+UPDATE service_type_instances
+SET resync_time = $1, resync_claimed_by = $2
+WHERE id IN (
+    SELECT i.id FROM service_type_instances i
+    WHERE i.resync_time <= $3 AND i.deleted_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
+    ORDER BY i.resync_time
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, provider_name, status, status_message, resync_attempts;
+
+-- name: InstanceResyncUnchanged :exec
+-- The provider answered what the row says: only status_time moves (no new
+-- version, so no client's If-Match goes stale for nothing).
+UPDATE service_type_instances SET status_time = $1
+WHERE id = $2 AND status = $3 AND status_message = $4;
+
+-- name: InstanceResyncDone :exec
+-- Schedules the next read of a claimed instance by the status it has now:
+-- settled at $1 (spread), unsettled at $2 after $3 reads in a row, deleted never.
+UPDATE service_type_instances
+SET resync_time = CASE WHEN deleted_at IS NOT NULL THEN NULL
+                       WHEN status IN ('RUNNING', 'FAILED') THEN $1::timestamptz ELSE $2::timestamptz END,
+    resync_attempts = CASE WHEN status IN ('RUNNING', 'FAILED') THEN 0 ELSE $3::integer END,
+    resync_claimed_by = ''
+WHERE id = $4 AND resync_claimed_by = $5;
+
+-- name: InstanceResyncReleaseOfDead :exec
+-- The instances a dead process had claimed are due again at once.
+UPDATE service_type_instances SET resync_time = $1, resync_claimed_by = ''
+WHERE resync_claimed_by = ANY($2::text[]) AND resync_time IS NOT NULL;

@@ -27,7 +27,8 @@ LIMIT CAST(? AS INTEGER);
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
 UPDATE service_type_instances
-SET status = ?, status_message = ?, version = version + 1, update_time = ?
+SET status = ?, status_message = ?, version = version + 1, update_time = ?,
+    status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
@@ -40,17 +41,21 @@ WHERE id = ? AND (status = 'PENDING'
 -- name: InstanceApplyStatus :exec
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
-    deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END
+    deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
+    status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?);
 
 -- name: InstanceSetStatus :exec
+-- A status Steward sets itself: resync_time is when to read the instance
+-- back (NULL: not while its create's outcome is unknown).
 UPDATE service_type_instances
-SET status = ?, status_message = ?, version = version + 1, update_time = ?
+SET status = ?, status_message = ?, version = version + 1, update_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ?;
 
 -- name: InstanceMarkDeleted :exec
 UPDATE service_type_instances
-SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), version = version + 1, update_time = ?
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), version = version + 1, update_time = ?,
+    resync_time = NULL
 WHERE id = ?;
 
 -- name: InstanceListStalePending :many
@@ -80,10 +85,47 @@ SET spec = ?,
     status_message = CASE WHEN status_observed_time IS NULL OR status_observed_time <= ? THEN ? ELSE status_message END,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= ? THEN ?
                                 ELSE status_observed_time END,
-    version = version + 1, update_time = ?
+    version = version + 1, update_time = ?, status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND deleted_at IS NULL;
 
 -- name: InstanceLockVersion :one
 -- An If-Match precondition, read inside a write transaction; SQLite's
 -- immediate transactions already hold the write lock.
 SELECT version FROM service_type_instances WHERE id = ?;
+
+-- name: InstanceResyncClaim :many
+-- Takes a batch of instances due to be read back from their providers
+-- (issue 22), moving each one's resync_time to the claim's end so that no
+-- other process takes it meanwhile. An instance whose deletion is queued
+-- is the cleanup worker's, not the resync's.
+UPDATE service_type_instances
+SET resync_time = ?, resync_claimed_by = ?
+WHERE id IN (
+    SELECT i.id FROM service_type_instances i
+    WHERE i.resync_time <= ? AND i.deleted_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
+    ORDER BY i.resync_time
+    LIMIT CAST(? AS INTEGER))
+RETURNING id, provider_name, status, status_message, resync_attempts;
+
+-- name: InstanceResyncUnchanged :exec
+-- The provider answered what the row says: only status_time moves (no new
+-- version, so no client's If-Match goes stale for nothing).
+UPDATE service_type_instances SET status_time = ?
+WHERE id = ? AND status = ? AND status_message = ?;
+
+-- name: InstanceResyncDone :exec
+-- Schedules the next read of a claimed instance by the status it has now:
+-- settled at the first time (spread), unsettled at the second after that
+-- many reads in a row, deleted never.
+UPDATE service_type_instances
+SET resync_time = CASE WHEN deleted_at IS NOT NULL THEN NULL
+                       WHEN status IN ('RUNNING', 'FAILED') THEN ? ELSE ? END,
+    resync_attempts = CASE WHEN status IN ('RUNNING', 'FAILED') THEN 0 ELSE ? END,
+    resync_claimed_by = ''
+WHERE id = ? AND resync_claimed_by = ?;
+
+-- name: InstanceResyncReleaseOfDead :exec
+-- The instances a dead process had claimed are due again at once.
+UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
+WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
