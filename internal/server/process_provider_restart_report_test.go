@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stewardhq/steward/internal/httpapi/apitest"
-	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -24,14 +22,9 @@ func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+		s := startWithProcessProvider(t, engine)
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		killAtCleanup(t, func() { _ = s.Stop(context.Background()) }, func() []string { return []string{pidFile} })
-		select {
-		case <-s.ProcessProvider().Registered():
-		case <-deadline(t):
-			t.Fatal("the in-process provider never registered")
-		}
 		s.Do(t, "POST", "/api/v1/catalog-items?id=crashy", map[string]any{
 			"service_type": "container",
 			"defaults": map[string]any{
