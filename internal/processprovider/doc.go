@@ -159,7 +159,7 @@
 //	Create                     → PROVISIONING (answer)
 //	exec succeeded             → RUNNING (report; message names the pid)
 //	exec failed                → FAILED (report; message says why, e.g. command not found)
-//	exit, restarted            → stays RUNNING (no report; Get's message counts restarts)
+//	exit, restarted            → stays RUNNING (reported: the exit, then the new pid; restart_count counts)
 //	exit 0, not restarted      → COMPLETED (report; message starts "completed:")
 //	other exit, not restarted  → FAILED (report; message gives the exit status or signal)
 //	Update, new spec           → PROVISIONING (answer and report), then as after Create
@@ -183,7 +183,10 @@
 // signal or an unknown exit that is not restarted stays FAILED. One that
 // should come back after exiting 0 wants policy always.
 //
-// Only status changes are reported, each with ObservedTime from Config.Now.
+// Every change of status or message is reported, each with ObservedTime
+// from Config.Now and restart_count: how many times the current spec's
+// processes have been restarted (a create, an update or a repair starts
+// again from zero).
 // Reports for an instance are sent in order by a goroutine of their own, so
 // neither callers nor supervision wait on Steward; a failed report is retried
 // with backoff (up to ReportBackoffMax) until Steward takes it, however long

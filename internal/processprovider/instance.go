@@ -46,6 +46,8 @@ type instance struct {
 	gen     int
 	status  provider.Status
 	message string
+	// reportedRestarts is the restart count of the last report queued.
+	reportedRestarts int64
 	// members are the current spec's, built with it.
 	members []*member
 	// retired are the members of replaced specs whose runs may still hold a
@@ -193,6 +195,16 @@ func (in *instance) setLocked(s provider.Status, msg string) bool {
 	changed := in.status != s
 	in.status, in.message = s, msg
 	return changed
+}
+
+// restartsLocked is how many times the current spec's processes have been
+// restarted, over every member; the caller holds in.mu.
+func (in *instance) restartsLocked() int64 {
+	var n int64
+	for _, m := range in.members {
+		n += int64(m.restarts)
+	}
+	return n
 }
 
 // requestDelete marks the instance DELETING, records that, and tells its

@@ -409,22 +409,29 @@ func (p *Provider) setStatus(in *instance, s provider.Status, msg string) {
 	p.recordLocked(in, s, msg)
 }
 
-// recordLocked records the status and message and, when the status
-// changed, queues a report observed now; the caller holds in.mu, so reports
-// are queued in the order the statuses were set, and an update's
-// PROVISIONING cannot be overtaken by the old process's RUNNING. DELETING is
-// not reported: Steward set it itself when it called Delete.
+// recordLocked records the status and message and, when either (or the
+// restart count) changed, queues a report observed now: a restart of a
+// RUNNING instance is reported with its new message (the new pid) and
+// restart count. The caller holds in.mu, so reports are queued in the
+// order the statuses were set, and an update's PROVISIONING cannot be
+// overtaken by the old process's RUNNING. DELETING is not reported:
+// Steward set it itself when it called Delete.
 func (p *Provider) recordLocked(in *instance, s provider.Status, msg string) {
-	if !in.setLocked(s, msg) || s == provider.StatusDeleting || in.restoring {
+	before, restarts := in.message, in.restartsLocked()
+	statusChanged := in.setLocked(s, msg)
+	changed := statusChanged || (in.status == s && (msg != before || restarts != in.reportedRestarts))
+	if !changed || s == provider.StatusDeleting || in.restoring {
 		return
 	}
+	in.reportedRestarts = restarts
 	p.enqueue(in.out, provider.StatusReport{
 		InstanceID:   in.id,
 		Status:       s,
 		Message:      msg,
 		ObservedTime: p.cfg.Now(),
+		RestartCount: &restarts,
 	})
-	if s == provider.StatusRunning {
+	if statusChanged && s == provider.StatusRunning {
 		// Running again (first, or after an update): report the runtime
 		// even when it looks as it did before.
 		p.runtimeChangedLocked(in, true)

@@ -206,15 +206,20 @@ func TestCreate_LongRunEndsTheRestartStreak(t *testing.T) {
 	if err != nil || got.Status != provider.StatusRunning {
 		t.Errorf("Get = %+v, %v; want RUNNING", got, err)
 	}
-	select {
-	case r := <-b.reports:
-		t.Errorf("report %+v while restarting, want none", r)
-	default:
-	}
 	if _, err := b.p.Delete(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	b.expect(t, id, provider.StatusDeleted)
+	// Each restart was reported, RUNNING with its count: never FAILED.
+	var restarts int64
+	for r := b.nextFor(t, id); r.Status != provider.StatusDeleted; r = b.nextFor(t, id) {
+		if r.Status != provider.StatusRunning || r.RestartCount == nil || *r.RestartCount < restarts {
+			t.Fatalf("report %s %q (restart count %v) while restarting, want RUNNING with a growing count", r.Status, r.Message, r.RestartCount)
+		}
+		restarts = *r.RestartCount
+	}
+	if restarts < 3 {
+		t.Errorf("restart count reported = %d, want at least 3 (four runs)", restarts)
+	}
 }
 
 func TestDelete_DuringRestartBackoff(t *testing.T) {
@@ -471,11 +476,18 @@ func TestStop_LeavesEveryProcessRunning(t *testing.T) {
 		b.mustCreate(t, id, spec)
 	}
 	leaders := map[string]int{}
-	for range specs {
+	// Each instance reports RUNNING, and "backoff" its exit too (restart
+	// 1, waiting an hour), in any order.
+	for seen, backoffExit := 0, false; seen < len(specs) || !backoffExit; {
 		r := b.next(t)
 		if r.Status != provider.StatusRunning {
 			t.Fatalf("report %+v, want RUNNING", r)
 		}
+		if r.RestartCount != nil && *r.RestartCount > 0 {
+			backoffExit = true
+			continue
+		}
+		seen++
 		if pid, ok := b.p.PID(r.InstanceID); ok && r.InstanceID != "backoff" {
 			leaders[r.InstanceID] = pid
 		}

@@ -72,7 +72,8 @@ func TestReport_RetriedUntilDelivered(t *testing.T) {
 	defer timer.Stop()
 	select {
 	case r := <-rep.delivered:
-		want := provider.StatusReport{InstanceID: "retried", Status: provider.StatusRunning, Message: "no-op: nothing started", ObservedTime: testNow}
+		want := provider.StatusReport{InstanceID: "retried", Status: provider.StatusRunning, Message: "no-op: nothing started", ObservedTime: testNow,
+			RestartCount: new(int64)}
 		if diff := cmp.Diff(want, r); diff != "" {
 			t.Errorf("delivered report (-want +got):\n%s", diff)
 		}

@@ -365,7 +365,9 @@ func (p *Provider) reportRestored(in *instance) {
 	if in.status == provider.StatusDeleting || in.status == provider.StatusDeleted {
 		return
 	}
+	restarts := in.restartsLocked()
+	in.reportedRestarts = restarts
 	p.enqueue(in.out, provider.StatusReport{InstanceID: in.id, Status: in.status, Message: in.message,
-		ObservedTime: p.cfg.Now()})
+		ObservedTime: p.cfg.Now(), RestartCount: &restarts})
 	p.runtimeChangedLocked(in, true)
 }

@@ -19,12 +19,7 @@ func TestProcessProvider_ExitZeroIsACompletion(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
-		select {
-		case <-s.ProcessProvider().Registered():
-		case <-deadline(t):
-			t.Fatal("the in-process provider never registered")
-		}
+		s := startWithProcessProvider(t, engine)
 		type order struct {
 			State         string `json:"state"`
 			Status        string `json:"status"`
@@ -65,4 +60,17 @@ func TestProcessProvider_ExitZeroIsACompletion(t *testing.T) {
 			t.Errorf("exit-3 order: %+v, want Ready reason Failed naming status 3", broken)
 		}
 	})
+}
+
+// startWithProcessProvider starts a server that runs the process provider
+// in-process, and returns once the provider has registered.
+func startWithProcessProvider(t *testing.T, engine store.Engine) *apitest.Server {
+	t.Helper()
+	s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+	select {
+	case <-s.ProcessProvider().Registered():
+	case <-deadline(t):
+		t.Fatal("the in-process provider never registered")
+	}
+	return s
 }

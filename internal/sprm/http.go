@@ -234,6 +234,7 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 		Status       provider.Status `json:"status"`
 		Message      string          `json:"message"`
 		ObservedTime time.Time       `json:"observed_time"`
+		RestartCount *int64          `json:"restart_count"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
@@ -242,7 +243,7 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in, err := s.ApplyStatusIfMatch(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
-		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime,
+		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime, RestartCount: body.RestartCount,
 	}, ifMatch)
 	if errors.Is(err, ErrStaleReport) {
 		w.WriteHeader(http.StatusNoContent)

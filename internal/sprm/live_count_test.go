@@ -45,7 +45,7 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
 			at := c.s.now()
 			c.clock.Advance(1)
-			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, status, at, at, noResync, "c", at); err != nil {
+			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, nil, status, at, at, noResync, "c", at); err != nil {
 				t.Fatal(err)
 			}
 			check("report " + status)

@@ -15,6 +15,9 @@ type InstanceStatus struct {
 	InstanceID string
 	Status     provider.Status
 	Message    string
+	// RestartCount is the report's restart count, nil when it had none
+	// (and for a status that is not a report).
+	RestartCount *int64
 }
 
 // StatusObserver is told of an instance's status changes: the status the

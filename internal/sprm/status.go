@@ -32,14 +32,17 @@ func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.
 	if r.ObservedTime.IsZero() {
 		errs.Add("observed_time", "is required")
 	}
+	if r.RestartCount != nil && *r.RestartCount < 0 {
+		errs.Add("restart_count", "must not be negative")
+	}
 	if err := errs.Err(); err != nil {
 		return Instance{}, err
 	}
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message},
-			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, string(r.Status), t,
+		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount},
+			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, r.RestartCount, string(r.Status), t,
 			t, s.resyncDue(r.Status, t), id, observed)
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err

@@ -62,7 +62,10 @@ type Instance struct {
 	ServiceType   string          `json:"service_type"`
 	Status        provider.Status `json:"status"`
 	StatusMessage string          `json:"status_message"`
-	Spec          map[string]any  `json:"spec"`
+	// RestartCount is how many times the provider restarted the workload,
+	// as its last report said; nil until a report carries one.
+	RestartCount *int64         `json:"restart_count,omitempty"`
+	Spec         map[string]any `json:"spec"`
 	// Deletion is set once a deletion was queued for the cleanup worker.
 	Deletion   *Deletion  `json:"deletion"`
 	Version    int64      `json:"-"`

@@ -2790,6 +2790,11 @@ type ServiceTypeInstance struct {
 	// ProviderName Example: kubevirt-sp
 	ProviderName string `json:"provider_name"`
 
+	// RestartCount How many times the provider restarted the instance's workload, as its last
+	// status report said (`StatusReport.restart_count`). Absent until a report
+	// carries one.
+	RestartCount *int64 `json:"restart_count,omitempty"`
+
 	// ServiceType Example: vm
 	ServiceType string `json:"service_type"`
 
@@ -2844,6 +2849,13 @@ type StatusReport struct {
 	//
 	// Example: 2025-01-15T10:31:12Z
 	ObservedTime time.Time `json:"observed_time"`
+
+	// RestartCount Optional. How many times the provider has restarted the instance's workload
+	// (since it last started it afresh: a create, an update, a repair). Providers
+	// report every change of a running instance, a restart included, with its new
+	// `message` and `restart_count`; the status may stay `RUNNING`. Absent: the
+	// provider does not count restarts, and the last count stays. Negative: 400.
+	RestartCount *int64 `json:"restart_count,omitempty"`
 
 	// Status A service-type instance's status, as its provider reports it. `COMPLETED` is a
 	// workload that ran to its end and succeeded (a process that exited 0 and is not

@@ -12,9 +12,16 @@
 //     application/problem+json;
 //   - register it with Steward with a [Registrar], which retries with
 //     backoff until Steward accepts it;
-//   - report status changes (RUNNING, FAILED, DELETED) with a
-//     [StatusReporter]: [HTTPReporter] PUTs them to Steward, [NATSReporter]
-//     publishes them as CloudEvents on steward.status.<service_type>.
+//   - report status changes (RUNNING, COMPLETED, FAILED, DELETED, and every
+//     change of a running instance: a restart with its new message and
+//     [StatusReport.RestartCount]) with a [StatusReporter]: [HTTPReporter]
+//     PUTs them to Steward, [NATSReporter] publishes them as CloudEvents on
+//     steward.status.<service_type>. Put a [ReportQueue] in front of either
+//     so that no report is lost while Steward is away: it keeps the latest
+//     report of each instance until one is delivered.
+//
+// [Registrar] and [HTTPReporter] take several Steward URLs (its replicas,
+// StewardURLs) and move on to the next when one cannot be reached.
 //
 // [Registrar] and [HTTPReporter] call Steward's own API through its typed
 // Go client, package github.com/stewardhq/steward/pkg/client (generated

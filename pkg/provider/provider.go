@@ -84,6 +84,12 @@ type StatusReport struct {
 	// ObservedTime is when the provider saw the status. Steward ignores a
 	// report older than the last one it applied.
 	ObservedTime time.Time `json:"observed_time"`
+	// RestartCount, when set, is how many times the provider has restarted
+	// the instance's workload (since it last started it afresh: a create,
+	// an update, a repair). A provider reports every change of a running
+	// instance, a restart included, with its new message and count. Nil
+	// when the provider does not count restarts.
+	RestartCount *int64 `json:"restart_count,omitempty"`
 }
 
 // StatusSubject is the NATS subject for status reports of a service type.

@@ -6,13 +6,15 @@ ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.restart_count
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
 
 -- name: InstanceList :many
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.restart_count
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = $1
   AND ($2::text = '' OR i.provider_name = $3)
@@ -41,9 +43,10 @@ WHERE id = $1 AND (status = 'PENDING'
 -- name: InstanceApplyStatus :exec
 UPDATE service_type_instances
 SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
-    deleted_at = CASE WHEN $5::text = 'DELETED' THEN COALESCE(deleted_at, $6) ELSE deleted_at END,
-    status_time = $7, resync_time = $8, resync_attempts = 0
-WHERE id = $9 AND (status_observed_time IS NULL OR status_observed_time <= $10);
+    restart_count = COALESCE($5::bigint, restart_count),
+    deleted_at = CASE WHEN $6::text = 'DELETED' THEN COALESCE(deleted_at, $7) ELSE deleted_at END,
+    status_time = $8, resync_time = $9, resync_attempts = 0
+WHERE id = $10 AND (status_observed_time IS NULL OR status_observed_time <= $11);
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance

@@ -6,13 +6,15 @@ ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.restart_count
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = ? AND (? = '' OR i.project = ?);
 
 -- name: InstanceList :many
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.restart_count
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = ?
   AND (? = '' OR i.provider_name = ?)
@@ -41,6 +43,7 @@ WHERE id = ? AND (status = 'PENDING'
 -- name: InstanceApplyStatus :exec
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
+    restart_count = COALESCE(?, restart_count),
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
     status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?);
