@@ -14,12 +14,22 @@ func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/adapter-statuses", s.handleList)
 }
 
+// orderID is the id of the order the path names by its id or, as on every
+// order route, by its identity (<service_type>.<attribute>=<value>).
+func (s *Service) orderID(r *http.Request) (string, error) {
+	return s.cfg.Orders.ResolveOrder(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"))
+}
+
 func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) error {
 	var p PutParams
-	if err := httpapi.DecodeJSON(r, &p); err != nil {
+	err := httpapi.DecodeJSON(r, &p)
+	if err != nil {
 		return err
 	}
-	p.Project, p.OrderID, p.Adapter = auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"), r.PathValue("adapter")
+	p.Project, p.Adapter = auth.ProjectFrom(r.Context()), r.PathValue("adapter")
+	if p.OrderID, err = s.orderID(r); err != nil {
+		return err
+	}
 	rep, err := s.Put(r.Context(), p)
 	var discarded *DiscardedError
 	if errors.As(err, &discarded) {
@@ -39,9 +49,11 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	reports, err := s.List(r.Context(), ListParams{
-		Project: auth.ProjectFrom(r.Context()), OrderID: r.PathValue("catalog_item_instance_id"), Page: page,
-	})
+	orderID, err := s.orderID(r)
+	if err != nil {
+		return err
+	}
+	reports, err := s.List(r.Context(), ListParams{Project: auth.ProjectFrom(r.Context()), OrderID: orderID, Page: page})
 	if err != nil {
 		return err
 	}

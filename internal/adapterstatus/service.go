@@ -40,6 +40,10 @@ type Orders interface {
 	OrderForReportTx(ctx context.Context, tx *store.Tx, project, id string) (Order, error)
 	// OrderForReport reads the same outside a transaction.
 	OrderForReport(ctx context.Context, project, id string) (Order, error)
+	// ResolveOrder turns a reference to an order, its id or its identity
+	// (<service_type>.<attribute>=<value>), into its id; an identity that
+	// names no order is an error the API maps to 404.
+	ResolveOrder(ctx context.Context, project, ref string) (string, error)
 }
 
 // ReportObserver is told of every report stored on an order being deleted,

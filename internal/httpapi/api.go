@@ -163,6 +163,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		routed.URL.Path = p
 		routed.URL.RawPath = ""
 	}
+	if err := a.dotSegments(routed); err != nil {
+		a.WriteError(rec, routed, err)
+		return
+	}
 	if _, pattern := a.mux.Handler(routed); pattern == "" {
 		a.unrouted(rec, routed)
 		return

@@ -22,6 +22,12 @@ func (s *Service) OrderForReport(ctx context.Context, project, id string) (adapt
 	return reportedOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderReportGet"), id), project)
 }
 
+// ResolveOrder turns an order's id or identity into its id
+// (adapterstatus.Orders), as every order route takes either.
+func (s *Service) ResolveOrder(ctx context.Context, project, ref string) (string, error) {
+	return s.resolve(ctx, project, ref)
+}
+
 func reportedOrder(row store.Scanner, project string) (adapterstatus.Order, error) {
 	var owner string
 	var generation int64

@@ -394,13 +394,14 @@ func (e LifecycleTransferTrigger) Valid() bool {
 
 // Defines values for OrderEventTrigger.
 const (
-	OrderEventTriggerApi      OrderEventTrigger = "api"
-	OrderEventTriggerAuto     OrderEventTrigger = "auto"
-	OrderEventTriggerCreate   OrderEventTrigger = "create"
-	OrderEventTriggerDelete   OrderEventTrigger = "delete"
-	OrderEventTriggerOnDelete OrderEventTrigger = "on_delete"
-	OrderEventTriggerOnUpdate OrderEventTrigger = "on_update"
-	OrderEventTriggerResource OrderEventTrigger = "resource"
+	OrderEventTriggerApi         OrderEventTrigger = "api"
+	OrderEventTriggerAuto        OrderEventTrigger = "auto"
+	OrderEventTriggerCreate      OrderEventTrigger = "create"
+	OrderEventTriggerDelete      OrderEventTrigger = "delete"
+	OrderEventTriggerForceDelete OrderEventTrigger = "force_delete"
+	OrderEventTriggerOnDelete    OrderEventTrigger = "on_delete"
+	OrderEventTriggerOnUpdate    OrderEventTrigger = "on_update"
+	OrderEventTriggerResource    OrderEventTrigger = "resource"
 )
 
 // Valid indicates whether the value is a known member of the OrderEventTrigger enum.
@@ -413,6 +414,8 @@ func (e OrderEventTrigger) Valid() bool {
 	case OrderEventTriggerCreate:
 		return true
 	case OrderEventTriggerDelete:
+		return true
+	case OrderEventTriggerForceDelete:
 		return true
 	case OrderEventTriggerOnDelete:
 		return true
@@ -3115,7 +3118,7 @@ type ListCatalogItemInstancesParams struct {
 	// Label Only orders with this label, `key:value`; repeat for several (all must match).
 	Label *[]string `form:"label,omitempty" json:"label,omitempty"`
 
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
@@ -3141,7 +3144,7 @@ type DeleteCatalogItemInstanceParams struct {
 
 // GetCatalogItemInstanceParams defines parameters for GetCatalogItemInstance.
 type GetCatalogItemInstanceParams struct {
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
@@ -3480,13 +3483,13 @@ type ListResourcesParams struct {
 	// ProviderName Only resources on this provider.
 	ProviderName *string `form:"provider_name,omitempty" json:"provider_name,omitempty"`
 
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
 // GetResourceParams defines parameters for GetResource.
 type GetResourceParams struct {
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
@@ -3518,7 +3521,7 @@ type ListServiceTypeInstancesParams struct {
 	// Status Only instances in this status.
 	Status *InstanceStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
@@ -3547,7 +3550,7 @@ type DeleteServiceTypeInstanceParams struct {
 
 // GetServiceTypeInstanceParams defines parameters for GetServiceTypeInstance.
 type GetServiceTypeInstanceParams struct {
-	// ShowDeleted Include instances whose deletion completed (`deleted_at` set).
+	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
 }
 
