@@ -1085,9 +1085,20 @@ type CatalogItemInstance struct {
 		Requested *map[string]interface{} `json:"requested,omitempty"`
 		Rollback  *map[string]interface{} `json:"rollback,omitempty"`
 	} `json:"attributes"`
-	CatalogItemId string      `json:"catalog_item_id"`
-	Conditions    []Condition `json:"conditions"`
-	CreateTime    time.Time   `json:"create_time"`
+	CatalogItemId string `json:"catalog_item_id"`
+
+	// Conditions `Ready` comes first, always. `Healthy` follows for an app instance (an order whose
+	// service type declares a `runtime`) once its runtime was reported, by the runtime
+	// PUT or a repair operation's report, and says what the last report said:
+	// `True`/`Healthy` when the runtime is healthy; `False`/`Degraded` (usable, with
+	// reduced capacity) or `False`/`Failed`, with a `message` naming each member that is
+	// not healthy and how many are (`member agent-0 (agent) failed: …; 1 of 2 members
+	// healthy`); `Unknown`/`RuntimeUnreadable` when the runtime could not be read. Its
+	// `last_transition_time` is the report's `observed_time`. `Ready` does not follow it:
+	// a degraded runtime still serves. Orders of other service types, orders whose
+	// runtime was never reported and removed orders have no `Healthy` condition.
+	Conditions []Condition `json:"conditions"`
+	CreateTime time.Time   `json:"create_time"`
 
 	// DeletedAt When its deletion was asked for (DELETE, or its parent's); null while it is not being deleted.
 	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
@@ -1247,7 +1258,9 @@ type Condition struct {
 	Reason string          `json:"reason"`
 	Status ConditionStatus `json:"status"`
 
-	// Type Example: Ready
+	// Type `Ready` or, on an order, `Healthy` (its runtime's health).
+	//
+	// Example: Ready
 	Type string `json:"type"`
 }
 
