@@ -121,7 +121,10 @@
 //     resource's intent differs, placement.UpdateTx (in place on a
 //     provider that registered "update", else a replacement created before
 //     the old resource is retired); realised already, the resource's status
-//     now is the outcome of the state's resource transfer;
+//     now is the outcome of the state's resource transfer. The resource's
+//     intent is the active set as asked (Attributes.Requested); the active
+//     set becomes what the policy chain made of it, the spec the provider
+//     runs, so the order shows what runs;
 //   - in a purging state, deletes the resource (placement.DeleteTx);
 //   - fires the state's auto transfer, or, when it validates, queues a
 //     River job for it in the same transaction.
@@ -147,10 +150,13 @@
 //
 // PATCH (user_values through the item's fields, dict-path edits with
 // [key=value] selectors) may change only rw+ attributes of the active set
-// (400 ATTRIBUTE_NOT_UPDATABLE naming each other path), then runs the
+// as asked (400 ATTRIBUTE_NOT_UPDATABLE naming each other path), then runs the
 // state's on_update transfer (409 INVALID_STATE without one). DELETE sets
 // deleted_at and runs on_delete, now or on reaching a state that has one.
-// :setState takes an api transfer and needs the caller's version. An order
+// :setState takes an api transfer and needs the caller's version. The
+// user values each set was asked with move with the sets (userValueSets),
+// so an aborted update or a rollback shows again those of the set that
+// runs. An order
 // of a type with an identity attribute is also addressed as
 // <service_type>.<attribute>=<value>.
 //

@@ -83,6 +83,8 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	o.Attributes, o.State, o.Terminal = sets, target, next.Deleted
 	if op != "" {
 		o.wide = true
+		o.valueSets = o.valueSets.after(op)
+		o.UserValues = o.valueSets.shown(o.Attributes)
 	}
 	o.Version++
 	o.LastError = ""
@@ -196,13 +198,16 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 	if o.Attributes.Active == nil {
 		return false, nil // nothing to realise
 	}
-	intent := o.Attributes.Active
+	// The resource's intent is the set as asked; the active set becomes
+	// what the policy chain made of it, which is what the provider runs.
+	intent := o.Attributes.asked()
 	if o.InstanceID != "" {
 		cur, err := s.cfg.Placement.ResourceTx(ctx, tx, o.InstanceID)
 		if err != nil && !errors.Is(err, placement.ErrResourceNotFound) {
 			return false, err
 		}
 		if err == nil && cur.DeletedAt == nil && reflect.DeepEqual(normalize(cur.OriginalRequest), normalize(intent)) {
+			o.showRunning(intent, cur.ValidatedRequest)
 			return false, nil // realised already
 		}
 	}
@@ -215,6 +220,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 		return false, nil
 	}
 	o.validation, o.wide = nil, true
+	o.showRunning(intent, placed.Spec)
 	if o.InstanceID == "" {
 		id := store.NewID()
 		if err := s.cfg.Placement.RecordTx(ctx, tx, placement.RecordParams{
@@ -238,6 +244,21 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 		o.PendingInstanceID = res.NewInstanceID
 	}
 	return true, nil
+}
+
+// showRunning makes the active set spec, what the policy chain made of
+// asked (the set as asked, kept as Requested): the order shows what its
+// provider runs.
+func (o *Order) showRunning(asked, spec map[string]any) {
+	if spec == nil {
+		return
+	}
+	if o.Attributes.Requested == nil {
+		o.Attributes.Requested = asked
+	}
+	if !reflect.DeepEqual(normalize(o.Attributes.Active), normalize(spec)) {
+		o.Attributes.Active, o.wide = spec, true
+	}
 }
 
 // placementFor returns the placement of intent: the last validation's
@@ -346,7 +367,7 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 	src, _ := def.State(o.State)
 	set := o.Attributes.Candidate
 	if src.ValidateSelf == SetActive {
-		set = o.Attributes.Active
+		set = o.Attributes.asked()
 	}
 	placed, verr := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project})
 	if verr != nil && !validationFailure(verr) {

@@ -1,20 +1,43 @@
 package lifecycle
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stewardhq/steward/internal/catalog"
+)
 
 // Attributes are an order's three attribute sets (LSM's candidate, active
-// and rollback). A nil map is an empty set (JSON null); an empty non-nil
-// map is a set that holds no attribute.
+// and rollback) and the active set as asked. A nil map is an empty set
+// (JSON null); an empty non-nil map is a set that holds no attribute.
+//
+// The active set is what runs: once realised, the spec the policy chain
+// made of the request (patches applied), the provider's validated_request.
+// Requested is the same set as the user asked for it, before the policy
+// chain; the candidate and rollback sets are sets as asked too, so that
+// the chain runs afresh on them when they are realised (an update, a
+// rollback, a rehydration).
 type Attributes struct {
 	Candidate map[string]any `json:"candidate"`
 	Active    map[string]any `json:"active"`
 	Rollback  map[string]any `json:"rollback"`
+	Requested map[string]any `json:"requested"`
+}
+
+// asked returns the active set as asked: Requested, or, for an order
+// stored before it was kept, the active set.
+func (a Attributes) asked() map[string]any {
+	if a.Requested != nil {
+		return a.Requested
+	}
+	return a.Active
 }
 
 // ApplyOperation returns sets after op: promote moves candidate to active
-// and active to rollback (the candidate set is then empty); rollback moves
-// rollback to active and active to candidate (the rollback set is then
-// empty); clear candidate, clear active and clear rollback empty one set;
+// (and to requested) and the active set as asked to rollback (the
+// candidate set is then empty); rollback moves rollback to active (and to
+// requested) and the active set as asked to candidate (the rollback set is
+// then empty); clear candidate, clear active (with requested) and clear
+// rollback empty one set;
 // "" changes nothing. It is pure: sets is not modified, though the result
 // shares its maps. A promote without a candidate set or a rollback without
 // a rollback set is an error wrapping [ErrOperationNotApplicable]; an
@@ -27,20 +50,56 @@ func ApplyOperation(op Operation, sets Attributes) (Attributes, error) {
 		if sets.Candidate == nil {
 			return Attributes{}, fmt.Errorf("promote: %w: there is no candidate set", ErrOperationNotApplicable)
 		}
-		return Attributes{Active: sets.Candidate, Rollback: sets.Active}, nil
+		return Attributes{Active: sets.Candidate, Requested: sets.Candidate, Rollback: sets.asked()}, nil
 	case OpRollback:
 		if sets.Rollback == nil {
 			return Attributes{}, fmt.Errorf("rollback: %w: there is no rollback set", ErrOperationNotApplicable)
 		}
-		return Attributes{Candidate: sets.Active, Active: sets.Rollback}, nil
+		return Attributes{Candidate: sets.asked(), Active: sets.Rollback, Requested: sets.Rollback}, nil
 	case OpClearCandidate:
 		sets.Candidate = nil
 	case OpClearActive:
-		sets.Active = nil
+		sets.Active, sets.Requested = nil, nil
 	case OpClearRollback:
 		sets.Rollback = nil
 	default:
 		return Attributes{}, fmt.Errorf("unknown operation %q", op)
 	}
 	return sets, nil
+}
+
+// userValueSets are the user values each attribute set was asked with, so
+// that an order's user_values follow its sets: an aborted update (clear
+// candidate) or a rollback shows again the values of the set that runs.
+type userValueSets struct {
+	Candidate []catalog.UserValue `json:"candidate"`
+	Active    []catalog.UserValue `json:"active"`
+	Rollback  []catalog.UserValue `json:"rollback"`
+}
+
+// after returns the value sets after op, moved as [ApplyOperation] moves
+// the attribute sets.
+func (v userValueSets) after(op Operation) userValueSets {
+	switch op {
+	case OpPromote:
+		return userValueSets{Active: v.Candidate, Rollback: v.Active}
+	case OpRollback:
+		return userValueSets{Candidate: v.Active, Active: v.Rollback}
+	case OpClearCandidate:
+		v.Candidate = nil
+	case OpClearActive:
+		v.Active = nil
+	case OpClearRollback:
+		v.Rollback = nil
+	}
+	return v
+}
+
+// shown returns the user values an order shows: those of its candidate
+// set while it has one (the update asked for), else the active set's.
+func (v userValueSets) shown(sets Attributes) []catalog.UserValue {
+	if sets.Candidate != nil {
+		return v.Candidate
+	}
+	return v.Active
 }

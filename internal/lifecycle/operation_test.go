@@ -22,30 +22,34 @@ func TestApplyOperation(t *testing.T) {
 		"None": {reason: "No operation changes nothing.",
 			in: Attributes{Candidate: v1, Active: v2}, want: Attributes{Candidate: v1, Active: v2}},
 		"PromoteFirst": {reason: "The first promote makes the candidate active.", op: OpPromote,
-			in: Attributes{Candidate: v1}, want: Attributes{Active: v1}},
+			in: Attributes{Candidate: v1}, want: Attributes{Active: v1, Requested: v1}},
 		"PromoteUpdate": {reason: "Promoting an update keeps the old active set as rollback.", op: OpPromote,
-			in: Attributes{Candidate: v2, Active: v1, Rollback: v3}, want: Attributes{Active: v2, Rollback: v1}},
+			in: Attributes{Candidate: v2, Active: v1, Rollback: v3}, want: Attributes{Active: v2, Requested: v2, Rollback: v1}},
+		"PromoteUpdateAsAsked": {reason: "The rollback set is the old active set as asked, not what a policy made of it.", op: OpPromote,
+			in: Attributes{Candidate: v2, Active: v3, Requested: v1}, want: Attributes{Active: v2, Requested: v2, Rollback: v1}},
 		"PromoteEmptySet": {reason: "An empty but present candidate set is a set.", op: OpPromote,
-			in: Attributes{Candidate: map[string]any{}}, want: Attributes{Active: map[string]any{}}},
+			in: Attributes{Candidate: map[string]any{}}, want: Attributes{Active: map[string]any{}, Requested: map[string]any{}}},
 		"PromoteNothing": {reason: "Without a candidate set, promote cannot apply.", op: OpPromote,
 			in: Attributes{Active: v1}, wantErr: ErrOperationNotApplicable},
 		"Rollback": {reason: "Rollback restores the previous set and keeps the newer one as candidate.", op: OpRollback,
-			in: Attributes{Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1}},
+			in: Attributes{Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1, Requested: v1}},
+		"RollbackAsAsked": {reason: "The candidate set is the active set as asked.", op: OpRollback,
+			in: Attributes{Active: v3, Requested: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1, Requested: v1}},
 		"RollbackDropsCandidate": {reason: "The candidate set is replaced by the active one.", op: OpRollback,
-			in: Attributes{Candidate: v3, Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1}},
+			in: Attributes{Candidate: v3, Active: v2, Rollback: v1}, want: Attributes{Candidate: v2, Active: v1, Requested: v1}},
 		"RollbackNothing": {reason: "Without a rollback set, rollback cannot apply.", op: OpRollback,
 			in: Attributes{Candidate: v2, Active: v1}, wantErr: ErrOperationNotApplicable},
 		"ClearCandidate": {reason: "clear candidate empties one set.", op: OpClearCandidate,
 			in: Attributes{Candidate: v1, Active: v2, Rollback: v3}, want: Attributes{Active: v2, Rollback: v3}},
 		"ClearActive": {reason: "clear active empties one set.", op: OpClearActive,
-			in: Attributes{Candidate: v1, Active: v2, Rollback: v3}, want: Attributes{Candidate: v1, Rollback: v3}},
+			in: Attributes{Candidate: v1, Active: v2, Requested: v2, Rollback: v3}, want: Attributes{Candidate: v1, Rollback: v3}},
 		"ClearRollback": {reason: "clear rollback empties one set, even an empty one.", op: OpClearRollback,
 			in: Attributes{Active: v2}, want: Attributes{Active: v2}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			before := Attributes{Candidate: tc.in.Candidate, Active: tc.in.Active, Rollback: tc.in.Rollback}
+			before := tc.in
 			got, err := ApplyOperation(tc.op, tc.in)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("%s\nerror = %v, want %v", tc.reason, err, tc.wantErr)

@@ -56,6 +56,9 @@ type Order struct {
 	// update is sent, a replacing resource's id while one is created; ""
 	// when nothing is pending.
 	PendingInstanceID string `json:"-"`
+	// valueSets are the user values of each attribute set; UserValues is
+	// the shown one (see userValueSets.shown).
+	valueSets userValueSets
 	// validation is what the last successful validation made of the
 	// candidate set (the policy chain's spec and provider); it is used when
 	// that set, promoted, is realised.

@@ -120,6 +120,7 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 		if patch.UserValues != nil {
 			o.UserValues = patch.UserValues
 		}
+		o.valueSets.Candidate = o.UserValues
 		o.Attributes.Candidate = next
 		o.validation = nil
 		o.inline = inline
@@ -172,7 +173,9 @@ func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch 
 
 // patchedAttributes builds the attributes a PATCH asks for and checks them.
 func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPatch) (map[string]any, error) {
-	base := o.Attributes.Active
+	// Built on the set as asked, not on what a policy made of it: the
+	// policy chain runs afresh on the result.
+	base := o.Attributes.asked()
 	if base == nil {
 		base = o.Attributes.Candidate
 	}
@@ -295,7 +298,7 @@ func (s *Service) prepareSetState(ctx context.Context, project, ref string, p Se
 	}
 	set := o.Attributes.Candidate
 	if src, _ := def.State(o.State); src.ValidateSelf == SetActive {
-		set = o.Attributes.Active
+		set = o.Attributes.asked()
 	}
 	return s.validateNow(ctx, &o, set)
 }

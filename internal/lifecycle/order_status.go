@@ -111,6 +111,11 @@ func (s *Service) ResourceReplacedTx(ctx context.Context, tx *store.Tx, r placem
 		o.PendingInstanceID = ""
 	}
 	if o.PendingInstanceID == "" {
+		// The new resource realises the active set: a rehydration ran the
+		// policy chain again, and the order shows what it made of the set.
+		o.showRunning(o.Attributes.asked(), r.Spec)
+	}
+	if o.PendingInstanceID == "" {
 		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
 			return err
 		}
@@ -199,7 +204,7 @@ func (s *Service) LiveOrdersOfServiceTypeTx(ctx context.Context, tx *store.Tx, s
 }
 
 // LiveAttributeSetsTx returns the attribute sets (candidate, active,
-// rollback; nil ones left out) of every live order of a service type, by
+// rollback, requested; nil ones left out) of every live order of a service type, by
 // order id, in tx (catalog.Orders).
 func (s *Service) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
 	rows, err := tx.Query(ctx, s.q.Get("OrderAttributesLiveByServiceType"), serviceType)
@@ -223,7 +228,7 @@ func (s *Service) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, service
 	}
 	out := make(map[string][]map[string]any, len(all))
 	for _, x := range all {
-		for _, set := range []map[string]any{x.sets.Candidate, x.sets.Active, x.sets.Rollback} {
+		for _, set := range []map[string]any{x.sets.Candidate, x.sets.Active, x.sets.Rollback, x.sets.Requested} {
 			if set != nil {
 				out[x.id] = append(out[x.id], set)
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -33,7 +34,7 @@ func (s listedScanner) Scan(dest ...any) error {
 
 func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	var o Order
-	var labels, values, attrs, validation json.RawMessage
+	var labels, values, attrs, validation, valueSets json.RawMessage
 	var status string
 	if keepAttributesRaw {
 		row = listedScanner{Scanner: row, o: &o}
@@ -41,7 +42,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
-		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime)
+		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
 	}
@@ -61,6 +62,11 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 			}
 		}
 	}
+	if !keepAttributesRaw {
+		if err := o.decodeValueSets(valueSets); err != nil {
+			return Order{}, fmt.Errorf("read order %s user value sets: %w", o.ID, err)
+		}
+	}
 	if o.validation, err = decodeValidation(validation); err != nil {
 		return Order{}, fmt.Errorf("read order %s validation: %w", o.ID, err)
 	}
@@ -74,7 +80,7 @@ func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) err
 		store.JSON(nonNilMap(o.Labels)), store.JSON(nonNilSlice(o.UserValues)), o.ParentID, o.State, o.Lifecycle,
 		o.Version, o.Generation, store.JSON(o.Attributes), o.InstanceID, o.ProviderName, string(o.Status),
 		o.StatusMessage, o.CreateTime, o.UpdateTime, o.Terminal, o.Identity, o.PendingInstanceID,
-		store.JSON(o.validationJSON()), o.LastError, o.requestKey)
+		store.JSON(o.validationJSON()), o.LastError, o.requestKey, store.JSON(o.valueSets))
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return &OrderExistsError{ID: o.ID, Identity: o.Identity}
 	}
@@ -94,7 +100,8 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 		n, err = tx.Exec(ctx, s.q.Get("OrderSave"), o.DisplayName, store.JSON(nonNilMap(o.Labels)),
 			store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
 			o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ExpireTime, o.ID, read)
+			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ExpireTime,
+			store.JSON(o.valueSets), o.ID, read)
 	} else {
 		// Most saves are a status report or a transfer without operation:
 		// the attribute sets are as read, so they are not encoded again.
@@ -213,4 +220,23 @@ func nonNilSlice[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// decodeValueSets reads the stored user value sets. An order stored before
+// they were kept has none: each of its sets is taken to have been asked
+// with the values it shows.
+func (o *Order) decodeValueSets(raw json.RawMessage) error {
+	if len(raw) > 0 && string(raw) != "null" {
+		return json.Unmarshal(raw, &o.valueSets)
+	}
+	for _, s := range []struct {
+		set    map[string]any
+		values *[]catalog.UserValue
+	}{{o.Attributes.Candidate, &o.valueSets.Candidate}, {o.Attributes.Active, &o.valueSets.Active},
+		{o.Attributes.Rollback, &o.valueSets.Rollback}} {
+		if s.set != nil {
+			*s.values = o.UserValues
+		}
+	}
+	return nil
 }

@@ -87,7 +87,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		DisplayName: cmpOr(p.DisplayName, p.ID), Labels: p.Labels, UserValues: p.UserValues, ParentID: p.ParentID,
 		State: def.InitialState, Lifecycle: st.Lifecycle, Version: 1, Generation: 1,
 		Attributes: Attributes{Candidate: spec}, Status: provider.StatusPending, CreateTime: now, UpdateTime: now,
-		Identity: identityOf(st, spec), requestKey: p.RequestKey}
+		Identity: identityOf(st, spec), requestKey: p.RequestKey, valueSets: userValueSets{Candidate: p.UserValues}}
 	initial, _ := def.State(def.InitialState)
 	o.Terminal = initial.Deleted
 	// The first validation runs in the request, so a rejection is the

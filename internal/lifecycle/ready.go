@@ -34,6 +34,7 @@ const (
 func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition {
 	defs := map[string]*Definition{}
 	required := map[string][]string{}
+	runtimes := map[string]bool{}
 	return func(o Order) []Condition {
 		def, ok := defs[o.Lifecycle]
 		if !ok {
@@ -70,6 +71,9 @@ func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition 
 			if hold != "" {
 				ready.Status, ready.Reason, ready.Message = "False", reasonAdaptersNotReady, "waiting for "+hold
 			}
+		}
+		if h, ok := s.healthy(ctx, o, runtimes); ok {
+			cs = append(cs, h)
 		}
 		return cs
 	}

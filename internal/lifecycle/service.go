@@ -39,6 +39,10 @@ type Config struct {
 	// Adapters, when set, are the adapters' status reports the deletion
 	// gate waits for. Defaults to none: a deletion waits for no adapter.
 	Adapters adapterReports
+	// Runtimes, when set, are the app instances' runtimes as last
+	// reported, shown on an order as its Healthy condition. Defaults to
+	// none: no order has that condition.
+	Runtimes Runtimes
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage

@@ -47,6 +47,7 @@ type order struct {
 	Attributes   struct {
 		Candidate map[string]any `json:"candidate"`
 		Active    map[string]any `json:"active"`
+		Requested map[string]any `json:"requested"`
 	} `json:"attributes"`
 	Conditions []struct {
 		Type   string `json:"type"`

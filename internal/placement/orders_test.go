@@ -25,10 +25,12 @@ func TestOrder_CreateUpDeleteTerminated(t *testing.T) {
 			o.Conditions[0].Reason != "Provisioning" || o.Conditions[0].Status != "False" {
 			t.Fatalf("created %+v", o)
 		}
-		// The validated candidate was promoted: the active set is the intent,
-		// the policy's patch goes to the provider (the validated request).
-		if o.Attributes.Active["ha"] != nil || o.Attributes.Active["vcpu"] == nil || o.Attributes.Candidate != nil {
-			t.Errorf("attributes %+v: want the intent promoted to active", o.Attributes)
+		// The validated candidate was promoted: the active set is what runs,
+		// the policy's patch applied (the validated request); the intent
+		// stays beside it as requested.
+		if o.Attributes.Active["ha"] != true || o.Attributes.Active["vcpu"] == nil || o.Attributes.Candidate != nil ||
+			o.Attributes.Requested["ha"] != nil || o.Attributes.Requested["vcpu"] == nil {
+			t.Errorf("attributes %+v: want the patched set active and the intent requested", o.Attributes)
 		}
 
 		// The provider gets the validated spec, with the policy's patch.

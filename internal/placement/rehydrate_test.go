@@ -120,8 +120,10 @@ func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 
 		// The order is repointed; the new resource keeps the intent.
 		now := e.order(t, "rh")
-		// The active set is the intent; the policy's patch is in the validated request.
-		if now.InstanceID != newID || now.ProviderName != "vm-sp" || now.Attributes.Active["ha"] != nil {
+		// The active set is what the new resource runs, today's patch
+		// applied; the intent stays as requested.
+		if now.InstanceID != newID || now.ProviderName != "vm-sp" || now.Attributes.Active["ha"] != true ||
+			now.Attributes.Requested["ha"] != nil {
 			t.Errorf("order after rehydration %+v", now)
 		}
 		r := e.resource(t, newID)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/auth"
@@ -122,4 +123,41 @@ func addRuntimeErrors(errs *invalid.Errors, prefix string, st provider.RuntimeSt
 
 func healthValid(h string) bool {
 	return h == provider.RuntimeHealthy || h == provider.RuntimeDegraded || h == provider.RuntimeFailed
+}
+
+// RuntimeHealth returns the app instance's runtime as last reported: its
+// health, a message naming each member that is not healthy, and when it was
+// observed; ok is false when no runtime was reported.
+func (s *Service) RuntimeHealth(ctx context.Context, appInstanceID string) (health, message string, observed time.Time,
+	ok bool, err error) {
+	rt, err := s.runtime(ctx, s.cfg.DB, appInstanceID)
+	if err != nil || rt == nil {
+		return "", "", time.Time{}, false, err
+	}
+	return rt.Health, healthMessage(rt.RuntimeState), rt.ObservedTime, true, nil
+}
+
+// healthMessage says which members of a runtime are not healthy, and how
+// many are: "member agent-0 (agent) failed: killed; 1 of 2 members healthy".
+func healthMessage(st provider.RuntimeState) string {
+	var parts []string
+	healthy := 0
+	for _, m := range st.Members {
+		if m.Health == provider.RuntimeHealthy {
+			healthy++
+			continue
+		}
+		p := fmt.Sprintf("member %s (%s) %s", m.ID, m.Role, m.Health)
+		if m.Message != "" {
+			p += ": " + m.Message
+		}
+		parts = append(parts, p)
+	}
+	if len(st.Members) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d members healthy", healthy, len(st.Members)))
+	}
+	if st.RepairAvailable != nil && !*st.RepairAvailable && st.Health != provider.RuntimeHealthy {
+		parts = append(parts, "no repair can help: replace the instance")
+	}
+	return strings.Join(parts, "; ")
 }

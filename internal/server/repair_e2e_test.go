@@ -90,10 +90,24 @@ func TestRepair_ProcessProviderRestartsAKilledMember(t *testing.T) {
 			h, ms := health()
 			return h == "degraded" && ms["agent-0"] == "failed"
 		})
-		var order struct{ State string }
-		s.Do(t, "GET", "/api/v1/catalog-item-instances/c1", nil, auth...).Want(t, http.StatusOK).JSON(t, &order)
-		if order.State != "up" {
-			t.Errorf("the order is %s after a member died, want up", order.State)
+		var order struct {
+			State      string
+			Conditions []struct{ Type, Status, Reason, Message string }
+		}
+		healthy := func() (status, reason, message string) {
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/c1", nil, auth...).Want(t, http.StatusOK).JSON(t, &order)
+			for _, c := range order.Conditions {
+				if c.Type == "Healthy" {
+					return c.Status, c.Reason, c.Message
+				}
+			}
+			return "", "", ""
+		}
+		// The order stays up, and says that its runtime is degraded and why.
+		if st, reason, msg := healthy(); order.State != "up" || st != "False" || reason != "Degraded" ||
+			!strings.Contains(msg, "agent-0") {
+			t.Errorf("after a member died: order %s, Healthy %s/%s %q; want up, Healthy False/Degraded naming agent-0",
+				order.State, st, reason, msg)
 		}
 
 		var op struct {
@@ -122,6 +136,9 @@ func TestRepair_ProcessProviderRestartsAKilledMember(t *testing.T) {
 			return pid > 0 && pid != killed && syscall.Kill(pid, 0) == nil
 		})
 		poll(t, "the runtime is healthy again", func() bool { h, _ := health(); return h == "healthy" })
+		if st, reason, _ := healthy(); st != "True" || reason != "Healthy" {
+			t.Errorf("healthy again: the order's Healthy is %s/%s, want True/Healthy", st, reason)
+		}
 		if err := syscall.Kill(killed, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("the killed process %d is still there: %v", killed, err)
 		}

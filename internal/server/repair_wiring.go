@@ -61,3 +61,12 @@ func (w workerTokens) IssueWorkerToken(ctx context.Context, operationID string, 
 	})
 	return secret, err
 }
+
+// runtimeHealths let the lifecycle show an order's runtime health (its
+// Healthy condition); the repair domain is built after the lifecycle.
+type runtimeHealths struct{ s *Server }
+
+func (r runtimeHealths) RuntimeHealth(ctx context.Context, orderID string) (lifecycle.RuntimeHealth, bool, error) {
+	health, message, observed, ok, err := r.s.repair.RuntimeHealth(ctx, orderID)
+	return lifecycle.RuntimeHealth{Health: health, Message: message, ObservedTime: observed}, ok, err
+}

@@ -453,7 +453,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
 		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s},
-		TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+		Runtimes: runtimeHealths{s}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})

@@ -1075,18 +1075,36 @@ type CatalogItemInUseProblem struct {
 // bumped by every transfer; `last_error` says why the last validation or
 // deployment failed.
 type CatalogItemInstance struct {
-	// Attributes LSM's attribute sets: `candidate` (what is being validated; set by create and
-	// by PATCH), `active` (what is realised; set by promote) and `rollback` (the
-	// previous active set). The provider gets the active set after the policy chain
-	// (the resource's `validated_request`).
+	// Attributes LSM's attribute sets. `candidate` is what is being validated, as asked (set by
+	// create and by PATCH). `active` is what runs: once realised, the spec the policy
+	// chain made of the request, patches applied (the resource's `validated_request`,
+	// which the provider got). `requested` is the active set as asked, before the policy
+	// chain. `rollback` is the previous active set, as asked. A PATCH builds on
+	// `requested`, and the policy chain runs afresh on every set it realises (an update,
+	// a rollback, a rehydration).
 	Attributes struct {
+		// Active What runs (policy patches applied), once realised.
 		Active    *map[string]interface{} `json:"active,omitempty"`
 		Candidate *map[string]interface{} `json:"candidate,omitempty"`
+
+		// Requested The active set as asked, before the policy chain.
+		Requested *map[string]interface{} `json:"requested,omitempty"`
 		Rollback  *map[string]interface{} `json:"rollback,omitempty"`
 	} `json:"attributes"`
-	CatalogItemId string      `json:"catalog_item_id"`
-	Conditions    []Condition `json:"conditions"`
-	CreateTime    time.Time   `json:"create_time"`
+	CatalogItemId string `json:"catalog_item_id"`
+
+	// Conditions `Ready` comes first, always. `Healthy` follows for an app instance (an order whose
+	// service type declares a `runtime`) once its runtime was reported, by the runtime
+	// PUT or a repair operation's report, and says what the last report said:
+	// `True`/`Healthy` when the runtime is healthy; `False`/`Degraded` (usable, with
+	// reduced capacity) or `False`/`Failed`, with a `message` naming each member that is
+	// not healthy and how many are (`member agent-0 (agent) failed: …; 1 of 2 members
+	// healthy`); `Unknown`/`RuntimeUnreadable` when the runtime could not be read. Its
+	// `last_transition_time` is the report's `observed_time`. `Ready` does not follow it:
+	// a degraded runtime still serves. Orders of other service types, orders whose
+	// runtime was never reported and removed orders have no `Healthy` condition.
+	Conditions []Condition `json:"conditions"`
+	CreateTime time.Time   `json:"create_time"`
 
 	// DeletedAt When its deletion was asked for (DELETE, or its parent's); null while it is not being deleted.
 	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
@@ -1120,8 +1138,12 @@ type CatalogItemInstance struct {
 	Status        InstanceStatus `json:"status"`
 	StatusMessage *string        `json:"status_message,omitempty"`
 	UpdateTime    time.Time      `json:"update_time"`
-	UserValues    []UserValue    `json:"user_values"`
-	Version       int64          `json:"version"`
+
+	// UserValues The user values of the newest set asked for: those of the candidate set while an
+	// update is pending, else those of the active set. Aborting an update (`clear
+	// candidate`) or a rollback shows again the values the running set was asked with.
+	UserValues []UserValue `json:"user_values"`
+	Version    int64       `json:"version"`
 }
 
 // CatalogItemInstanceCreate A new order.
@@ -1251,7 +1273,9 @@ type Condition struct {
 	Reason string          `json:"reason"`
 	Status ConditionStatus `json:"status"`
 
-	// Type Example: Ready
+	// Type `Ready` or, on an order, `Healthy` (its runtime's health).
+	//
+	// Example: Ready
 	Type string `json:"type"`
 }
 

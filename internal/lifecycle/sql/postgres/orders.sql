@@ -2,9 +2,10 @@
 INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
                                     parent_id, state, lifecycle, version, generation, attributes, instance_id,
                                     provider_name, status, status_message, create_time, update_time, terminal,
-                                    identity, pending_instance_id, validation, last_error, request_key)
+                                    identity, pending_instance_id, validation, last_error, request_key,
+                                    user_value_sets)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-        $25);
+        $25, $26);
 
 -- name: OrderIDByRequestKey :one
 SELECT id FROM catalog_item_instances WHERE request_key = $1;
@@ -12,7 +13,8 @@ SELECT id FROM catalog_item_instances WHERE request_key = $1;
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       user_value_sets
 FROM catalog_item_instances
 WHERE id = $1 AND project = $2;
 
@@ -20,7 +22,8 @@ WHERE id = $1 AND project = $2;
 -- Locks an order for a transfer: the engine's writers serialise on it.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       user_value_sets
 FROM catalog_item_instances
 WHERE id = $1
 FOR UPDATE;
@@ -30,7 +33,7 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
        update_time, deleted_at, terminal, identity, pending_instance_id,
        'null'::jsonb, -- a list has no use for the validation, often the largest column
-       last_error, expire_time,
+       last_error, expire_time, NULL::jsonb, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(jsonb_typeof(attributes->'active') = 'object', false)
@@ -53,8 +56,8 @@ UPDATE catalog_item_instances
 SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, generation = $6, attributes = $7,
     instance_id = $8, provider_name = $9, status = $10, status_message = $11, update_time = $12, deleted_at = $13,
     terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18,
-    expire_time = $19
-WHERE id = $20 AND version = $21;
+    expire_time = $19, user_value_sets = $20
+WHERE id = $21 AND version = $22;
 
 -- name: OrderSaveState :exec
 -- Writes an order whose attribute sets, validation, labels and values are

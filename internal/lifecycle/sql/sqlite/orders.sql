@@ -2,8 +2,9 @@
 INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels, user_values,
                                     parent_id, state, lifecycle, version, generation, attributes, instance_id,
                                     provider_name, status, status_message, create_time, update_time, terminal,
-                                    identity, pending_instance_id, validation, last_error, request_key)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                                    identity, pending_instance_id, validation, last_error, request_key,
+                                    user_value_sets)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: OrderIDByRequestKey :one
 SELECT id FROM catalog_item_instances WHERE request_key = ?;
@@ -11,7 +12,8 @@ SELECT id FROM catalog_item_instances WHERE request_key = ?;
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       user_value_sets
 FROM catalog_item_instances
 WHERE id = ? AND project = ?;
 
@@ -20,7 +22,8 @@ WHERE id = ? AND project = ?;
 -- immediate transactions already hold the write lock.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time
+       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       user_value_sets
 FROM catalog_item_instances
 WHERE id = ?;
 
@@ -29,7 +32,7 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
        update_time, deleted_at, terminal, identity, pending_instance_id,
        'null', -- a list has no use for the validation, often the largest column
-       last_error, expire_time,
+       last_error, expire_time, NULL, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(json_type(attributes, '$.active') = 'object', 0)
@@ -55,7 +58,7 @@ UPDATE catalog_item_instances
 SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, generation = ?, attributes = ?,
     instance_id = ?, provider_name = ?, status = ?, status_message = ?, update_time = ?, deleted_at = ?,
     terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?,
-    expire_time = ?
+    expire_time = ?, user_value_sets = ?
 WHERE id = ? AND version = ?;
 
 -- name: OrderSaveState :exec
