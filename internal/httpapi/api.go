@@ -178,7 +178,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request id; 4xx are the client's and are not.
 func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	info := infoFrom(r.Context())
-	p, known := a.cfg.Problems.problemFor(err, info.id)
+	p, known := a.cfg.Problems.problemFor(err, info.id, r.PathValue)
 	if p.Status >= 500 {
 		a.cfg.Logger.ErrorContext(r.Context(), "request failed", "error", err, "request_id", info.id, "known", known)
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -47,6 +48,10 @@ type Mapping struct {
 	Status int
 	Reason string
 	Title  string
+	// IDParam, for a "… not found" Err, is the path parameter that names
+	// what was not found: a detail that is Err's bare text then names it
+	// (order "x" not found).
+	IDParam string
 }
 
 // Problems is the ordered error table; the first mapping that matches wins.
@@ -73,7 +78,7 @@ func (ps Problems) Lookup(err error) (m Mapping, ok bool) {
 }
 
 // problemFor builds the problem for err as the table says.
-func (ps Problems) problemFor(err error, requestID string) (Problem, bool) {
+func (ps Problems) problemFor(err error, requestID string, pathValue func(string) string) (Problem, bool) {
 	m, ok := ps.Lookup(err)
 	p := Problem{
 		Type:     "https://steward.dev/problems/" + strings.ToLower(strings.ReplaceAll(m.Reason, "_", "-")),
@@ -84,6 +89,9 @@ func (ps Problems) problemFor(err error, requestID string) (Problem, bool) {
 	}
 	if ok {
 		p.Detail = err.Error()
+		if m.IDParam != "" && m.Err != nil && pathValue != nil {
+			p.Detail = namedNotFound(p.Detail, m.Err.Error(), pathValue(m.IDParam))
+		}
 		// An error may carry its own status (a provider's refusal is
 		// forwarded with the provider's status); the reason stays the table's.
 		var hs interface{ HTTPStatus() int }
@@ -120,8 +128,24 @@ func writeProblem(w http.ResponseWriter, p Problem) {
 // and internal/operations sets the operation's own
 // (urn:steward:operation:<id>).
 func (ps Problems) Render(err error) json.RawMessage {
-	p, _ := ps.problemFor(err, "")
+	p, _ := ps.problemFor(err, "", nil)
 	p.Instance = ""
 	b, _ := json.Marshal(p)
 	return b
+}
+
+// namedNotFound is a not-found detail that names the id: the bare
+// sentinel ("order not found"), the sentinel and the id ("app instance not
+// found: x") or the sentinel after the noun and id (`lifecycle "x":
+// lifecycle not found`) becomes `order "x" not found`.
+// Any other detail says more, and is kept.
+func namedNotFound(detail, sentinel, id string) string {
+	noun, ok := strings.CutSuffix(sentinel, " not found")
+	if !ok || id == "" {
+		return detail
+	}
+	if detail == sentinel || detail == sentinel+": "+id || detail == fmt.Sprintf("%s %q: %s", noun, id, sentinel) {
+		return fmt.Sprintf("%s %q not found", noun, id)
+	}
+	return detail
 }
