@@ -35,6 +35,28 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		}
 		checks[c.name] = "ok"
 	}
+	scope, warnings := s.eventsScope()
 	return httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks,
-		"version": buildinfo.Version()})
+		"version": buildinfo.Version(), "events_scope": scope, "warnings": warnings})
+}
+
+// eventsScopeWarning is what a server on a shared PostgreSQL with its own
+// embedded NATS says, at start and in its health: each replica would have
+// its own event bus (issue 22).
+const eventsScopeWarning = "events stay inside this replica: the database is PostgreSQL, which other replicas may share, " +
+	"but NATS is embedded in this process; give every replica the same --nats-url so that events (status reports, " +
+	"order events, adapters' messages) reach all of them"
+
+// eventsScope is how far this server's events reach: "cluster" on an
+// external NATS, "replica" on the embedded one; with a warning when that
+// matters (PostgreSQL, so other replicas may run beside it). Never nil.
+func (s *Server) eventsScope() (scope string, warnings []string) {
+	warnings = []string{}
+	if s.cfg.NATSURL != "" {
+		return "cluster", warnings
+	}
+	if s.cfg.DatabaseURL != "" {
+		warnings = append(warnings, eventsScopeWarning)
+	}
+	return "replica", warnings
 }

@@ -327,6 +327,9 @@ func (s *Server) startStore(ctx context.Context) error {
 
 func (s *Server) startEvents(ctx context.Context) error {
 	busCfg := events.Config{Logger: s.logger, URL: s.cfg.NATSURL}
+	if _, warnings := s.eventsScope(); len(warnings) > 0 {
+		s.logger.Warn(warnings[0])
+	}
 	if s.cfg.NATSURL == "" {
 		ecfg := events.EmbeddedConfig{StoreDir: filepath.Join(s.cfg.DataDir, "nats"), Logger: s.logger}
 		if s.cfg.NATSListen != "" {

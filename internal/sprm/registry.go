@@ -31,7 +31,9 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 	}
 	id = cmp.Or(id, reg.Name)
 	t := s.now()
+	var moved string // the endpoint before, on a re-registration
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		moved = ""
 		existing, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), reg.Name))
 		switch {
 		case errors.Is(err, ErrProviderNotFound):
@@ -47,9 +49,10 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		case existing.ID != id:
 			return fmt.Errorf("%w: %q is registered with id %q", ErrProviderIDConflict, reg.Name, existing.ID)
 		}
-		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, store.JSON(nonNil(reg.ServiceTypes)),
-			store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)), t, t,
-			existing.ID, existing.Version)
+		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, reg.Endpoint, t, reg.Endpoint,
+			store.JSON(nonNil(reg.ServiceTypes)), store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)),
+			store.JSON(nonNil(reg.Operations)), t, t, existing.ID, existing.Version)
+		moved = existing.Endpoint
 		return err
 	})
 	if err != nil {
@@ -58,6 +61,9 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 	p, err = s.Provider(ctx, id)
 	if err == nil && created {
 		s.log.InfoContext(ctx, "provider registered", "provider", p.Name, "endpoint", p.Endpoint, "service_types", p.ServiceTypes)
+	}
+	if err == nil {
+		s.warnMoved(ctx, p.Name, moved, reg.Endpoint)
 	}
 	return p, created, err
 }
@@ -98,7 +104,7 @@ type ProviderPatch struct {
 // caller read: another writer's change in between gives store.ErrStale.
 func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch ProviderPatch, ifMatch *int64) (Provider, error) {
 	defer s.registry.invalidate() // after the commit: see registrySnapshot
-	var id string
+	var id, moved, endpoint string
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
 		if err != nil {
@@ -124,9 +130,11 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 			return err
 		}
 		id = p.ID
-		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, store.JSON(reg.ServiceTypes),
-			store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)),
-			p.nextCheckTime, s.now(), p.ID, p.Version)
+		t := s.now()
+		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, reg.Endpoint, t, reg.Endpoint,
+			store.JSON(reg.ServiceTypes), store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)),
+			store.JSON(nonNil(reg.Operations)), p.nextCheckTime, t, p.ID, p.Version)
+		moved, endpoint = p.Endpoint, reg.Endpoint
 		if err == nil && n == 0 {
 			return store.ErrStale
 		}
@@ -135,7 +143,22 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 	if err != nil {
 		return Provider{}, err
 	}
-	return s.Provider(ctx, id)
+	p, err := s.Provider(ctx, id)
+	if err == nil {
+		s.warnMoved(ctx, p.Name, moved, endpoint)
+	}
+	return p, err
+}
+
+// warnMoved logs a registration or patch that moved a provider from one
+// endpoint to another: with two replicas registering one name, the last
+// one silently took every instance's calls before (issue 22).
+func (s *Service) warnMoved(ctx context.Context, name, from, to string) {
+	if from == "" || from == to {
+		return
+	}
+	s.log.WarnContext(ctx, "provider moved to another endpoint; Steward calls it there from now on",
+		"provider", name, "previous_endpoint", from, "endpoint", to)
 }
 
 // Deregister removes a provider. It refuses (ErrProviderInUse) while the

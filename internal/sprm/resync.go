@@ -173,7 +173,6 @@ func (s *Service) resyncAll(ctx context.Context, claimed []resyncClaim, provider
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			outcome := s.resyncOne(ctx, prov, c)
-			s.metrics.resyncs.WithLabelValues(outcome).Inc()
 			mu.Lock()
 			defer mu.Unlock()
 			switch outcome {
@@ -197,7 +196,10 @@ func (s *Service) resyncAll(ctx context.Context, claimed []resyncClaim, provider
 // registered), applies the answer, and schedules the next read. It returns
 // the outcome.
 func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) (outcome string) {
-	defer func() { s.scheduleResync(ctx, c, outcome) }()
+	defer func() {
+		s.metrics.resyncs.WithLabelValues(outcome).Inc() // before the next write, which may wait for the store
+		s.scheduleResync(ctx, c, outcome)
+	}()
 	if prov == nil || prov.Status == HealthUnavailable {
 		why := "is not registered"
 		if prov != nil {

@@ -52,7 +52,7 @@ func TestResync_RecoversALostReport(t *testing.T) {
 		if err := e.p.Report(t.Context(), lost, "lost-1", provider.StatusRunning); err != nil {
 			t.Fatal(err)
 		}
-		poll.UntilWithin(t, 10*time.Second, "the lost RUNNING is read back from the provider", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "the lost RUNNING is read back from the provider", func() bool {
 			return e.instance(t, "lost-1").Status == "RUNNING"
 		})
 		if waited := time.Since(created); waited < after {
@@ -62,7 +62,7 @@ func TestResync_RecoversALostReport(t *testing.T) {
 			t.Errorf("the provider was read %d times, want 1", n)
 		}
 		// The counters move once the read's pass records it, just after the status.
-		poll.UntilWithin(t, 5*time.Second, "one changed resync, PROVISIONING → RUNNING, is counted", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "one changed resync, PROVISIONING → RUNNING, is counted", func() bool {
 			m := metrics(t, e)
 			return m[`steward_sprm_resyncs_total{outcome="changed"}`] == 1 &&
 				m[`steward_sprm_resync_changes_total{from="PROVISIONING",to="RUNNING"}`] == 1
@@ -82,7 +82,7 @@ func TestResync_CatchesAnUnreportedChangeOfASettledInstance(t *testing.T) {
 		if err := e.p.Report(t.Context(), lost, "settled-1", provider.StatusFailed); err != nil {
 			t.Fatal(err)
 		}
-		poll.UntilWithin(t, 10*time.Second, "the unreported FAILED is caught", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "the unreported FAILED is caught", func() bool {
 			return e.instance(t, "settled-1").Status == "FAILED"
 		})
 	})
@@ -103,19 +103,19 @@ func TestResync_NotFoundFailsWithAReasonAndErrorsChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		var in instance
-		poll.UntilWithin(t, 10*time.Second, "the lost instance is FAILED", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "the lost instance is FAILED", func() bool {
 			in = e.instance(t, "gone-1")
 			return in.Status == "FAILED"
 		})
 		if want := "provider vm-sp no longer has instance gone-1 (404 on resync)"; in.StatusMessage != want {
 			t.Errorf("status message %q, want %q", in.StatusMessage, want)
 		}
-		poll.UntilWithin(t, 5*time.Second, "a not_found resync is counted", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "a not_found resync is counted", func() bool {
 			return metrics(t, e)[`steward_sprm_resyncs_total{outcome="not_found"}`] >= 1
 		})
 
 		e.p.GoDown()
-		poll.UntilWithin(t, 10*time.Second, "a failed read is counted", func() bool {
+		poll.UntilWithin(t, 30*time.Second, "a failed read is counted", func() bool {
 			return metrics(t, e)[`steward_sprm_resyncs_total{outcome="error"}`] >= 1
 		})
 		if in := e.instance(t, "down-1"); in.Status != "PROVISIONING" {

@@ -20,7 +20,7 @@ func scanProvider(row scanner) (Provider, error) {
 	var types, meta, capacity, ops json.RawMessage
 	err := row.Scan(&p.ID, &p.Name, &p.Endpoint, &types, &meta, &capacity, &ops, &p.Status,
 		&p.Health.ConsecutiveFailures, &p.Health.Message, &p.Health.LastCheckTime, &p.nextCheckTime,
-		&p.Version, &p.CreateTime, &p.UpdateTime)
+		&p.Version, &p.CreateTime, &p.UpdateTime, &p.PreviousEndpoint, &p.EndpointChangeTime)
 	if errors.Is(err, store.ErrNotFound) {
 		return Provider{}, ErrProviderNotFound
 	}

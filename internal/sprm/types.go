@@ -32,6 +32,11 @@ type Provider struct {
 	Version    int64        `json:"-"`
 	CreateTime time.Time    `json:"create_time"`
 	UpdateTime time.Time    `json:"update_time"`
+	// PreviousEndpoint is the endpoint the provider had before its last
+	// move to another ("" if it never moved), and EndpointChangeTime when
+	// it moved: a name registered by two replicas shows it.
+	PreviousEndpoint   string     `json:"previous_endpoint"`
+	EndpointChangeTime *time.Time `json:"endpoint_change_time"`
 
 	nextCheckTime time.Time
 }

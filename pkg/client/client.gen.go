@@ -182,6 +182,24 @@ func (e EvaluateResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for HealthEventsScope.
+const (
+	Cluster HealthEventsScope = "cluster"
+	Replica HealthEventsScope = "replica"
+)
+
+// Valid indicates whether the value is a known member of the HealthEventsScope enum.
+func (e HealthEventsScope) Valid() bool {
+	switch e {
+	case Cluster:
+		return true
+	case Replica:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk          HealthStatus = "ok"
@@ -1381,7 +1399,12 @@ type Health struct {
 	// Checks One entry per dependency; `ok` or the error message of its check.
 	Checks Health_Checks `json:"checks"`
 
-	// Status `ok` when every check is `ok`, otherwise `unavailable`.
+	// EventsScope How far this server's events (status reports on NATS, order events, adapters'
+	// messages) reach: `cluster` on an external NATS (`--nats-url`), `replica` on the
+	// NATS embedded in this process, whose events no other replica sees.
+	EventsScope HealthEventsScope `json:"events_scope"`
+
+	// Status `ok` when every check is `ok`, otherwise `unavailable`. Warnings do not change it.
 	Status HealthStatus `json:"status"`
 
 	// Version The server's build: the release version (`v1.2.3`), else the commit it was built
@@ -1390,6 +1413,11 @@ type Health struct {
 	//
 	// Example: v1.2.3
 	Version string `json:"version"`
+
+	// Warnings Remarks on a configuration that works but may not do what is meant; empty when none.
+	// A server on PostgreSQL (which other replicas may share) without `--nats-url` says
+	// here, and in a warning log at start, that its events stay inside this replica.
+	Warnings []string `json:"warnings"`
 }
 
 // Health_Checks One entry per dependency; `ok` or the error message of its check.
@@ -1399,7 +1427,12 @@ type Health_Checks struct {
 	AdditionalProperties map[string]string `json:"-"`
 }
 
-// HealthStatus `ok` when every check is `ok`, otherwise `unavailable`.
+// HealthEventsScope How far this server's events (status reports on NATS, order events, adapters'
+// messages) reach: `cluster` on an external NATS (`--nats-url`), `replica` on the
+// NATS embedded in this process, whose events no other replica sees.
+type HealthEventsScope string
+
+// HealthStatus `ok` when every check is `ok`, otherwise `unavailable`. Warnings do not change it.
 type HealthStatus string
 
 // InstanceOutcomeProblem A problem about a create whose outcome on the provider is unknown or could not be
@@ -2119,6 +2152,9 @@ type Provider struct {
 	// Endpoint Example: http://127.0.0.1:9001
 	Endpoint string `json:"endpoint"`
 
+	// EndpointChangeTime When the provider last moved to another endpoint; null if it never moved.
+	EndpointChangeTime *time.Time `json:"endpoint_change_time,omitempty"`
+
 	// Etag The version to send in `If-Match`.
 	//
 	// Example: "3"
@@ -2137,6 +2173,15 @@ type Provider struct {
 
 	// Path Example: providers/kubevirt-sp
 	Path *string `json:"path,omitempty"`
+
+	// PreviousEndpoint The endpoint the provider had before a registration (or PATCH) last moved it to
+	// another; empty if it never moved. The server also logs each move as a warning: two
+	// replicas that both register one name (each `--dev` server registers `process-sp`)
+	// take it from each other, and the last one gets every call.
+	//
+	//
+	// Example: http://127.0.0.1:9101
+	PreviousEndpoint *string `json:"previous_endpoint,omitempty"`
 
 	// ServiceTypes Example: ["vm"]
 	ServiceTypes []string `json:"service_types"`

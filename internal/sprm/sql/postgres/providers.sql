@@ -6,7 +6,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, 'healthy', 0, '', $8, 1, $9, $10);
 -- name: ProviderGet :one
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE id = $1 OR name = $2
 ORDER BY (id = $3::text) DESC
@@ -14,13 +15,15 @@ LIMIT 1;
 
 -- name: ProviderGetByName :one
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE name = $1;
 
 -- name: ProviderList :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE ($1::text = '' OR service_types @> jsonb_build_array($2::text))
   AND ($3::text = '' OR status = $4)
@@ -30,17 +33,22 @@ LIMIT $7;
 
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE next_check_time <= $1
 ORDER BY next_check_time, id
 LIMIT $2;
 
 -- name: ProviderUpdateRegistration :exec
+-- A move to another endpoint keeps the old one, and when it moved, on
+-- the provider (issue 22: replicas registering one name).
 UPDATE providers
-SET endpoint = $1, service_types = $2, metadata = $3, capacity = $4, operations = $5,
-    next_check_time = $6, version = version + 1, update_time = $7
-WHERE id = $8 AND version = $9;
+SET previous_endpoint = CASE WHEN endpoint <> $1 THEN endpoint ELSE previous_endpoint END,
+    endpoint_change_time = CASE WHEN endpoint <> $2 THEN $3::timestamptz ELSE endpoint_change_time END,
+    endpoint = $4, service_types = $5, metadata = $6, capacity = $7, operations = $8,
+    next_check_time = $9, version = version + 1, update_time = $10
+WHERE id = $11 AND version = $12;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,
@@ -56,7 +64,8 @@ DELETE FROM providers WHERE id = $1 AND version = $2;
 -- Locks the provider row for the transaction, so a create's intent and a
 -- deregistration's check of live instances cannot interleave.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE name = $1
 FOR UPDATE;

@@ -6,7 +6,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, 'healthy', 0, '', ?, 1, ?, ?);
 -- name: ProviderGet :one
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE id = ? OR name = ?
 ORDER BY (id = ?) DESC
@@ -14,13 +15,15 @@ LIMIT 1;
 
 -- name: ProviderGetByName :one
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE name = ?;
 
 -- name: ProviderList :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE (? = '' OR EXISTS (SELECT 1 FROM json_each(providers.service_types) WHERE json_each.value = ?))
   AND (? = '' OR status = ?)
@@ -30,15 +33,20 @@ LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE next_check_time <= ?
 ORDER BY next_check_time, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderUpdateRegistration :exec
+-- A move to another endpoint keeps the old one, and when it moved, on
+-- the provider (issue 22: replicas registering one name).
 UPDATE providers
-SET endpoint = ?, service_types = ?, metadata = ?, capacity = ?, operations = ?,
+SET previous_endpoint = CASE WHEN endpoint <> ? THEN endpoint ELSE previous_endpoint END,
+    endpoint_change_time = CASE WHEN endpoint <> ? THEN ? ELSE endpoint_change_time END,
+    endpoint = ?, service_types = ?, metadata = ?, capacity = ?, operations = ?,
     next_check_time = ?, version = version + 1, update_time = ?
 WHERE id = ? AND version = ?;
 
@@ -56,6 +64,7 @@ DELETE FROM providers WHERE id = ? AND version = ?;
 -- Reads a provider inside a write transaction; SQLite's immediate
 -- transactions already hold the write lock.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
-       health_message, last_check_time, next_check_time, version, create_time, update_time
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time
 FROM providers
 WHERE name = ?;

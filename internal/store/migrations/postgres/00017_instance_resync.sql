@@ -19,7 +19,15 @@ CREATE INDEX service_type_instances_resync_time ON service_type_instances (resyn
 CREATE INDEX service_type_instances_resync_claimed_by ON service_type_instances (resync_claimed_by)
     WHERE resync_claimed_by <> '';
 
+-- Providers (issue 22, item 4): a registration that moves a provider to
+-- another endpoint keeps the one it left and when, so two replicas that
+-- both register one name do not take it over from each other unseen.
+ALTER TABLE providers ADD COLUMN previous_endpoint TEXT NOT NULL DEFAULT '';
+ALTER TABLE providers ADD COLUMN endpoint_change_time TIMESTAMPTZ;
+
 -- +goose Down
+ALTER TABLE providers DROP COLUMN endpoint_change_time;
+ALTER TABLE providers DROP COLUMN previous_endpoint;
 DROP INDEX service_type_instances_resync_claimed_by;
 DROP INDEX service_type_instances_resync_time;
 ALTER TABLE service_type_instances DROP COLUMN resync_claimed_by;
