@@ -48,6 +48,9 @@ paths:
                 name: {type: string, maxLength: 10}
       responses: {"201": {description: ok}}
   /api/v1/sprockets:
+    # A collection (it lists), so its POST is a create whose body may name the id.
+    get:
+      responses: {"200": {description: ok}}
     post:
       parameters:
         - {name: id, in: query, schema: {type: string}}

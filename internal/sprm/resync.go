@@ -57,7 +57,7 @@ type resyncClaim struct {
 
 // settled reports whether a status needs no more than the slow, spread re-read.
 func settled(st provider.Status) bool {
-	return st == provider.StatusRunning || st == provider.StatusFailed
+	return st == provider.StatusRunning || st == provider.StatusCompleted || st == provider.StatusFailed
 }
 
 // resyncDue is when an instance whose status st Steward learned at t is

@@ -160,3 +160,20 @@ func TestRunResync_DeletingGoneAndProviderDown(t *testing.T) {
 		}
 	})
 }
+
+// A completed instance (a clean exit, issue 22 item 12) is settled: it is
+// read back on the slow spread schedule, not every ResyncAfter.
+func TestResyncDue_CompletedIsSettled(t *testing.T) {
+	t.Parallel()
+	s := &Service{cfg: Config{ResyncAfter: 30 * time.Second, ResyncSettledEvery: 10 * time.Minute}}
+	at := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	for _, st := range []provider.Status{provider.StatusRunning, provider.StatusCompleted, provider.StatusFailed} {
+		due := s.resyncDue(st, at)
+		if due == nil || due.Sub(at) < 5*time.Minute || due.Sub(at) > 10*time.Minute {
+			t.Errorf("%s: due %v after the status, want within [5m, 10m]", st, due)
+		}
+	}
+	if due := s.resyncDue(provider.StatusProvisioning, at); due == nil || due.Sub(at) != 30*time.Second {
+		t.Errorf("PROVISIONING: due %v, want 30s after", due)
+	}
+}

@@ -83,7 +83,7 @@ type Config struct {
 	// reads back off from there (doubling) up to ResyncMaxBackoff.
 	// Defaults to 30s; negative turns resync off (see RunResync).
 	ResyncAfter time.Duration
-	// ResyncSettledEvery is the longest a settled instance (RUNNING,
+	// ResyncSettledEvery is the longest a settled instance (RUNNING, COMPLETED,
 	// FAILED) goes between two reads; each is read after a random time
 	// between half of it and all of it, so they do not all come due at
 	// once. Defaults to 10m; negative reads settled instances never.

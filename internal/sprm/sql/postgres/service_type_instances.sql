@@ -124,8 +124,8 @@ WHERE id = $2 AND status = $3 AND status_message = $4;
 -- settled at $1 (spread), unsettled at $2 after $3 reads in a row, deleted never.
 UPDATE service_type_instances
 SET resync_time = CASE WHEN deleted_at IS NOT NULL THEN NULL
-                       WHEN status IN ('RUNNING', 'FAILED') THEN $1::timestamptz ELSE $2::timestamptz END,
-    resync_attempts = CASE WHEN status IN ('RUNNING', 'FAILED') THEN 0 ELSE $3::integer END,
+                       WHEN status IN ('RUNNING', 'COMPLETED', 'FAILED') THEN $1::timestamptz ELSE $2::timestamptz END,
+    resync_attempts = CASE WHEN status IN ('RUNNING', 'COMPLETED', 'FAILED') THEN 0 ELSE $3::integer END,
     resync_claimed_by = ''
 WHERE id = $4 AND resync_claimed_by = $5;
 

@@ -123,8 +123,8 @@ WHERE id = ? AND status = ? AND status_message = ?;
 -- many reads in a row, deleted never.
 UPDATE service_type_instances
 SET resync_time = CASE WHEN deleted_at IS NOT NULL THEN NULL
-                       WHEN status IN ('RUNNING', 'FAILED') THEN ? ELSE ? END,
-    resync_attempts = CASE WHEN status IN ('RUNNING', 'FAILED') THEN 0 ELSE ? END,
+                       WHEN status IN ('RUNNING', 'COMPLETED', 'FAILED') THEN ? ELSE ? END,
+    resync_attempts = CASE WHEN status IN ('RUNNING', 'COMPLETED', 'FAILED') THEN 0 ELSE ? END,
     resync_claimed_by = ''
 WHERE id = ? AND resync_claimed_by = ?;
 
