@@ -80,7 +80,7 @@ func (v *validator) checkParameterNames(r *http.Request, pattern string) error {
 	}
 	var unknown []string
 	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
-		if !slices.Contains(accepted, name) {
+		if !slices.Contains(accepted, name) && !labelParameter(accepted, name) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -88,4 +88,11 @@ func (v *validator) checkParameterNames(r *http.Request, pattern string) error {
 		return nil
 	}
 	return &UnknownParameterError{Names: unknown, Accepted: accepted}
+}
+
+// labelParameter reports whether name is the second form of a label filter,
+// labels.<key>=<value>, on a route that takes label=<key>:<value>.
+func labelParameter(accepted []string, name string) bool {
+	key, ok := strings.CutPrefix(name, "labels.")
+	return ok && key != "" && slices.Contains(accepted, "label")
 }

@@ -118,6 +118,10 @@ func TestQuery_MisspelledFilterRefused(t *testing.T) {
 		}
 		s.Do(t, "GET", "/api/v1/catalog-item-instances?state=up&label=env:prod&show_deleted=true&max_page_size=5", nil).
 			Want(t, http.StatusOK)
+		// labels.<key>=<value> is the other form of label, where label is taken.
+		s.Do(t, "GET", "/api/v1/catalog-item-instances?labels.env=prod", nil).Want(t, http.StatusOK)
+		s.Do(t, "GET", "/api/v1/catalog-item-instances?labels.=prod", nil).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+		s.Do(t, "GET", "/api/v1/providers?labels.env=prod", nil).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		s.Do(t, "GET", "/api/v1/health?verbose=1", nil).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 	})
 }

@@ -3184,7 +3184,7 @@ type ListCatalogItemInstancesParams struct {
 	// ParentId Only orders nested in this order.
 	ParentId *string `form:"parent_id,omitempty" json:"parent_id,omitempty"`
 
-	// Label Only orders with this label, `key:value`; repeat for several (all must match).
+	// Label Only orders with this label, `key:value`; repeat for several (all must match). The same filter is also taken as `labels.<key>=<value>`.
 	Label *[]string `form:"label,omitempty" json:"label,omitempty"`
 
 	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
