@@ -230,6 +230,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 			return false, err
 		}
 		o.InstanceID, o.ProviderName, o.Status, o.StatusMessage = id, placed.ProviderName, provider.StatusPending, ""
+		o.RestartCount = nil
 		return true, nil
 	}
 	res, err := s.cfg.Placement.UpdateTx(ctx, tx, placement.UpdateParams{

@@ -37,6 +37,9 @@ type Order struct {
 	ProviderName  string          `json:"provider_name"`
 	Status        provider.Status `json:"status"`
 	StatusMessage string          `json:"status_message"`
+	// RestartCount mirrors the current instance's restart_count as its
+	// provider last reported it: nil until a report carries one.
+	RestartCount *int64 `json:"restart_count,omitempty"`
 	// LastError says why the last validation or realisation failed ("" when
 	// the last one succeeded).
 	LastError  string     `json:"last_error"`

@@ -68,6 +68,10 @@ func (v orderView) appendJSON(b []byte) []byte {
 	b = httpapi.AppendString(b, string(o.Status))
 	b = appendMember(b, ',', "status_message")
 	b = httpapi.AppendString(b, o.StatusMessage)
+	if o.RestartCount != nil {
+		b = appendMember(b, ',', "restart_count")
+		b = strconv.AppendInt(b, *o.RestartCount, 10)
+	}
 	b = appendMember(b, ',', "last_error")
 	b = httpapi.AppendString(b, o.LastError)
 	b = appendMember(b, ',', "create_time")

@@ -46,6 +46,9 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 	read, lastError := o.Version, o.LastError
 	changed := o.Status != st.Status || o.StatusMessage != st.Message
 	o.Status, o.StatusMessage = st.Status, st.Message
+	if st.RestartCount != nil && (o.RestartCount == nil || *o.RestartCount != *st.RestartCount) {
+		o.RestartCount, changed = st.RestartCount, true
+	}
 	if o.PendingInstanceID == o.InstanceID && st.Updated {
 		o.PendingInstanceID = ""
 		changed = true
@@ -107,6 +110,7 @@ func (s *Service) ResourceReplacedTx(ctx context.Context, tx *store.Tx, r placem
 	}
 	read := o.Version
 	o.InstanceID, o.ProviderName, o.Status, o.StatusMessage = r.NewInstanceID, r.ProviderName, r.Status, r.Message
+	o.RestartCount = nil // the new instance's count comes with its first report
 	if o.PendingInstanceID == r.NewInstanceID {
 		o.PendingInstanceID = ""
 	}

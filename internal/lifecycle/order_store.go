@@ -41,7 +41,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	}
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
-		&status, &o.StatusMessage, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
+		&status, &o.StatusMessage, &o.RestartCount, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
 		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
@@ -101,13 +101,13 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 			store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
 			o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
 			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ExpireTime,
-			store.JSON(o.valueSets), o.ID, read)
+			store.JSON(o.valueSets), o.RestartCount, o.ID, read)
 	} else {
 		// Most saves are a status report or a transfer without operation:
 		// the attribute sets are as read, so they are not encoded again.
 		n, err = tx.Exec(ctx, s.q.Get("OrderSaveState"), o.State, o.Version, o.Generation, o.InstanceID,
 			o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.PendingInstanceID, o.LastError, o.ExpireTime, o.ID, read)
+			o.PendingInstanceID, o.LastError, o.ExpireTime, o.RestartCount, o.ID, read)
 	}
 	if err != nil {
 		return fmt.Errorf("save order %s: %w", o.ID, err)

@@ -14,6 +14,8 @@ type ResourceStatus struct {
 	InstanceID string
 	Status     provider.Status
 	Message    string
+	// RestartCount is the report's restart count, nil when it had none.
+	RestartCount *int64
 	// Updated marks the report that an in-place update was accepted: the
 	// status is the one the instance has since.
 	Updated bool

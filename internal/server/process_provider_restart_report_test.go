@@ -16,8 +16,8 @@ import (
 
 // Issue 22, item 2: a workload process killed is restarted by the process
 // provider, which reports the change though the status stays RUNNING: the
-// order's message names the new pid, and the service-type instance counts
-// the restart.
+// order's message names the new pid, and the order and its service-type
+// instance count the restart.
 func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -39,6 +39,7 @@ func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 			State         string `json:"state"`
 			InstanceID    string `json:"instance_id"`
 			StatusMessage string `json:"status_message"`
+			RestartCount  *int64 `json:"restart_count"`
 		}
 		get := func() order {
 			var o order
@@ -63,6 +64,9 @@ func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 		if n := restartCount(); n == nil || *n != 0 {
 			t.Errorf("restart_count before a restart = %v, want 0", n)
 		}
+		if n := get().RestartCount; n == nil || *n != 0 {
+			t.Errorf("order's restart_count before a restart = %v, want 0", n)
+		}
 		first := pidNow()
 		if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -81,6 +85,9 @@ func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 		}
 		if n := restartCount(); n == nil || *n != 1 {
 			t.Errorf("restart_count after a restart = %v, want 1", n)
+		}
+		if o.RestartCount == nil || *o.RestartCount != 1 {
+			t.Errorf("order's restart_count after a restart = %v, want 1", o.RestartCount)
 		}
 	})
 }

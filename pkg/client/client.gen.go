@@ -1144,7 +1144,13 @@ type CatalogItemInstance struct {
 	Path         *string `json:"path,omitempty"`
 	Project      string  `json:"project"`
 	ProviderName string  `json:"provider_name"`
-	ServiceType  string  `json:"service_type"`
+
+	// RestartCount How many times the provider restarted the current instance's workload, as its
+	// last status report said (the service-type instance's `restart_count`). Absent
+	// until a report carries one; it goes away when the order moves to a new instance
+	// (a rehydration, an update realised by replacement) until that one reports it.
+	RestartCount *int64 `json:"restart_count,omitempty"`
+	ServiceType  string `json:"service_type"`
 
 	// State Example: up
 	State string `json:"state"`

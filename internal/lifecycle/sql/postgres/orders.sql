@@ -12,8 +12,8 @@ SELECT id FROM catalog_item_instances WHERE request_key = $1;
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        user_value_sets
 FROM catalog_item_instances
 WHERE id = $1 AND project = $2;
@@ -21,8 +21,8 @@ WHERE id = $1 AND project = $2;
 -- name: OrderLock :one
 -- Locks an order for a transfer: the engine's writers serialise on it.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        user_value_sets
 FROM catalog_item_instances
 WHERE id = $1
@@ -30,8 +30,8 @@ FOR UPDATE;
 
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
        'null'::jsonb, -- a list has no use for the validation, often the largest column
        last_error, expire_time, NULL::jsonb, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
@@ -56,16 +56,17 @@ UPDATE catalog_item_instances
 SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, generation = $6, attributes = $7,
     instance_id = $8, provider_name = $9, status = $10, status_message = $11, update_time = $12, deleted_at = $13,
     terminal = $14, identity = $15, pending_instance_id = $16, validation = $17, last_error = $18,
-    expire_time = $19, user_value_sets = $20
-WHERE id = $21 AND version = $22;
+    expire_time = $19, user_value_sets = $20, restart_count = $21
+WHERE id = $22 AND version = $23;
 
 -- name: OrderSaveState :exec
 -- Writes an order whose attribute sets, validation, labels and values are
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
 SET state = $1, version = $2, generation = $3, instance_id = $4, provider_name = $5, status = $6, status_message = $7,
-    update_time = $8, deleted_at = $9, terminal = $10, pending_instance_id = $11, last_error = $12, expire_time = $13
-WHERE id = $14 AND version = $15;
+    update_time = $8, deleted_at = $9, terminal = $10, pending_instance_id = $11, last_error = $12, expire_time = $13,
+    restart_count = $14
+WHERE id = $15 AND version = $16;
 
 -- name: OrderCountLiveByCatalogItem :one
 SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND NOT terminal;

@@ -11,8 +11,8 @@ SELECT id FROM catalog_item_instances WHERE request_key = ?;
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        user_value_sets
 FROM catalog_item_instances
 WHERE id = ? AND project = ?;
@@ -21,16 +21,16 @@ WHERE id = ? AND project = ?;
 -- Reads an order inside a write transaction before a transfer; SQLite's
 -- immediate transactions already hold the write lock.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
        user_value_sets
 FROM catalog_item_instances
 WHERE id = ?;
 
 -- name: OrderList :many
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
-       version, generation, attributes, instance_id, provider_name, status, status_message, create_time,
-       update_time, deleted_at, terminal, identity, pending_instance_id,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
        'null', -- a list has no use for the validation, often the largest column
        last_error, expire_time, NULL, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
@@ -58,7 +58,7 @@ UPDATE catalog_item_instances
 SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, generation = ?, attributes = ?,
     instance_id = ?, provider_name = ?, status = ?, status_message = ?, update_time = ?, deleted_at = ?,
     terminal = ?, identity = ?, pending_instance_id = ?, validation = ?, last_error = ?,
-    expire_time = ?, user_value_sets = ?
+    expire_time = ?, user_value_sets = ?, restart_count = ?
 WHERE id = ? AND version = ?;
 
 -- name: OrderSaveState :exec
@@ -66,7 +66,8 @@ WHERE id = ? AND version = ?;
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
 SET state = ?, version = ?, generation = ?, instance_id = ?, provider_name = ?, status = ?, status_message = ?,
-    update_time = ?, deleted_at = ?, terminal = ?, pending_instance_id = ?, last_error = ?, expire_time = ?
+    update_time = ?, deleted_at = ?, terminal = ?, pending_instance_id = ?, last_error = ?, expire_time = ?,
+    restart_count = ?
 WHERE id = ? AND version = ?;
 
 -- name: OrderCountLiveByCatalogItem :one
