@@ -37,7 +37,7 @@ var allowedImports = map[string][]string{
 	// The audit log sits below the domains: they refine their requests'
 	// records (audit.Describe) and the HTTP layer writes them.
 	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/tokens": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/tokens": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/crashtest", "internal/ctl",
 		"internal/processprovider", "internal/sentinel", "internal/server"},
 	// The client commands talk to a server through pkg/client only; api
