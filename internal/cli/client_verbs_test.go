@@ -16,7 +16,9 @@ import (
 // taken back as KIND/ID.
 func TestClient_RepairForceDeleteAndKindSlashID(t *testing.T) {
 	t.Parallel()
-	url := startedURL(t, "server", "--dev", "--data-dir", filepath.Join(t.TempDir(), "data"), "--listen", "127.0.0.1:0")
+	data := filepath.Join(t.TempDir(), "data")
+	killWorkloadsAtCleanup(t, data) // f1 is force-deleted: its process is left to us
+	url := startedURL(t, "server", "--dev", "--data-dir", data, "--listen", "127.0.0.1:0")
 	c := newClient(t, url)
 
 	// The in-process provider registers just after the server starts.
