@@ -162,7 +162,9 @@ func TestClient_AgainstDevServer(t *testing.T) {
 
 	t.Run("describe shows members and the lifecycle log", func(t *testing.T) {
 		out := c.ok("describe", "order", "hello")
-		for _, want := range []string{"Catalog Item Id:  sleeper", "State:", "Events:", "TRIGGER", "creating       up"} {
+		// The provider's report is in the log, saying who told what.
+		for _, want := range []string{"Catalog Item Id:  sleeper", "State:", "Events:", "TRIGGER", "creating       up",
+			"DETAIL", "report", "process-sp: restart_count <none> -> 0; status PROVISIONING -> RUNNING; status_message starting -> running as pid "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("describe has no %q:\n%s", want, out)
 			}

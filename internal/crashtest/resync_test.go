@@ -89,6 +89,15 @@ func TestResync_ReportsToAKilledReplicaAreNotLost(t *testing.T) {
 		return up == orders
 	})
 	t.Logf("every order up %v after B's SIGKILL (--resync-after %s)", time.Since(killed).Round(time.Millisecond), resyncAfter)
+	// The order's log says how it learnt: a resync, from its provider.
+	for i := range orders {
+		id := fmt.Sprintf("o%d", i)
+		_, page := call(a, "GET", "/api/v1/catalog-item-instances/"+id+"/events", nil)
+		events, _ := page["results"].([]any)
+		if !hasResyncedRunning(events) {
+			t.Errorf("events of %s: %v, want one with trigger resync by process-sp changing status to RUNNING", id, events)
+		}
+	}
 	// The provider keeps its processes across its own restarts, so they
 	// are deleted here, not left to its stop. Its DELETED reports go to B
 	// too: A learns of them by resync as well.
@@ -106,6 +115,20 @@ func TestResync_ReportsToAKilledReplicaAreNotLost(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// hasResyncedRunning tells whether an order's events hold the resync that
+// found its instance RUNNING.
+func hasResyncedRunning(events []any) bool {
+	for _, e := range events {
+		ev, _ := e.(map[string]any)
+		changes, _ := ev["changes"].(map[string]any)
+		status, _ := changes["status"].(map[string]any)
+		if ev["trigger"] == "resync" && ev["reported_by"] == "process-sp" && status["to"] == "RUNNING" {
+			return true
+		}
+	}
+	return false
 }
 
 // tail is the last n bytes of b.

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -154,6 +156,25 @@ func memberOrder(raw []byte) ([]string, error) {
 	return keys, nil
 }
 
+// eventDetail is what an event says beyond its transfer: why it failed,
+// or who reported what, e.g. "process-sp: restart_count 0 -> 1".
+func eventDetail(ev object) string {
+	changes, _ := ev.m["changes"].(map[string]any)
+	if len(changes) == 0 {
+		return ev.str("error")
+	}
+	parts := make([]string, 0, len(changes))
+	for _, member := range slices.Sorted(maps.Keys(changes)) {
+		c, _ := changes[member].(map[string]any)
+		from := text(c["from"])
+		if c["from"] == nil {
+			from = "<none>"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s -> %s", member, from, text(c["to"])))
+	}
+	return ev.str("reported_by") + ": " + strings.Join(parts, "; ")
+}
+
 // describeOrderLogs adds an order's lifecycle log and adapter statuses.
 func (e *env) describeOrderLogs(ctx context.Context, w io.Writer, c *conn, id string) error {
 	events := &kind{name: "events", list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
@@ -168,11 +189,11 @@ func (e *env) describeOrderLogs(ctx context.Context, w io.Writer, c *conn, id st
 		fmt.Fprintln(w, "  <none>")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, "  VERSION\tAGE\tTRIGGER\tFROM\tTO\tOPERATION\tERROR")
+		fmt.Fprintln(tw, "  VERSION\tAGE\tTRIGGER\tFROM\tTO\tOPERATION\tDETAIL")
 		now := e.now()
 		for _, ev := range evs {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.str("version"), age("time")(ev, now), ev.str("trigger"),
-				ev.str("from"), ev.str("to"), ev.str("operation"), ev.str("error"))
+				ev.str("from"), ev.str("to"), ev.str("operation"), eventDetail(ev))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

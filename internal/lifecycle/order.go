@@ -137,7 +137,8 @@ func (o Order) Conditions(st State) []Condition {
 }
 
 // Event is one line of an order's lifecycle log: a transfer, with the
-// version it produced.
+// version it produced, or a change its provider reported (trigger report
+// or resync), which leaves the version as it was.
 type Event struct {
 	Version   int64     `json:"version"`
 	Time      time.Time `json:"time"`
@@ -146,6 +147,20 @@ type Event struct {
 	To        string    `json:"to"`
 	Operation string    `json:"operation"`
 	Error     string    `json:"error"`
+	// ReportedBy names the provider whose report made the change.
+	ReportedBy string `json:"reported_by,omitempty"`
+	// Changes holds what a report changed on the order, by member.
+	Changes map[string]Change `json:"changes,omitempty"`
+
+	// seq orders the events of one version: 0 for its transfer, then one
+	// per report. It is the second half of the list's keyset.
+	seq int64
+}
+
+// Change is one member's value before and after a reported change.
+type Change struct {
+	From any `json:"from"`
+	To   any `json:"to"`
 }
 
 // validationJSON is how Order.validation is stored.

@@ -44,10 +44,19 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 		st.Status, st.Message = cur.Status, cur.StatusMessage
 	}
 	read, lastError := o.Version, o.LastError
-	changed := o.Status != st.Status || o.StatusMessage != st.Message
+	changes := statusChanges(o, st)
+	changed := len(changes) > 0
+	if changed && st.Via != "" {
+		// What the provider told is kept in the log (the order's version
+		// does not move: a report changes no intent).
+		if err := s.recordReportTx(ctx, tx, o.ID, Event{Version: read, Time: s.now(), Trigger: st.Via,
+			From: o.State, To: o.State, ReportedBy: o.ProviderName, Changes: changes}); err != nil {
+			return err
+		}
+	}
 	o.Status, o.StatusMessage = st.Status, st.Message
-	if st.RestartCount != nil && (o.RestartCount == nil || *o.RestartCount != *st.RestartCount) {
-		o.RestartCount, changed = st.RestartCount, true
+	if st.RestartCount != nil {
+		o.RestartCount = st.RestartCount
 	}
 	if o.PendingInstanceID == o.InstanceID && st.Updated {
 		o.PendingInstanceID = ""
@@ -62,6 +71,32 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 		return nil
 	}
 	return s.saveOrderTx(ctx, tx, &o, read)
+}
+
+// statusChanges is what st changes of the status o shows, by member; nil
+// when nothing. A report without a restart count leaves the count as it is.
+func statusChanges(o Order, st placement.ResourceStatus) map[string]Change {
+	var c map[string]Change
+	add := func(member string, from, to any) {
+		if c == nil {
+			c = make(map[string]Change, 3)
+		}
+		c[member] = Change{From: from, To: to}
+	}
+	if o.Status != st.Status {
+		add("status", string(o.Status), string(st.Status))
+	}
+	if o.StatusMessage != st.Message {
+		add("status_message", o.StatusMessage, st.Message)
+	}
+	if st.RestartCount != nil && (o.RestartCount == nil || *o.RestartCount != *st.RestartCount) {
+		var from any
+		if o.RestartCount != nil {
+			from = *o.RestartCount
+		}
+		add("restart_count", from, *st.RestartCount)
+	}
+	return c
 }
 
 // resourceOutcomeTx fires the resource transfer of o's state for o's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -170,9 +171,37 @@ func (s *Service) flushEventsTx(ctx context.Context, tx *store.Tx, o *Order) err
 	return nil
 }
 
+// recordReportTx writes a reported change in the order's log, after the
+// events of its version (seq), in tx. The order's row is locked, so no
+// other report of the order takes the same seq.
+func (s *Service) recordReportTx(ctx context.Context, tx *store.Tx, orderID string, e Event) error {
+	_, err := tx.Exec(ctx, s.q.Get("OrderEventInsertReport"), orderID, e.Version, e.Time, e.Trigger, e.From, e.To,
+		e.ReportedBy, store.JSON(e.Changes), orderID, e.Version)
+	if err != nil {
+		return fmt.Errorf("record a report on order %s: %w", orderID, err)
+	}
+	return nil
+}
+
 // eventCursorTime is the time of every event page token: events page by
-// version, which the cursor's id carries.
+// (version, seq), which the cursor's id carries as "version.seq".
 var eventCursorTime = time.Unix(1, 0).UTC()
+
+// eventCursor reads an event page token's id. A token of a version alone
+// (written before reports were logged) resumes after all of that version.
+func eventCursor(id string) (version, seq int64, err error) {
+	v, sq, hasSeq := strings.Cut(id, ".")
+	if version, err = strconv.ParseInt(v, 10, 64); err != nil {
+		return 0, 0, store.ErrInvalidPageToken
+	}
+	if !hasSeq {
+		return version, math.MaxInt32, nil
+	}
+	if seq, err = strconv.ParseInt(sq, 10, 32); err != nil {
+		return 0, 0, store.ErrInvalidPageToken
+	}
+	return version, seq, nil
+}
 
 // Events lists an order's lifecycle log, oldest first. A missing order is
 // [ErrOrderNotFound].
@@ -185,26 +214,31 @@ func (s *Service) Events(ctx context.Context, project, ref string, page store.Pa
 	if size == 0 {
 		size = store.DefaultPageSize
 	}
-	var after int64
+	var after, afterSeq int64 = 0, math.MaxInt32
 	if _, id := page.Keyset(); id != "" {
-		if after, err = strconv.ParseInt(id, 10, 64); err != nil {
-			return store.Page[Event]{}, store.ErrInvalidPageToken
+		if after, afterSeq, err = eventCursor(id); err != nil {
+			return store.Page[Event]{}, err
 		}
 	}
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderEventList"), o.ID, after, size+1)
+	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderEventList"), o.ID, after, after, afterSeq, size+1)
 	if err != nil {
 		return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)
 	}
 	events, err := store.Collect(rows, func(row store.Scanner) (Event, error) {
 		var e Event
-		err := row.Scan(&e.Version, &e.Time, &e.Trigger, &e.From, &e.To, &e.Operation, &e.Error)
+		var changes []byte
+		err := row.Scan(&e.Version, &e.seq, &e.Time, &e.Trigger, &e.From, &e.To, &e.Operation, &e.Error,
+			&e.ReportedBy, &changes)
+		if err == nil && len(changes) > 0 {
+			err = json.Unmarshal(changes, &e.Changes)
+		}
 		return e, err
 	})
 	if err != nil {
 		return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)
 	}
 	return store.NewPage(events, size, func(e Event) store.Cursor {
-		return store.Cursor{Time: eventCursorTime, ID: strconv.FormatInt(e.Version, 10)}
+		return store.Cursor{Time: eventCursorTime, ID: strconv.FormatInt(e.Version, 10) + "." + strconv.FormatInt(e.seq, 10)}
 	}), nil
 }
 

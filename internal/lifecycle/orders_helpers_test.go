@@ -64,12 +64,14 @@ type order struct {
 }
 
 type event struct {
-	Version   int64  `json:"version"`
-	Trigger   string `json:"trigger"`
-	From      string `json:"from"`
-	To        string `json:"to"`
-	Operation string `json:"operation"`
-	Error     string `json:"error"`
+	Version    int64                     `json:"version"`
+	Trigger    string                    `json:"trigger"`
+	From       string                    `json:"from"`
+	To         string                    `json:"to"`
+	Operation  string                    `json:"operation"`
+	Error      string                    `json:"error"`
+	ReportedBy string                    `json:"reported_by"`
+	Changes    map[string]map[string]any `json:"changes"`
 }
 
 func (e *orders) create(t testing.TB, id string, vcpus int) order {
@@ -124,7 +126,15 @@ func (e *orders) setState(t testing.TB, id, target string, version int64) *apite
 		map[string]any{"target_state": target, "current_version": version})
 }
 
+// events is an order's lifecycle log without the changes its provider
+// reported: the transfers, its creation and its deletion.
 func (e *orders) events(t testing.TB, id string) []event {
+	t.Helper()
+	return slices.DeleteFunc(e.log(t, id), func(ev event) bool { return ev.Trigger == "report" || ev.Trigger == "resync" })
+}
+
+// log is an order's whole lifecycle log, read in pages of three.
+func (e *orders) log(t testing.TB, id string) []event {
 	t.Helper()
 	var all []event
 	token := ""

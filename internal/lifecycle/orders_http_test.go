@@ -1,11 +1,13 @@
 package lifecycle_test
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
@@ -108,6 +110,62 @@ func TestOrders_SimpleLifecycle_ReplacementUpdateRollbackDelete(t *testing.T) {
 			if ev.Version != int64(i+1) {
 				t.Errorf("event %d has version %d", i, ev.Version)
 			}
+		}
+	})
+}
+
+// Issue 22, item 2: what the provider reports about a running order is in
+// its log, saying who reported what, without moving the order's version; a
+// report that changes nothing the order shows is not logged.
+func TestOrders_ProviderReportsAreLogged(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setupOrders(t, engine, false)
+		o := e.up(t, "web", 2)
+		report := func(status, message string, restarts int) {
+			e.s.Do(t, "PUT", "/api/v1/service-type-instances/"+o.InstanceID+"/status", map[string]any{
+				"status": status, "message": message, "restart_count": restarts,
+				"observed_time": time.Now().UTC().Format(time.RFC3339Nano),
+			}).Want(t, http.StatusOK)
+		}
+		up := e.get(t, "web")
+		report("RUNNING", "pid 2", 1)
+		report("RUNNING", "pid 2", 1) // the same again: nothing to log
+		if got := e.get(t, "web"); got.Version != up.Version || got.State != "up" {
+			t.Errorf("after the reports: version %d state %s, want version %d (a report moves no version) and up",
+				got.Version, got.State, up.Version)
+		}
+
+		log := e.log(t, "web")
+		var reports []event
+		for _, ev := range log {
+			if ev.Trigger == "report" {
+				reports = append(reports, ev)
+			}
+		}
+		// The report that made the order up (PROVISIONING -> RUNNING), then the restart.
+		if len(reports) != 2 {
+			t.Fatalf("report events %+v, want 2 (the RUNNING that made it up, the restart); log %+v", reports, log)
+		}
+		first, restart := reports[0], reports[1]
+		if first.ReportedBy != "vm-sp" || first.From != "creating" || first.To != "creating" ||
+			first.Changes["status"]["to"] != "RUNNING" {
+			t.Errorf("first report = %+v, want vm-sp making the status RUNNING while creating", first)
+		}
+		wantChanges := map[string]map[string]any{
+			"status_message": {"from": "", "to": "pid 2"},
+			"restart_count":  {"from": nil, "to": float64(1)},
+		}
+		if restart.ReportedBy != "vm-sp" || restart.Version != up.Version || restart.From != "up" || restart.To != "up" ||
+			fmt.Sprint(restart.Changes) != fmt.Sprint(wantChanges) {
+			t.Errorf("restart report = %+v, want vm-sp at version %d in up changing %v", restart, up.Version, wantChanges)
+		}
+		// The log stays in order: the report that made the order up comes
+		// before the transfer it fired, the restart after everything.
+		at := slices.IndexFunc(log, func(ev event) bool { return ev.Trigger == "resource" && ev.To == "up" })
+		if at < 1 || log[at-1].Trigger != "report" || log[len(log)-1].Trigger != "report" {
+			t.Errorf("log %+v, want the first report just before creating>up and the restart last", log)
 		}
 	})
 }

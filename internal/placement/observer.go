@@ -16,6 +16,9 @@ type ResourceStatus struct {
 	Message    string
 	// RestartCount is the report's restart count, nil when it had none.
 	RestartCount *int64
+	// Via says how the provider told the status (sprm.InstanceStatus.Via);
+	// empty for a status Steward decided.
+	Via string
 	// Updated marks the report that an in-place update was accepted: the
 	// status is the one the instance has since.
 	Updated bool

@@ -27,7 +27,7 @@ func (s *Service) InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st 
 		return err
 	}
 	return s.cfg.Orders.ResourceStatusTx(ctx, tx, ResourceStatus{OrderID: orderID, InstanceID: st.InstanceID,
-		Status: st.Status, Message: st.Message, RestartCount: st.RestartCount})
+		Status: st.Status, Message: st.Message, RestartCount: st.RestartCount, Via: st.Via})
 }
 
 // fail marks a resource FAILED, with the order, in one transaction.

@@ -89,5 +89,75 @@ func TestProcessProvider_RestartIsVisibleOnTheOrder(t *testing.T) {
 		if o.RestartCount == nil || *o.RestartCount != 1 {
 			t.Errorf("order's restart_count after a restart = %v, want 1", o.RestartCount)
 		}
+
+		// The order's log says who reported what: the restart is an event
+		// of its own, after the transfers, naming the provider.
+		type change struct {
+			From any `json:"from"`
+			To   any `json:"to"`
+		}
+		type event struct {
+			Version    int64             `json:"version"`
+			Trigger    string            `json:"trigger"`
+			From       string            `json:"from"`
+			To         string            `json:"to"`
+			ReportedBy string            `json:"reported_by"`
+			Changes    map[string]change `json:"changes"`
+		}
+		var log struct {
+			Items []event `json:"results"`
+		}
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/crashy/events", nil).Want(t, 200).JSON(t, &log)
+		var restart *event
+		for i, e := range log.Items {
+			if c, ok := e.Changes["restart_count"]; ok && c.To == float64(1) {
+				restart = &log.Items[i]
+			}
+		}
+		if restart == nil {
+			t.Fatalf("no event records the restart; log: %+v", log.Items)
+		}
+		if restart.Trigger != "report" || restart.ReportedBy != "process-sp" || restart.From != "up" || restart.To != "up" ||
+			restart.Changes["restart_count"].From != float64(0) ||
+			!strings.Contains(restart.Changes["status_message"].From.(string), "running as pid "+strconv.Itoa(first)) ||
+			!strings.Contains(restart.Changes["status_message"].To.(string), "killed by signal 9") {
+			t.Errorf("restart event = %+v, want a report by provider process-sp changing restart_count 0 -> 1 and "+
+				"the message from pid %d to why it was killed, the state staying up", restart, first)
+		}
+		if _, ok := restart.Changes["status"]; ok {
+			t.Errorf("restart event changes the status %v, which stayed RUNNING", restart.Changes["status"])
+		}
+		// Then the provider told the new pid; a report keeps the order's
+		// version, so these events follow the transfers of that version.
+		last := log.Items[len(log.Items)-1]
+		if to, _ := last.Changes["status_message"].To.(string); last.Trigger != "report" || last.Version != restart.Version ||
+			last.ReportedBy != "process-sp" || !strings.Contains(to, "running as pid "+strconv.Itoa(second)) {
+			t.Errorf("last event = %+v, want the report of pid %d at version %d", last, second, restart.Version)
+		}
+
+		// Paging one event at a time walks the same log: the keyset holds
+		// the events that share a version apart.
+		var walked []event
+		for token := ""; ; {
+			var page struct {
+				Results []event `json:"results"`
+				Next    string  `json:"next_page_token"`
+			}
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/crashy/events?max_page_size=1&page_token="+token, nil).
+				Want(t, 200).JSON(t, &page)
+			walked = append(walked, page.Results...)
+			if token = page.Next; token == "" || len(walked) > len(log.Items) {
+				break
+			}
+		}
+		if len(walked) != len(log.Items) {
+			t.Fatalf("paged log has %d events, want %d: %+v", len(walked), len(log.Items), walked)
+		}
+		for i := range walked {
+			if walked[i].Version != log.Items[i].Version || walked[i].Trigger != log.Items[i].Trigger ||
+				len(walked[i].Changes) != len(log.Items[i].Changes) {
+				t.Errorf("paged event %d = %+v, want %+v", i, walked[i], log.Items[i])
+			}
+		}
 	})
 }

@@ -18,7 +18,16 @@ type InstanceStatus struct {
 	// RestartCount is the report's restart count, nil when it had none
 	// (and for a status that is not a report).
 	RestartCount *int64
+	// Via says how the provider told it: [ViaReport] or [ViaResync]; empty
+	// for a status Steward itself decided (a create's answer, a cleanup).
+	Via string
 }
+
+// How a status came from its provider ([InstanceStatus.Via]).
+const (
+	ViaReport = "report" // a status report: HTTP PUT or NATS
+	ViaResync = "resync" // Steward read the instance back ([Service.RunResync])
+)
 
 // StatusObserver is told of an instance's status changes: the status the
 // provider answered a create or delete with, a status report (HTTP or

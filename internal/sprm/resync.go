@@ -239,7 +239,7 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 		}
 		// The row changed since the claim: apply the answer as a report would be.
 	}
-	in, err := s.ApplyStatus(ctx, c.id, provider.StatusReport{Status: got.Status, Message: got.Message, ObservedTime: sent})
+	in, err := s.applyStatus(ctx, c.id, provider.StatusReport{Status: got.Status, Message: got.Message, ObservedTime: sent}, nil, ViaResync)
 	switch {
 	case errors.Is(err, ErrStaleReport):
 		return resyncStale

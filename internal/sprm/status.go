@@ -15,7 +15,7 @@ import (
 // than the last applied one returns ErrStaleReport and changes nothing; a
 // report of DELETED also sets deleted_at.
 func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusReport) (Instance, error) {
-	return s.ApplyStatusIfMatch(ctx, id, r, nil)
+	return s.applyStatus(ctx, id, r, nil, ViaReport)
 }
 
 // ApplyStatusIfMatch is ApplyStatus with the HTTP PUT's If-Match
@@ -25,6 +25,12 @@ func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusR
 // changes nothing. The precondition comes before the report's age: a
 // report that would be stale as well is still a 412, not ErrStaleReport.
 func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.StatusReport, ifMatch *int64) (Instance, error) {
+	return s.applyStatus(ctx, id, r, ifMatch, ViaReport)
+}
+
+// applyStatus applies a status the provider gave, by a report or a
+// resync (via).
+func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusReport, ifMatch *int64, via string) (Instance, error) {
 	var errs invalid.Errors
 	if !r.Status.Valid() {
 		errs.Add("status", "must be one of PENDING PROVISIONING RUNNING COMPLETED FAILED DELETING DELETED UNKNOWN")
@@ -41,7 +47,7 @@ func (s *Service) ApplyStatusIfMatch(ctx context.Context, id string, r provider.
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount},
+		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
 			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, r.RestartCount, string(r.Status), t,
 			t, s.resyncDue(r.Status, t), id, observed)
 		if errors.Is(err, ErrInstanceNotFound) {

@@ -419,7 +419,9 @@ const (
 	OrderEventTriggerForceDelete OrderEventTrigger = "force_delete"
 	OrderEventTriggerOnDelete    OrderEventTrigger = "on_delete"
 	OrderEventTriggerOnUpdate    OrderEventTrigger = "on_update"
+	OrderEventTriggerReport      OrderEventTrigger = "report"
 	OrderEventTriggerResource    OrderEventTrigger = "resource"
+	OrderEventTriggerResync      OrderEventTrigger = "resync"
 )
 
 // Valid indicates whether the value is a known member of the OrderEventTrigger enum.
@@ -439,7 +441,11 @@ func (e OrderEventTrigger) Valid() bool {
 		return true
 	case OrderEventTriggerOnUpdate:
 		return true
+	case OrderEventTriggerReport:
+		return true
 	case OrderEventTriggerResource:
+		return true
+	case OrderEventTriggerResync:
 		return true
 	default:
 		return false
@@ -1964,17 +1970,41 @@ type OperationMetadata struct {
 
 // OrderEvent defines model for OrderEvent.
 type OrderEvent struct {
-	Error     string            `json:"error"`
-	From      string            `json:"from"`
-	Operation string            `json:"operation"`
-	Time      time.Time         `json:"time"`
-	To        string            `json:"to"`
-	Trigger   OrderEventTrigger `json:"trigger"`
-	Version   int64             `json:"version"`
+	// Changes What a provider-reported change changed on the order, by member (`status`,
+	// `status_message`, `restart_count`); only on `report` and `resync` events.
+	// A member without a value before has `from` null.
+	//
+	//
+	// Example: {"restart_count":{"from":0,"to":1},"status_message":{"from":"running as pid 1963","to":"process was killed by signal 9 (killed); restart 1 of 5 in 1s"}}
+	Changes   *map[string]OrderEventChange `json:"changes,omitempty"`
+	Error     string                       `json:"error"`
+	From      string                       `json:"from"`
+	Operation string                       `json:"operation"`
+
+	// ReportedBy The provider whose report made the change; only on `report` and `resync` events.
+	//
+	// Example: process-sp
+	ReportedBy *string           `json:"reported_by,omitempty"`
+	Time       time.Time         `json:"time"`
+	To         string            `json:"to"`
+	Trigger    OrderEventTrigger `json:"trigger"`
+
+	// Version The order's version after the transfer; for a provider-reported change, the
+	// version the order had (several events may share a version).
+	Version int64 `json:"version"`
 }
 
 // OrderEventTrigger defines model for OrderEvent.Trigger.
 type OrderEventTrigger string
+
+// OrderEventChange defines model for OrderEventChange.
+type OrderEventChange struct {
+	// From The member's value before the change (a string or an integer).
+	From interface{} `json:"from"`
+
+	// To The member's value after the change.
+	To interface{} `json:"to"`
+}
 
 // Policy defines model for Policy.
 type Policy struct {
@@ -5828,10 +5858,20 @@ type ClientInterface interface {
 	// ListCatalogItemInstanceEvents List an order's lifecycle events
 	//
 	// The order's lifecycle log, oldest first: one event per transfer (`version` is
-	// the order's version after it), plus its creation and its deletion request, each
-	// written in the transaction of what it records. `trigger` is `create`, `auto`,
-	// `api`, `on_update`, `on_delete`, `resource` or `delete`; `error` says why a
-	// validation or deployment failed.
+	// the order's version after it), plus its creation, its deletion request and its
+	// forced deletion, and every change its provider reported, each written in the
+	// transaction of what it records. `trigger` is `create`, `auto`, `api`,
+	// `on_update`, `on_delete`, `resource`, `delete` or `force_delete` for those;
+	// `error` says why a validation or deployment failed.
+	//
+	// A provider-reported change (`trigger` `report`: a status report, by HTTP or NATS;
+	// `resync`: Steward read the instance back from its provider) is logged when it
+	// changes what the order shows (`status`, `status_message`, `restart_count`):
+	// `reported_by` names the provider and `changes` holds each changed member's
+	// `from` and `to`. A report does not move the order's version: its event carries
+	// the version the order had, after that version's transfer (`from` and `to` are the
+	// state it was in). A report that changes the state fires the `resource` transfer,
+	// the event after it.
 	//
 	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events (the `ListCatalogItemInstanceEvents` operationId).
 	ListCatalogItemInstanceEvents(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *ListCatalogItemInstanceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7371,10 +7411,20 @@ func (c *Client) PutAdapterStatus(ctx context.Context, catalogItemInstanceId Cat
 // ListCatalogItemInstanceEvents List an order's lifecycle events
 //
 // The order's lifecycle log, oldest first: one event per transfer (`version` is
-// the order's version after it), plus its creation and its deletion request, each
-// written in the transaction of what it records. `trigger` is `create`, `auto`,
-// `api`, `on_update`, `on_delete`, `resource` or `delete`; `error` says why a
-// validation or deployment failed.
+// the order's version after it), plus its creation, its deletion request and its
+// forced deletion, and every change its provider reported, each written in the
+// transaction of what it records. `trigger` is `create`, `auto`, `api`,
+// `on_update`, `on_delete`, `resource`, `delete` or `force_delete` for those;
+// `error` says why a validation or deployment failed.
+//
+// A provider-reported change (`trigger` `report`: a status report, by HTTP or NATS;
+// `resync`: Steward read the instance back from its provider) is logged when it
+// changes what the order shows (`status`, `status_message`, `restart_count`):
+// `reported_by` names the provider and `changes` holds each changed member's
+// `from` and `to`. A report does not move the order's version: its event carries
+// the version the order had, after that version's transfer (`from` and `to` are the
+// state it was in). A report that changes the state fires the `resource` transfer,
+// the event after it.
 //
 // Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events (the `ListCatalogItemInstanceEvents` operationId).
 func (c *Client) ListCatalogItemInstanceEvents(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *ListCatalogItemInstanceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13852,10 +13902,20 @@ type ClientWithResponsesInterface interface {
 	// ListCatalogItemInstanceEventsWithResponse List an order's lifecycle events
 	//
 	// The order's lifecycle log, oldest first: one event per transfer (`version` is
-	// the order's version after it), plus its creation and its deletion request, each
-	// written in the transaction of what it records. `trigger` is `create`, `auto`,
-	// `api`, `on_update`, `on_delete`, `resource` or `delete`; `error` says why a
-	// validation or deployment failed.
+	// the order's version after it), plus its creation, its deletion request and its
+	// forced deletion, and every change its provider reported, each written in the
+	// transaction of what it records. `trigger` is `create`, `auto`, `api`,
+	// `on_update`, `on_delete`, `resource`, `delete` or `force_delete` for those;
+	// `error` says why a validation or deployment failed.
+	//
+	// A provider-reported change (`trigger` `report`: a status report, by HTTP or NATS;
+	// `resync`: Steward read the instance back from its provider) is logged when it
+	// changes what the order shows (`status`, `status_message`, `restart_count`):
+	// `reported_by` names the provider and `changes` holds each changed member's
+	// `from` and `to`. A report does not move the order's version: its event carries
+	// the version the order had, after that version's transfer (`from` and `to` are the
+	// state it was in). A report that changes the state fires the `resource` transfer,
+	// the event after it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20490,10 +20550,20 @@ func (c *ClientWithResponses) PutAdapterStatusWithResponse(ctx context.Context, 
 // ListCatalogItemInstanceEventsWithResponse List an order's lifecycle events
 //
 // The order's lifecycle log, oldest first: one event per transfer (`version` is
-// the order's version after it), plus its creation and its deletion request, each
-// written in the transaction of what it records. `trigger` is `create`, `auto`,
-// `api`, `on_update`, `on_delete`, `resource` or `delete`; `error` says why a
-// validation or deployment failed.
+// the order's version after it), plus its creation, its deletion request and its
+// forced deletion, and every change its provider reported, each written in the
+// transaction of what it records. `trigger` is `create`, `auto`, `api`,
+// `on_update`, `on_delete`, `resource`, `delete` or `force_delete` for those;
+// `error` says why a validation or deployment failed.
+//
+// A provider-reported change (`trigger` `report`: a status report, by HTTP or NATS;
+// `resync`: Steward read the instance back from its provider) is logged when it
+// changes what the order shows (`status`, `status_message`, `restart_count`):
+// `reported_by` names the provider and `changes` holds each changed member's
+// `from` and `to`. A report does not move the order's version: its event carries
+// the version the order had, after that version's transfer (`from` and `to` are the
+// state it was in). A report that changes the state fires the `resource` transfer,
+// the event after it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -85,13 +85,19 @@ WHERE service_type = $1 AND identity = $2 AND project = $3 AND deleted_at IS NUL
 INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 
+-- name: OrderEventInsertReport :exec
+-- A reported change, after the events of its version.
+INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, reported_by, changes)
+SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, '', '', $7, $8
+FROM order_events WHERE order_id = $9 AND version = $10;
+
 -- name: OrderEventList :many
--- Events page by version (the cursor's id is the version, zero-padded).
-SELECT version, time, trigger, source, target, operation, error
+-- Events page by (version, seq): the cursor's id is "version.seq".
+SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes
 FROM order_events
-WHERE order_id = $1 AND version > $2
-ORDER BY version
-LIMIT $3;
+WHERE order_id = $1 AND (version > $2 OR (version = $3 AND seq > $4))
+ORDER BY version, seq
+LIMIT $5;
 
 -- name: OrderCountChildrenLeft :one
 -- The children of an order not yet removed, soft-deleted ones included:

@@ -87,12 +87,18 @@ WHERE service_type = ? AND identity = ? AND project = ? AND deleted_at IS NULL;
 INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 
+-- name: OrderEventInsertReport :exec
+-- A reported change, after the events of its version.
+INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, reported_by, changes)
+SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, '', '', ?, ?
+FROM order_events WHERE order_id = ? AND version = ?;
+
 -- name: OrderEventList :many
--- Events page by version (the cursor's id is the version, zero-padded).
-SELECT version, time, trigger, source, target, operation, error
+-- Events page by (version, seq): the cursor's id is "version.seq".
+SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes
 FROM order_events
-WHERE order_id = ? AND version > ?
-ORDER BY version
+WHERE order_id = ? AND (version > ? OR (version = ? AND seq > ?))
+ORDER BY version, seq
 LIMIT CAST(? AS INTEGER);
 
 -- name: OrderCountChildrenLeft :one
