@@ -1999,7 +1999,7 @@ type OrderEventTrigger string
 
 // OrderEventChange defines model for OrderEventChange.
 type OrderEventChange struct {
-	// From The member's value before the change (a string or an integer).
+	// From The member's value before the change (a string or an integer); null when it had none.
 	From interface{} `json:"from"`
 
 	// To The member's value after the change.
