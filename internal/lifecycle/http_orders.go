@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -35,6 +36,10 @@ type orderView struct {
 	Path       string          `json:"path"`
 	Conditions []Condition     `json:"conditions"`
 	ETag       string          `json:"etag"`
+	// DeleteTime repeats deleted_at (when the deletion was requested) under
+	// the name the other resources give that moment; deleted_at stays,
+	// deprecated.
+	DeleteTime *time.Time `json:"delete_time"`
 }
 
 func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
@@ -45,7 +50,7 @@ func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
 			attrs, _ = json.Marshal(o.Attributes) // maps of JSON values always encode
 		}
 		return orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/" + o.ID,
-			Conditions: conds(o), ETag: httpapi.ETag(o.Version)}
+			Conditions: conds(o), ETag: httpapi.ETag(o.Version), DeleteTime: o.DeletedAt}
 	}
 }
 

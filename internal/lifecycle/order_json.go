@@ -80,6 +80,8 @@ func (v orderView) appendJSON(b []byte) []byte {
 	b = appendTime(b, o.UpdateTime)
 	b = appendMember(b, ',', "deleted_at")
 	b = appendTimePtr(b, o.DeletedAt)
+	b = appendMember(b, ',', "delete_time")
+	b = appendTimePtr(b, v.DeleteTime)
 	b = appendMember(b, ',', "expire_time")
 	b = appendTimePtr(b, o.ExpireTime)
 	b = appendMember(b, ',', "attributes")

@@ -29,7 +29,7 @@ func TestOrderJSON_MatchesEncodingJSON(t *testing.T) {
 		CreateTime: deleted.Add(-time.Hour), UpdateTime: deleted.Add(time.Minute), DeletedAt: &deleted,
 		ExpireTime: &deleted}
 	attrs, _ := json.Marshal(o.Attributes)
-	view := orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/web-1", ETag: `"7"`,
+	view := orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/web-1", ETag: `"7"`, DeleteTime: &deleted,
 		Conditions: []Condition{{Type: "Ready", Status: "False", Reason: "Deleting", Message: "m<>",
 			LastTransitionTime: deleted}}}
 	want := decode(t, mustMarshal(t, view))

@@ -57,7 +57,8 @@ type order struct {
 	Conditions []struct {
 		Type, Status, Reason, Message string
 	} `json:"conditions"`
-	DeletedAt  *time.Time `json:"deleted_at"`
+	DeleteTime *time.Time `json:"delete_time"`
+	DeletedAt  *time.Time `json:"deleted_at"` // deprecated name of delete_time
 	ExpireTime *time.Time `json:"expire_time"`
 	ParentID   *string    `json:"parent_id"`
 	UpdateTime time.Time  `json:"update_time"`

@@ -65,6 +65,8 @@ type resource struct {
 	ProviderName          string         `json:"provider_name"`
 	PolicyStatus          string         `json:"policy_status"`
 	Status                string         `json:"status"`
+	DeleteTime            *time.Time     `json:"delete_time"`
+	DeletedAt             *time.Time     `json:"deleted_at"` // deprecated name of delete_time
 }
 
 func orderBody(vcpus int) map[string]any {

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -39,14 +40,19 @@ func (s *Service) handleRehydrate(w http.ResponseWriter, r *http.Request) error 
 	return WriteOperation(w, op)
 }
 
+// resourceView is a resource as the API answers it. delete_time repeats
+// deleted_at, which is set when the resource's deletion is requested (or
+// when its instance is reported DELETED, if none was), under the name the
+// other resources give that moment; deleted_at stays, deprecated.
 type resourceView struct {
 	Resource
-	Path       string `json:"path"`
-	InstanceID string `json:"instance_id"`
+	Path       string     `json:"path"`
+	InstanceID string     `json:"instance_id"`
+	DeleteTime *time.Time `json:"delete_time"`
 }
 
 func viewResource(r Resource) resourceView {
-	return resourceView{Resource: r, Path: "resources/" + r.ID, InstanceID: r.ID}
+	return resourceView{Resource: r, Path: "resources/" + r.ID, InstanceID: r.ID, DeleteTime: r.DeletedAt}
 }
 
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {

@@ -126,7 +126,7 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 				return err
 			}
 			if _, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
-				s.q.Get("InstanceMarkDeleted"), t, t, task.InstanceID); err != nil {
+				s.q.Get("InstanceMarkDeleted"), t, t, t, task.InstanceID); err != nil {
 				return err
 			}
 			return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil))

@@ -38,11 +38,17 @@ func TestDeferredDelete_NeverCallsTheProviderSynchronously(t *testing.T) {
 			t.Fatalf("cleanup task times: request_time %v, requested_at %v, last_attempt_time %v, last_attempt %v; "+
 				"want request_time = requested_at and no attempt yet", task.RequestTime, task.RequestedAt, task.LastAttemptTime, task.LastAttempt)
 		}
-		// Repeating it is harmless: the same task.
+		// The instance's deletion was requested when the task was.
+		if in.DeleteTime == nil || !in.DeleteTime.Equal(task.RequestTime) || in.DeletedAt != nil {
+			t.Fatalf("queued deletion: delete_time %v, deleted_at %v; want the task's request_time %v and no deleted_at",
+				in.DeleteTime, in.DeletedAt, task.RequestTime)
+		}
+		// Repeating it is harmless: the same task, the same delete_time.
 		var again instance
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/old?deferred=true", nil).Want(t, http.StatusOK).JSON(t, &again)
-		if again.Deletion == nil || again.Deletion.CleanupTaskID != in.Deletion.CleanupTaskID {
-			t.Fatalf("second deferred delete: %+v", again.Deletion)
+		if again.Deletion == nil || again.Deletion.CleanupTaskID != in.Deletion.CleanupTaskID ||
+			again.DeleteTime == nil || !again.DeleteTime.Equal(*in.DeleteTime) {
+			t.Fatalf("second deferred delete: %+v, delete_time %v (was %v)", again.Deletion, again.DeleteTime, in.DeleteTime)
 		}
 	})
 }

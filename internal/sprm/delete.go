@@ -79,9 +79,9 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	if err != nil {
 		return Instance{}, err
 	}
+	t := s.now()
 	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
-		s.q.Get("InstanceSetStatus"), string(provider.StatusDeleting), "", s.now(),
-		s.resyncDue(provider.StatusDeleting, s.now()), id); err != nil {
+		s.q.Get("InstanceMarkDeleting"), t, t, s.resyncDue(provider.StatusDeleting, t), id); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
 	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)
@@ -90,7 +90,7 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	switch {
 	case errors.Is(err, provider.ErrNotFound) || (err == nil && got.Status == provider.StatusDeleted):
 		if _, _, err := s.setStatus(wctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleted},
-			s.q.Get("InstanceMarkDeleted"), s.now(), s.now(), id); err != nil {
+			s.q.Get("InstanceMarkDeleted"), s.now(), s.now(), s.now(), id); err != nil {
 			return Instance{}, fmt.Errorf("mark instance deleted: %w", err)
 		}
 	case err != nil:
@@ -135,6 +135,9 @@ func (s *Service) enqueueCleanupTx(ctx context.Context, tx *store.Tx, instanceID
 	id := store.NewID()
 	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskInsert"), id, instanceID, providerName, serviceType, t, t, t); err != nil {
 		return "", fmt.Errorf("queue cleanup of %s: %w", instanceID, err)
+	}
+	if _, err := tx.Exec(ctx, s.q.Get("InstanceDeleteRequested"), t, instanceID); err != nil {
+		return "", fmt.Errorf("note the deletion of %s: %w", instanceID, err)
 	}
 	return id, nil
 }

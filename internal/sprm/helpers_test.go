@@ -60,8 +60,9 @@ type instance struct {
 		Status        string `json:"status"`
 		CleanupTaskID string `json:"cleanup_task_id"`
 	} `json:"deletion"`
-	DeletedAt *time.Time `json:"deleted_at"`
-	ETag      string     `json:"etag"`
+	DeleteTime *time.Time `json:"delete_time"`
+	DeletedAt  *time.Time `json:"deleted_at"` // deprecated: when the deletion completed
+	ETag       string     `json:"etag"`
 }
 
 type cleanupTask struct {

@@ -37,7 +37,7 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("an intent refused")
-		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceMarkDeleted"), c.s.now(), c.s.now(), "b"); err != nil {
+		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceMarkDeleted"), c.s.now(), c.s.now(), c.s.now(), "b"); err != nil {
 			t.Fatal(err)
 		}
 		check("one marked deleted")
@@ -45,7 +45,7 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
 			at := c.s.now()
 			c.clock.Advance(1)
-			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, nil, status, at, at, noResync, "c", at); err != nil {
+			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, nil, status, at, status, at, at, noResync, "c", at); err != nil {
 				t.Fatal(err)
 			}
 			check("report " + status)

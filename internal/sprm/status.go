@@ -13,7 +13,8 @@ import (
 // ApplyStatus applies a provider's status report to an instance: the one
 // intake behind both the HTTP PUT and the NATS subscription. A report older
 // than the last applied one returns ErrStaleReport and changes nothing; a
-// report of DELETED also sets deleted_at.
+// report of DELETED also sets deleted_at, and one of DELETING or DELETED
+// sets delete_time if no deletion was requested before.
 func (s *Service) ApplyStatus(ctx context.Context, id string, r provider.StatusReport) (Instance, error) {
 	return s.applyStatus(ctx, id, r, nil, ViaReport)
 }
@@ -49,7 +50,7 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 		t := s.now()
 		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
 			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, r.RestartCount, string(r.Status), t,
-			t, s.resyncDue(r.Status, t), id, observed)
+			string(r.Status), t, t, s.resyncDue(r.Status, t), id, observed)
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}

@@ -41,7 +41,7 @@ func scanInstance(row scanner) (Instance, error) {
 	var taskID, taskStatus *string
 	err := row.Scan(&in.ID, &in.Project, &in.Name, &in.ProviderName, &in.ServiceType, &spec, &status,
 		&in.StatusMessage, &in.statusObservedTime, &in.Version, &in.CreateTime, &in.UpdateTime, &in.DeletedAt,
-		&taskID, &taskStatus, &in.RestartCount)
+		&taskID, &taskStatus, &in.RestartCount, &in.DeleteTime)
 	if errors.Is(err, store.ErrNotFound) {
 		return Instance{}, ErrInstanceNotFound
 	}

@@ -72,11 +72,17 @@ type Instance struct {
 	RestartCount *int64         `json:"restart_count,omitempty"`
 	Spec         map[string]any `json:"spec"`
 	// Deletion is set once a deletion was queued for the cleanup worker.
-	Deletion   *Deletion  `json:"deletion"`
-	Version    int64      `json:"-"`
-	CreateTime time.Time  `json:"create_time"`
-	UpdateTime time.Time  `json:"update_time"`
-	DeletedAt  *time.Time `json:"deleted_at"`
+	Deletion   *Deletion `json:"deletion"`
+	Version    int64     `json:"-"`
+	CreateTime time.Time `json:"create_time"`
+	UpdateTime time.Time `json:"update_time"`
+	// DeleteTime is when the instance's deletion was requested (a delete
+	// accepted, a deletion queued, or a provider's report of one Steward did
+	// not ask for); it never moves once set.
+	DeleteTime *time.Time `json:"delete_time"`
+	// DeletedAt is when the deletion completed (deprecated in the API:
+	// the name says nothing of which moment it is).
+	DeletedAt *time.Time `json:"deleted_at"`
 
 	statusObservedTime *time.Time
 }

@@ -1130,7 +1130,15 @@ type CatalogItemInstance struct {
 	Conditions []Condition `json:"conditions"`
 	CreateTime time.Time   `json:"create_time"`
 
-	// DeletedAt When its deletion was asked for (DELETE, or its parent's); null while it is not being deleted.
+	// DeleteTime When its deletion was requested (its DELETE, its parent's, or a force delete); null
+	// while it is not being deleted. Set once: a second DELETE and the deletion's end
+	// leave it where it was.
+	DeleteTime *time.Time `json:"delete_time,omitempty"`
+
+	// DeletedAt Deprecated: use `delete_time`, which has the same value. On an order `deleted_at`
+	// is when its deletion was requested, not when it completed (the service-type
+	// instance's `deleted_at` is that); kept because API.md names it.
+	// Deprecated: use DeleteTime (delete_time), which has the same value.
 	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
 	DisplayName string     `json:"display_name"`
 	Etag        string     `json:"etag"`
@@ -2675,9 +2683,20 @@ type RepairStepStatus string
 // regenerated from the catalog item), the validated request the provider got and
 // the provider chosen.
 type Resource struct {
-	CatalogItemInstanceId string     `json:"catalog_item_instance_id"`
-	CreateTime            time.Time  `json:"create_time"`
-	DeletedAt             *time.Time `json:"deleted_at,omitempty"`
+	CatalogItemInstanceId string    `json:"catalog_item_instance_id"`
+	CreateTime            time.Time `json:"create_time"`
+
+	// DeleteTime When the resource's deletion was requested: its order's deletion (a DELETE, its
+	// parent's, a force delete), or the end of a rehydration that replaced it (the old
+	// resource) or failed (the new one); for a deletion Steward did not ask for, when
+	// its instance was reported `DELETED`. Null while it is not being deleted. Set once.
+	DeleteTime *time.Time `json:"delete_time,omitempty"`
+
+	// DeletedAt Deprecated: use `delete_time`, which has the same value. On a resource
+	// `deleted_at` is when its deletion was requested, not when it completed (the
+	// service-type instance's `deleted_at` is that); kept because API.md names it.
+	// Deprecated: use DeleteTime (delete_time), which has the same value.
+	DeletedAt *time.Time `json:"deleted_at,omitempty"`
 
 	// Id The instance id.
 	Id *string `json:"id,omitempty"`
@@ -2862,7 +2881,18 @@ type ServiceTypeInput struct {
 type ServiceTypeInstance struct {
 	CreateTime *time.Time `json:"create_time,omitempty"`
 
-	// DeletedAt When the deletion completed on the provider; null until then.
+	// DeleteTime When the instance's deletion was requested: the DELETE that was accepted (a
+	// client's, or placement's for an order's deletion), or the deletion queued for the
+	// cleanup worker (`deferred=true`, the old instance of a rehydration, a create whose
+	// outcome was unknown); for a deletion Steward did not ask for, the provider's first
+	// report of `DELETING` or `DELETED`. Null while the instance is not being deleted.
+	// Set once: a second DELETE and the deletion's completion leave it where it was.
+	DeleteTime *time.Time `json:"delete_time,omitempty"`
+
+	// DeletedAt Deprecated: use `delete_time`, when the deletion was requested. Here `deleted_at`
+	// is when the deletion completed on the provider (null until then), while on orders
+	// and resources it is when it was requested; kept because API.md names it.
+	// Deprecated: use DeleteTime (delete_time), when the deletion was requested; deleted_at is when it completed.
 	DeletedAt *time.Time `json:"deleted_at,omitempty"`
 
 	// Deletion Set once a deletion was queued for the cleanup worker; null otherwise.
@@ -5696,7 +5726,8 @@ type ClientInterface interface {
 	// DeleteCatalogItemInstance Delete an order
 	//
 	// Starts the deletion of an order and of every descendant, in one transaction
-	// (two-phase deletion, deletion-flow seed): `deleted_at` is set, `generation`
+	// (two-phase deletion, deletion-flow seed): `delete_time` (and the deprecated
+	// `deleted_at`) is set, `generation`
 	// bumped and the state's `on_delete` transfer runs (for `simple`: `deleting`, a
 	// purging state: `Ready=False`, reason `Deleting`; the current resource is
 	// deleted through the SPRM). In a state without an `on_delete` transfer (a
@@ -5710,7 +5741,7 @@ type ClientInterface interface {
 	// that ever reported on it, and every adapter its service type requires (reported
 	// or not), has a latest report at the deletion's `generation` with
 	// `Finalized=True`, or with `Applied=False`, `Health=True` and
-	// `observed_time >= deleted_at`; and no child order remains, removed ones aside.
+	// `observed_time >= delete_time`; and no child order remains, removed ones aside.
 	// Until then `Ready`'s message names what it waits for (`Health=False` shows
 	// the adapter's reason; past the stuck threshold the reason is `DeletionStuck`).
 	// Children are removed before their parent. `If-Match` makes it conditional.
@@ -5720,9 +5751,9 @@ type ClientInterface interface {
 
 	// GetCatalogItemInstance Get an order
 	//
-	// Returns one order of the project, also while it is being deleted (`deleted_at`
+	// Returns one order of the project, also while it is being deleted (`delete_time`
 	// set, `Ready=False` reason `Deleting`) and once removed: a tombstone answers 200
-	// with `deleted_at`, its terminal `state` and `expire_time`, when it will be
+	// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 	// purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 	//
 	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
@@ -5748,7 +5779,7 @@ type ClientInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -5777,7 +5808,7 @@ type ClientInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -5806,7 +5837,7 @@ type ClientInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -7169,7 +7200,8 @@ func (c *Client) CreateCatalogItemInstance(ctx context.Context, params *CreateCa
 // DeleteCatalogItemInstance Delete an order
 //
 // Starts the deletion of an order and of every descendant, in one transaction
-// (two-phase deletion, deletion-flow seed): `deleted_at` is set, `generation`
+// (two-phase deletion, deletion-flow seed): `delete_time` (and the deprecated
+// `deleted_at`) is set, `generation`
 // bumped and the state's `on_delete` transfer runs (for `simple`: `deleting`, a
 // purging state: `Ready=False`, reason `Deleting`; the current resource is
 // deleted through the SPRM). In a state without an `on_delete` transfer (a
@@ -7183,7 +7215,7 @@ func (c *Client) CreateCatalogItemInstance(ctx context.Context, params *CreateCa
 // that ever reported on it, and every adapter its service type requires (reported
 // or not), has a latest report at the deletion's `generation` with
 // `Finalized=True`, or with `Applied=False`, `Health=True` and
-// `observed_time >= deleted_at`; and no child order remains, removed ones aside.
+// `observed_time >= delete_time`; and no child order remains, removed ones aside.
 // Until then `Ready`'s message names what it waits for (`Health=False` shows
 // the adapter's reason; past the stuck threshold the reason is `DeletionStuck`).
 // Children are removed before their parent. `If-Match` makes it conditional.
@@ -7203,9 +7235,9 @@ func (c *Client) DeleteCatalogItemInstance(ctx context.Context, catalogItemInsta
 
 // GetCatalogItemInstance Get an order
 //
-// Returns one order of the project, also while it is being deleted (`deleted_at`
+// Returns one order of the project, also while it is being deleted (`delete_time`
 // set, `Ready=False` reason `Deleting`) and once removed: a tombstone answers 200
-// with `deleted_at`, its terminal `state` and `expire_time`, when it will be
+// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 // purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 //
 // Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
@@ -7241,7 +7273,7 @@ func (c *Client) GetCatalogItemInstance(ctx context.Context, catalogItemInstance
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //
@@ -7280,7 +7312,7 @@ func (c *Client) UpdateCatalogItemInstanceWithBody(ctx context.Context, catalogI
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //
@@ -7319,7 +7351,7 @@ func (c *Client) UpdateCatalogItemInstance(ctx context.Context, catalogItemInsta
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //
@@ -13734,7 +13766,8 @@ type ClientWithResponsesInterface interface {
 	// DeleteCatalogItemInstanceWithResponse Delete an order
 	//
 	// Starts the deletion of an order and of every descendant, in one transaction
-	// (two-phase deletion, deletion-flow seed): `deleted_at` is set, `generation`
+	// (two-phase deletion, deletion-flow seed): `delete_time` (and the deprecated
+	// `deleted_at`) is set, `generation`
 	// bumped and the state's `on_delete` transfer runs (for `simple`: `deleting`, a
 	// purging state: `Ready=False`, reason `Deleting`; the current resource is
 	// deleted through the SPRM). In a state without an `on_delete` transfer (a
@@ -13748,7 +13781,7 @@ type ClientWithResponsesInterface interface {
 	// that ever reported on it, and every adapter its service type requires (reported
 	// or not), has a latest report at the deletion's `generation` with
 	// `Finalized=True`, or with `Applied=False`, `Health=True` and
-	// `observed_time >= deleted_at`; and no child order remains, removed ones aside.
+	// `observed_time >= delete_time`; and no child order remains, removed ones aside.
 	// Until then `Ready`'s message names what it waits for (`Health=False` shows
 	// the adapter's reason; past the stuck threshold the reason is `DeletionStuck`).
 	// Children are removed before their parent. `If-Match` makes it conditional.
@@ -13760,9 +13793,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetCatalogItemInstanceWithResponse Get an order
 	//
-	// Returns one order of the project, also while it is being deleted (`deleted_at`
+	// Returns one order of the project, also while it is being deleted (`delete_time`
 	// set, `Ready=False` reason `Deleting`) and once removed: a tombstone answers 200
-	// with `deleted_at`, its terminal `state` and `expire_time`, when it will be
+	// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 	// purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -13790,7 +13823,7 @@ type ClientWithResponsesInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -13819,7 +13852,7 @@ type ClientWithResponsesInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -13848,7 +13881,7 @@ type ClientWithResponsesInterface interface {
 	// changes them without a transfer.
 	//
 	// 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-	// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+	// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 	// conditional (412). The answer is the order after the synchronous transfers;
 	// validations run in the background: follow `state`, `last_error` and `/events`.
 	//
@@ -20334,7 +20367,8 @@ func (c *ClientWithResponses) CreateCatalogItemInstanceWithResponse(ctx context.
 // DeleteCatalogItemInstanceWithResponse Delete an order
 //
 // Starts the deletion of an order and of every descendant, in one transaction
-// (two-phase deletion, deletion-flow seed): `deleted_at` is set, `generation`
+// (two-phase deletion, deletion-flow seed): `delete_time` (and the deprecated
+// `deleted_at`) is set, `generation`
 // bumped and the state's `on_delete` transfer runs (for `simple`: `deleting`, a
 // purging state: `Ready=False`, reason `Deleting`; the current resource is
 // deleted through the SPRM). In a state without an `on_delete` transfer (a
@@ -20348,7 +20382,7 @@ func (c *ClientWithResponses) CreateCatalogItemInstanceWithResponse(ctx context.
 // that ever reported on it, and every adapter its service type requires (reported
 // or not), has a latest report at the deletion's `generation` with
 // `Finalized=True`, or with `Applied=False`, `Health=True` and
-// `observed_time >= deleted_at`; and no child order remains, removed ones aside.
+// `observed_time >= delete_time`; and no child order remains, removed ones aside.
 // Until then `Ready`'s message names what it waits for (`Health=False` shows
 // the adapter's reason; past the stuck threshold the reason is `DeletionStuck`).
 // Children are removed before their parent. `If-Match` makes it conditional.
@@ -20366,9 +20400,9 @@ func (c *ClientWithResponses) DeleteCatalogItemInstanceWithResponse(ctx context.
 
 // GetCatalogItemInstanceWithResponse Get an order
 //
-// Returns one order of the project, also while it is being deleted (`deleted_at`
+// Returns one order of the project, also while it is being deleted (`delete_time`
 // set, `Ready=False` reason `Deleting`) and once removed: a tombstone answers 200
-// with `deleted_at`, its terminal `state` and `expire_time`, when it will be
+// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 // purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -20402,7 +20436,7 @@ func (c *ClientWithResponses) GetCatalogItemInstanceWithResponse(ctx context.Con
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //
@@ -20437,7 +20471,7 @@ func (c *ClientWithResponses) UpdateCatalogItemInstanceWithBodyWithResponse(ctx 
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //
@@ -20472,7 +20506,7 @@ func (c *ClientWithResponses) UpdateCatalogItemInstanceWithResponse(ctx context.
 // changes them without a transfer.
 //
 // 409 `INVALID_STATE` where the state has no `on_update` transfer, 409 `DELETING`
-// once `deleted_at` is set. `If-Match` with the order's `etag` makes it
+// once `delete_time` is set. `If-Match` with the order's `etag` makes it
 // conditional (412). The answer is the order after the synchronous transfers;
 // validations run in the background: follow `state`, `last_error` and `/events`.
 //

@@ -57,6 +57,15 @@ func (s *Server) SucceedDeletes() {
 	s.failDeletes = 0
 }
 
+// SlowDeletes makes every delete from now on answer DELETING and keep the
+// instance (its status DELETING), as a provider whose deletion takes time:
+// the test reports DELETED itself when it wants the deletion finished.
+func (s *Server) SlowDeletes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowDeletes = true
+}
+
 // SetHealth sets whether the health check answers healthy or unhealthy
 // (reachable, backend down). A new Server is healthy.
 func (s *Server) SetHealth(healthy bool) {
@@ -153,8 +162,14 @@ func (m *memProvider) Delete(_ context.Context, id string) (provider.Instance, e
 	if s.failDeletes != 0 {
 		return provider.Instance{}, &provider.HTTPError{Code: s.failDeletes, Reason: "INJECTED_FAILURE", Message: "providertest: FailDeletes"}
 	}
-	if _, ok := s.instances[id]; !ok {
+	inst, ok := s.instances[id]
+	if !ok {
 		return provider.Instance{}, provider.ErrNotFound
+	}
+	if s.slowDeletes {
+		inst.Status = provider.StatusDeleting
+		s.instances[id] = inst
+		return inst, nil
 	}
 	delete(s.instances, id)
 	delete(s.specs, id)

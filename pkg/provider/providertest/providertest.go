@@ -93,6 +93,7 @@ type Server struct {
 	failCreate  *failure
 	failUpdate  *failure
 	failDeletes int
+	slowDeletes bool
 	failRepairs int
 	unhealthy   bool
 	down        bool

@@ -7,14 +7,14 @@ ON CONFLICT (id) DO NOTHING;
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
-       i.restart_count
+       i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
 
 -- name: InstanceList :many
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
-       i.restart_count
+       i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = $1
   AND ($2::text = '' OR i.provider_name = $3)
@@ -45,8 +45,9 @@ UPDATE service_type_instances
 SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
     restart_count = COALESCE($5::bigint, restart_count),
     deleted_at = CASE WHEN $6::text = 'DELETED' THEN COALESCE(deleted_at, $7) ELSE deleted_at END,
-    status_time = $8, resync_time = $9, resync_attempts = 0
-WHERE id = $10 AND (status_observed_time IS NULL OR status_observed_time <= $11);
+    delete_time = CASE WHEN $8::text IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, $9) ELSE delete_time END,
+    status_time = $10, resync_time = $11, resync_attempts = 0
+WHERE id = $12 AND (status_observed_time IS NULL OR status_observed_time <= $13);
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -57,9 +58,21 @@ WHERE id = $5;
 
 -- name: InstanceMarkDeleted :exec
 UPDATE service_type_instances
-SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), version = version + 1, update_time = $2,
-    resync_time = NULL
-WHERE id = $3;
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), delete_time = COALESCE(delete_time, $2),
+    version = version + 1, update_time = $3, resync_time = NULL
+WHERE id = $4;
+
+-- name: InstanceMarkDeleting :exec
+-- A delete accepted: delete_time is when, and a later one does not move it.
+UPDATE service_type_instances
+SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, $1), version = version + 1,
+    update_time = $2, resync_time = $3, resync_attempts = 0
+WHERE id = $4;
+
+-- name: InstanceDeleteRequested :exec
+-- A deletion queued for the cleanup worker: delete_time is when, unless
+-- one was requested before.
+UPDATE service_type_instances SET delete_time = COALESCE(delete_time, $1) WHERE id = $2;
 
 -- name: InstanceListStalePending :many
 -- Intents whose request died with its process: nobody will record their outcome.

@@ -7,14 +7,14 @@ ON CONFLICT (id) DO NOTHING;
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
-       i.restart_count
+       i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = ? AND (? = '' OR i.project = ?);
 
 -- name: InstanceList :many
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
-       i.restart_count
+       i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = ?
   AND (? = '' OR i.provider_name = ?)
@@ -45,6 +45,7 @@ UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
     restart_count = COALESCE(?, restart_count),
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
+    delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
     status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?);
 
@@ -57,9 +58,21 @@ WHERE id = ?;
 
 -- name: InstanceMarkDeleted :exec
 UPDATE service_type_instances
-SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), version = version + 1, update_time = ?,
-    resync_time = NULL
+SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), delete_time = COALESCE(delete_time, ?),
+    version = version + 1, update_time = ?, resync_time = NULL
 WHERE id = ?;
+
+-- name: InstanceMarkDeleting :exec
+-- A delete accepted: delete_time is when, and a later one does not move it.
+UPDATE service_type_instances
+SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, ?), version = version + 1,
+    update_time = ?, resync_time = ?, resync_attempts = 0
+WHERE id = ?;
+
+-- name: InstanceDeleteRequested :exec
+-- A deletion queued for the cleanup worker: delete_time is when, unless
+-- one was requested before.
+UPDATE service_type_instances SET delete_time = COALESCE(delete_time, ?) WHERE id = ?;
 
 -- name: InstanceListStalePending :many
 -- Intents whose request died with its process: nobody will record their outcome.
