@@ -11,7 +11,7 @@ import (
 )
 
 // stateUp and stateTerminated are the simple lifecycle's states a settled
-// order is in (internal/lifecycle/builtin/simple.json).
+// order is in (internal/statemachine/builtin/simple.json).
 const (
 	stateUp         = "up"
 	stateTerminated = "terminated"

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -99,8 +100,9 @@ func adapterHold(r adapterstatus.Report, o *Order) string {
 // open; else it records in last_error what the gate waits for. An order
 // that is not being deleted (a lifecycle that purges resources without a
 // delete) has no gate.
-func (s *Service) finishDeletionTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int) error {
-	tr, ok := def.Transfer(st.Name, TriggerResource)
+func (s *Service) finishDeletionTx(ctx context.Context, tx *store.Tx, o *Order, def statemachine.Definition,
+	st statemachine.State, depth int) error {
+	tr, ok := def.Transfer(st.Name, statemachine.TriggerResource)
 	if !ok {
 		return nil
 	}
@@ -114,7 +116,7 @@ func (s *Service) finishDeletionTx(ctx context.Context, tx *store.Tx, o *Order, 
 			return nil
 		}
 	}
-	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerResource}, depth)
+	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerResource}, depth)
 }
 
 // ReportStoredTx checks the deletion gate of an order an adapter just

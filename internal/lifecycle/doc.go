@@ -9,95 +9,13 @@
 //
 // # Definitions
 //
-// A definition has an initial state, states and transfers. A state has a
-// model_state (inactive, candidate, designed, active), flags the engine
-// acts on when an order enters it (export_resources: realise the resource
-// with the active attributes; purge_resources: delete it; deleted:
-// terminal), validate_self (candidate, active or null) and a label (info,
-// success, warning, danger; default info). A transfer goes from source to
-// target on a trigger:
-//
-//   - auto: as soon as the order is in the source state;
-//   - api: on request (`:setState`), one per (source, target);
-//   - on_update: on a PATCH, which first stores the new attributes as the
-//     candidate set;
-//   - on_delete: on a DELETE;
-//   - resource: on the outcome of a deployment, success to target and
-//     failure to error (default: the source, a retry).
-//
-// Creating an order is not a transfer: it enters initial_state with the
-// posted attributes as its candidate set. An auto or api transfer may
-// validate (the candidate attributes, through the policy chain) and then
-// needs an error state for a failed validation. target_operation and
-// error_operation act on the attribute sets on each edge: promote
-// (candidate → active, active → rollback), rollback (rollback → active,
-// active → candidate), clear candidate, clear active, clear rollback.
-//
-// A definition is checked before it is stored ([Definition.Validate]): every
-// name resolves, values are in their sets, no trigger has two transfers to
-// choose from, every state is reachable, auto transfers do not loop, and
-// no promote or rollback is bound to fail. That last check is a dataflow
-// analysis over which attribute sets are non-empty: a new order holds
-// (candidate), an update adds candidate, each edge applies its operation,
-// and the values each state can hold are iterated to a fixed point; a
-// promote whose source state never holds a candidate set (a rollback
-// without a rollback set) is refused. Some rules are Steward's own, not
-// LSM's: error and error_operation only on transfers that can fail
-// (validating and resource ones); a state does not both export and purge
-// (they are opposite actions here, where LSM's deleting exports "purged"
-// resources), and a deleted state does not export. A definition holds at
-// most [MaxStates] states and [MaxTransfers] transfers, after expansion.
-//
-// # Compact form
-//
-// Writing every state and transfer out is verbose (inmanta-core #10047), so
-// a POST or PUT may send "compact" instead of states and transfers. The
-// server expands it, checks the expansion like any definition, and stores
-// both: GET answers the expansion and compact as it was sent. A compact
-// definition has initial_state; states, an object of name → words (one
-// model state; export, purge, deleted; validate_self=candidate|active; a
-// label; abort=<state>, which adds `<this> -> <state>: api clear candidate`);
-// transfers, lines of
-//
-//	<source>[, <source>…] -> <target>: <trigger> [validate] [<op>] [| <error> [<op>]] [# description]
-//
-// with ops spelled promote, rollback, clear-candidate, clear-active,
-// clear-rollback and source * meaning every state that is neither deleted
-// nor the target; and on_delete, a state that every state gets an
-// on_delete transfer to unless it is deleted, purging, that state itself,
-// or has one already. The expansion lists the states in the order written,
-// then each line's transfers, then the abort edges, then the on_delete
-// ones. Errors name what the client wrote: compact.transfers[2],
-// compact.states.up, compact.on_delete. Full members (initial_state,
-// states, transfers) sent beside compact must equal its expansion, so a
-// GET's answer can be PUT back; set compact to null to edit the full form.
-//
-// # Built-ins
-//
-// simple and service are written in the compact form (builtin/*.json) and
-// are read-only. simple is the table of research §1.6 exactly. Where the
-// source says nothing, these choices were made: start, acknowledged and the
-// update_* states that do not deploy are candidate (designed and
-// update_designed are designed), the exporting ones active, rejected and
-// terminated inactive; rollback is labelled warning; validate_self is null
-// everywhere.
-//
-// service follows §1.6's bullets, with these choices where they are vague:
-// the "auto that config can disable" edges are plain auto transfers with
-// their api twins beside them (Steward has no switch to turn auto transfers
-// off yet; an engine option could, and the api twins are then the approval
-// gate); acknowledged → designed validates (error: rejected) and designed →
-// creating promotes, update_acknowledged → update_designed validates
-// (error: update_rejected) and update_designed → update_inprogress
-// promotes; the failed twins mirror every update step, including the
-// revalidate self-edge and the approval gate, and go back to failed on
-// abort, clearing the candidate; update_acknowledged and update_designed
-// (and their twins) get the same abort edge as update_rejected; each
-// update step that deploys nothing has a resource transfer from itself and
-// its twin to itself, with the twin as error state, so deploy outcomes keep
-// the up/failed distinction while an update waits; deletion is as in simple
-// plus the direct on_delete to terminated from start, acknowledged,
-// designed and rejected.
+// The definition language (states, transfers, triggers, the operations on
+// the attribute sets, the checks a definition passes, the compact form
+// and the built-ins simple and service) is package statemachine's; its
+// documentation describes it. This package stores definitions
+// (statemachine.Source expanded and checked, with the compact form as it
+// was sent), serves them beside the built-ins, and runs orders through
+// them.
 //
 // # The engine: orders
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -29,8 +30,8 @@ const (
 
 // step is one transfer the engine takes.
 type step struct {
-	transfer Transfer
-	trigger  Trigger
+	transfer statemachine.Transfer
+	trigger  statemachine.Trigger
 	// failed takes the error edge (failed validation or deployment).
 	failed bool
 	// reason says why it failed; kept on the order and in the event.
@@ -41,7 +42,8 @@ type step struct {
 // new state, which may take more transfers; o is changed in memory and the
 // caller saves it. A self-transfer with no operation changes nothing: it
 // bumps no version and does no work (LSM).
-func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, st step, depth int) error {
+func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def statemachine.Definition, st step,
+	depth int) error {
 	if depth > maxChain {
 		return fmt.Errorf("order %s: more than %d transfers in a row from %s: the lifecycle %s loops", o.ID, maxChain,
 			o.State, o.Lifecycle)
@@ -59,7 +61,7 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 		}
 		return nil
 	}
-	sets, err := ApplyOperation(op, o.Attributes)
+	sets, err := statemachine.ApplyOperation(op, o.Attributes)
 	if err != nil {
 		// The definition was checked when stored; what is left is an
 		// order whose sets say otherwise. Refuse the transfer, say why.
@@ -75,7 +77,7 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 			return err
 		}
 	}
-	if (op == OpPromote || op == OpRollback) && o.Attributes.Active != nil {
+	if (op == statemachine.OpPromote || op == statemachine.OpRollback) && o.Attributes.Active != nil {
 		// The realised spec changes: adapters act on it again, and Ready
 		// waits for their reports at the new generation.
 		o.Generation++
@@ -91,7 +93,7 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	if st.failed {
 		o.LastError = st.reason
 	}
-	if op == OpRollback || op == OpClearCandidate {
+	if op == statemachine.OpRollback || op == statemachine.OpClearCandidate {
 		o.validation = nil // it was of the candidate set, which is gone
 	}
 	recordEvent(o, Event{Version: o.Version, Time: s.now(), Trigger: string(st.trigger),
@@ -101,7 +103,7 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 	// A resource transfer without an operation was decided by the
 	// resource's status for the active set it realises: entering the next
 	// state has nothing to realise and no outcome to read again.
-	realised := st.trigger == TriggerResource && op == ""
+	realised := st.trigger == statemachine.TriggerResource && op == ""
 	return s.enter(ctx, tx, o, def, next, depth+1, realised)
 }
 
@@ -111,17 +113,18 @@ func (s *Service) fireTx(ctx context.Context, tx *store.Tx, o *Order, def Defini
 // resource; an auto transfer fires now, or, when it validates, is queued
 // as a job (the policy chain runs outside the transaction). Everything is
 // written in tx, so a crash loses none of it.
-func (s *Service) enterTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int) error {
+func (s *Service) enterTx(ctx context.Context, tx *store.Tx, o *Order, def statemachine.Definition,
+	st statemachine.State, depth int) error {
 	return s.enter(ctx, tx, o, def, st, depth, false)
 }
 
 // enter is enterTx; realised says the active set is known to be realised
 // by the current resource, whose status was just read.
-func (s *Service) enter(ctx context.Context, tx *store.Tx, o *Order, def Definition, st State, depth int,
-	realised bool) error {
+func (s *Service) enter(ctx context.Context, tx *store.Tx, o *Order, def statemachine.Definition,
+	st statemachine.State, depth int, realised bool) error {
 	if o.DeletedAt != nil {
-		if tr, ok := def.Transfer(st.Name, TriggerOnDelete); ok {
-			return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnDelete}, depth)
+		if tr, ok := def.Transfer(st.Name, statemachine.TriggerOnDelete); ok {
+			return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerOnDelete}, depth)
 		}
 	}
 	if st.ExportResources && !(realised && o.PendingInstanceID == "") {
@@ -149,23 +152,23 @@ func (s *Service) enter(ctx context.Context, tx *store.Tx, o *Order, def Definit
 			return s.finishDeletionTx(ctx, tx, o, def, st, depth)
 		}
 	}
-	tr, ok := def.Transfer(st.Name, TriggerAuto)
+	tr, ok := def.Transfer(st.Name, statemachine.TriggerAuto)
 	if !ok {
 		return nil
 	}
 	if tr.Validate {
 		if v := o.inline; v != nil {
 			o.inline = nil
-			return s.fireTx(ctx, tx, o, def, validated(o, tr, TriggerAuto, v), depth)
+			return s.fireTx(ctx, tx, o, def, validated(o, tr, statemachine.TriggerAuto, v), depth)
 		}
 		return s.queueValidationTx(ctx, tx, o, tr)
 	}
-	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerAuto}, depth)
+	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerAuto}, depth)
 }
 
 // validated turns a validation's outcome into the step it decides, keeping
 // what the policy chain made of the set for its realisation.
-func validated(o *Order, tr Transfer, trigger Trigger, v *inlineValidation) step {
+func validated(o *Order, tr statemachine.Transfer, trigger statemachine.Trigger, v *inlineValidation) step {
 	st := step{transfer: tr, trigger: trigger}
 	if v.err != nil {
 		st.failed, st.reason = true, "validation failed: "+v.err.Error()
@@ -200,7 +203,7 @@ func (s *Service) realiseTx(ctx context.Context, tx *store.Tx, o *Order) (starte
 	}
 	// The resource's intent is the set as asked; the active set becomes
 	// what the policy chain made of it, which is what the provider runs.
-	intent := o.Attributes.asked()
+	intent := o.Attributes.Asked()
 	if o.InstanceID != "" {
 		cur, err := s.cfg.Placement.ResourceTx(ctx, tx, o.InstanceID)
 		if err != nil && !errors.Is(err, placement.ErrResourceNotFound) {
@@ -289,7 +292,7 @@ func (s *Service) purgeTx(ctx context.Context, tx *store.Tx, o *Order) (gone boo
 // RUNNING and COMPLETED (a workload that ran to its end and succeeded) are
 // success, FAILED and DELETED failure. ok is false for the statuses on the
 // way (PENDING, PROVISIONING, DELETING, UNKNOWN).
-func outcome(st State, status provider.Status) (failed, ok bool) {
+func outcome(st statemachine.State, status provider.Status) (failed, ok bool) {
 	if st.PurgeResources {
 		switch status {
 		case provider.StatusDeleted:
@@ -312,17 +315,17 @@ func outcome(st State, status provider.Status) (failed, ok bool) {
 // validating transfer and takes its success or error edge. Version pins
 // the order's state: a job for an order that moved on does nothing.
 type validateArgs struct {
-	OrderID string  `json:"order_id"`
-	Version int64   `json:"version"`
-	Trigger Trigger `json:"trigger"`
-	Target  string  `json:"target"`
+	OrderID string               `json:"order_id"`
+	Version int64                `json:"version"`
+	Trigger statemachine.Trigger `json:"trigger"`
+	Target  string               `json:"target"`
 }
 
 func (validateArgs) Kind() string { return "lifecycle.validate" }
 
 // queueValidationTx queues the validation of a validating transfer of o,
 // at o's version, in tx.
-func (s *Service) queueValidationTx(ctx context.Context, tx *store.Tx, o *Order, tr Transfer) error {
+func (s *Service) queueValidationTx(ctx context.Context, tx *store.Tx, o *Order, tr statemachine.Transfer) error {
 	return s.cfg.Jobs.InsertTx(ctx, tx, validateArgs{OrderID: o.ID, Version: o.Version, Trigger: tr.Trigger,
 		Target: tr.Target}, &river.InsertOpts{MaxAttempts: 10})
 }
@@ -367,8 +370,8 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 	}
 	src, _ := def.State(o.State)
 	set := o.Attributes.Candidate
-	if src.ValidateSelf == SetActive {
-		set = o.Attributes.asked()
+	if src.ValidateSelf == statemachine.SetActive {
+		set = o.Attributes.Asked()
 	}
 	placed, verr := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project})
 	if verr != nil && !validationFailure(verr) {
@@ -388,8 +391,9 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 }
 
 // transferFor finds the transfer a validation job was queued for.
-func transferFor(def Definition, source string, trigger Trigger, target string) (Transfer, bool) {
-	if trigger == TriggerAPI {
+func transferFor(def statemachine.Definition, source string, trigger statemachine.Trigger,
+	target string) (statemachine.Transfer, bool) {
+	if trigger == statemachine.TriggerAPI {
 		return def.APITransfer(source, target)
 	}
 	tr, ok := def.Transfer(source, trigger)

@@ -20,9 +20,6 @@ var (
 	// ErrLifecycleInUse is returned by [Service.Delete] while service types
 	// use the lifecycle, as an [*InUseError].
 	ErrLifecycleInUse = errors.New("lifecycle is used by service types")
-	// ErrOperationNotApplicable is returned by [ApplyOperation] for a
-	// promote without a candidate set or a rollback without a rollback set.
-	ErrOperationNotApplicable = errors.New("operation cannot apply to the attribute sets")
 )
 
 // InUseError is [ErrLifecycleInUse] with the service types that use the

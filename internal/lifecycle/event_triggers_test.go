@@ -7,6 +7,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	stewardapi "github.com/stewardhq/steward/api"
+	"github.com/stewardhq/steward/internal/statemachine"
 )
 
 // Every trigger an order's event can carry is in the document's
@@ -21,7 +22,7 @@ func TestEventTriggers_AreDocumented(t *testing.T) {
 		documented = append(documented, v.(string))
 	}
 	emitted := []string{eventCreate, eventDelete, eventForceDelete}
-	for _, tr := range triggers {
+	for _, tr := range statemachine.Triggers() {
 		emitted = append(emitted, string(tr))
 	}
 	for _, tr := range emitted {

@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -125,17 +126,17 @@ func (s *Service) forceRemoveTx(ctx context.Context, tx *store.Tx, o *Order, p F
 // its purge (reached directly or through on_delete) leads when the
 // resource is gone; else the first deleted state that is not a failure;
 // else the first deleted state. The zero State when there is none.
-func removedState(def Definition, state string) State {
+func removedState(def statemachine.Definition, state string) statemachine.State {
 	for _, from := range []string{state, onDeleteTarget(def, state)} {
-		if tr, ok := def.Transfer(from, TriggerResource); ok {
+		if tr, ok := def.Transfer(from, statemachine.TriggerResource); ok {
 			if st, _ := def.State(tr.Target); st.Deleted {
 				return st
 			}
 		}
 	}
-	var first State
+	var first statemachine.State
 	for _, st := range def.States {
-		if st.Deleted && st.Label != LabelDanger {
+		if st.Deleted && st.Label != statemachine.LabelDanger {
 			return st
 		}
 		if st.Deleted && first.Name == "" {
@@ -145,8 +146,8 @@ func removedState(def Definition, state string) State {
 	return first
 }
 
-func onDeleteTarget(def Definition, state string) string {
-	if tr, ok := def.Transfer(state, TriggerOnDelete); ok {
+func onDeleteTarget(def statemachine.Definition, state string) string {
+	if tr, ok := def.Transfer(state, statemachine.TriggerOnDelete); ok {
 		return tr.Target
 	}
 	return ""

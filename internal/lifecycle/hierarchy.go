@@ -8,6 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -51,7 +52,8 @@ func (s *Service) checkParentTx(ctx context.Context, tx *store.Tx, o *Order, st 
 // restricts it), and its state's on_delete transfer fires; in a state
 // without one (a validation under way) it fires as soon as the order
 // reaches a state that has one.
-func (s *Service) markDeletedTx(ctx context.Context, tx *store.Tx, o *Order, def Definition, t time.Time) error {
+func (s *Service) markDeletedTx(ctx context.Context, tx *store.Tx, o *Order, def statemachine.Definition,
+	t time.Time) error {
 	o.DeletedAt = &t
 	o.Generation++
 	o.Version++
@@ -59,13 +61,13 @@ func (s *Service) markDeletedTx(ctx context.Context, tx *store.Tx, o *Order, def
 	if err := s.deleteChildrenTx(ctx, tx, o, t); err != nil {
 		return err
 	}
-	tr, ok := def.Transfer(o.State, TriggerOnDelete)
+	tr, ok := def.Transfer(o.State, statemachine.TriggerOnDelete)
 	if !ok {
 		s.log.InfoContext(ctx, "order deletion deferred until its state has an on_delete transfer",
 			"order_id", o.ID, "state", o.State)
 		return nil
 	}
-	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnDelete}, 0)
+	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerOnDelete}, 0)
 }
 
 // childRef is a child order as its parent's delete lists it.

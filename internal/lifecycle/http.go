@@ -6,6 +6,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -41,11 +42,13 @@ func writeLifecycle(w http.ResponseWriter, status int, l Lifecycle) error {
 // the path's, so that a GET's answer can be sent back.
 type sourceBody struct {
 	ID string `json:"id"`
-	Definition
+	statemachine.Definition
 	Compact json.RawMessage `json:"compact"`
 }
 
-func (b sourceBody) source() Source { return Source{Definition: b.Definition, Compact: b.Compact} }
+func (b sourceBody) source() statemachine.Source {
+	return statemachine.Source{Definition: b.Definition, Compact: b.Compact}
+}
 
 func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	var body sourceBody

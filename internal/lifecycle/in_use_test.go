@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/lifecycle"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -138,11 +139,11 @@ func TestService_LifecycleWrapsNotFound(t *testing.T) {
 	if _, err := svc.Lifecycle(ctx, "nope"); !errors.Is(err, lifecycle.ErrLifecycleNotFound) {
 		t.Errorf("Lifecycle(nope) error = %v, want ErrLifecycleNotFound", err)
 	}
-	l, err := svc.Lifecycle(ctx, lifecycle.SimpleID)
+	l, err := svc.Lifecycle(ctx, statemachine.SimpleID)
 	if err != nil || !l.Builtin {
 		t.Fatalf("Lifecycle(simple) = %+v, %v", l, err)
 	}
-	created, err := svc.Create(ctx, lifecycle.CreateParams{ID: "mine", Source: lifecycle.Source{Compact: json.RawMessage(approvalCompact)}})
+	created, err := svc.Create(ctx, lifecycle.CreateParams{ID: "mine", Source: statemachine.Source{Compact: json.RawMessage(approvalCompact)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestService_LifecycleWrapsNotFound(t *testing.T) {
 	var inUse *lifecycle.InUseError
 	svc = lifecycle.New(lifecycle.Config{DB: storetest.Open(t, store.SQLite),
 		Usage: lifecycle.ServiceTypeUsageFunc(func(context.Context, string) ([]string, error) { return []string{"vm"}, nil })})
-	if _, err := svc.Create(ctx, lifecycle.CreateParams{ID: "mine", Source: lifecycle.Source{Compact: json.RawMessage(approvalCompact)}}); err != nil {
+	if _, err := svc.Create(ctx, lifecycle.CreateParams{ID: "mine", Source: statemachine.Source{Compact: json.RawMessage(approvalCompact)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := svc.Delete(ctx, "mine", nil); !errors.As(err, &inUse) || !errors.Is(err, lifecycle.ErrLifecycleInUse) ||

@@ -3,27 +3,79 @@ package lifecycle
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/resourceid"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
+
+// Lifecycle is a stored or built-in lifecycle definition (API.md,
+// Lifecycles). Its Definition is always the expanded, checked form.
+type Lifecycle struct {
+	ID string `json:"id"`
+	statemachine.Definition
+	// Compact is the compact form the definition was written in, as the
+	// client sent it (whitespace aside); nil when it was written in full.
+	Compact json.RawMessage `json:"compact"`
+	// Builtin marks the read-only lifecycles Steward ships (simple, service).
+	Builtin    bool      `json:"builtin"`
+	Version    int64     `json:"-"`
+	CreateTime time.Time `json:"create_time"`
+	UpdateTime time.Time `json:"update_time"`
+}
+
+// builtinTime is the create_time and update_time of the built-ins, which
+// are not stored: the day they shipped, as for the built-in service types
+// (the Unix epoch showed as an AGE of 20783d).
+var builtinTime = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+
+// builtinLifecycles are the built-ins of package statemachine as
+// lifecycles, sorted by id. Their definitions are shared with it.
+var builtinLifecycles = sync.OnceValue(func() []Lifecycle {
+	var out []Lifecycle
+	for _, b := range statemachine.Builtins() {
+		out = append(out, Lifecycle{ID: b.ID, Definition: b.Definition, Compact: b.Compact, Builtin: true, Version: 1,
+			CreateTime: builtinTime, UpdateTime: builtinTime})
+	}
+	return out
+})
+
+// builtin returns a copy of the built-in lifecycle with the id.
+func builtin(id string) (Lifecycle, bool) {
+	for _, l := range builtinLifecycles() {
+		if l.ID == id {
+			return l.clone(), true
+		}
+	}
+	return Lifecycle{}, false
+}
+
+// clone copies the lists, so a caller may change what it got.
+func (l Lifecycle) clone() Lifecycle {
+	l.States = slices.Clone(l.States)
+	l.Transfers = slices.Clone(l.Transfers)
+	l.Compact = slices.Clone(l.Compact)
+	return l
+}
 
 // CreateParams is a new lifecycle.
 type CreateParams struct {
 	// ID is the lifecycle's id (AEP-122, package resourceid); empty generates a
 	// UUID.
 	ID string
-	Source
+	statemachine.Source
 }
 
 // Create expands and checks p's definition (an [*invalid.Error] naming
-// each bad field; see [Definition.Validate] and the compact form in the
-// package doc) and stores it. A taken id, a built-in's included, is
+// each bad field; see [statemachine.Source.Expand] and package
+// statemachine's doc) and stores it. A taken id, a built-in's included, is
 // [ErrLifecycleExists], so a create retried with its id never makes a
 // second lifecycle.
 func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error) {
@@ -37,7 +89,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error)
 	if _, ok := builtin(p.ID); ok {
 		return Lifecycle{}, fmt.Errorf("lifecycle %q is built in: %w", p.ID, ErrLifecycleExists)
 	}
-	def, compact, err := p.definition()
+	def, compact, err := p.Expand()
 	if err != nil {
 		return Lifecycle{}, err
 	}
@@ -92,7 +144,7 @@ func (s *Service) Lifecycles(ctx context.Context, page store.PageRequest) (store
 // ReplaceParams replaces a lifecycle's definition.
 type ReplaceParams struct {
 	ID string
-	Source
+	statemachine.Source
 	// IfMatch, when not nil, is the version the caller read: another
 	// version gives [store.ErrStale].
 	IfMatch *int64
@@ -113,7 +165,7 @@ func (s *Service) Replace(ctx context.Context, p ReplaceParams) (Lifecycle, erro
 	if p.IfMatch != nil && *p.IfMatch != cur.Version {
 		return Lifecycle{}, store.ErrStale
 	}
-	def, compact, err := p.definition()
+	def, compact, err := p.Expand()
 	if err != nil {
 		return Lifecycle{}, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
-	"github.com/stewardhq/steward/internal/lifecycle"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -38,10 +38,10 @@ func TestLifecycle_CreateInFullOrCompactThenGetAndList(t *testing.T) {
 			full.CreateTime.IsZero() || !full.CreateTime.Equal(full.UpdateTime) {
 			t.Errorf("created %+v", full)
 		}
-		if st, _ := full.State("start"); st.Label != lifecycle.LabelInfo {
+		if st, _ := full.State("start"); st.Label != statemachine.LabelInfo {
 			t.Errorf("start's label = %q, want the default info", st.Label)
 		}
-		if tr, _ := full.Transfer("deleting", lifecycle.TriggerResource); tr.Error != "deleting" {
+		if tr, _ := full.Transfer("deleting", statemachine.TriggerResource); tr.Error != "deleting" {
 			t.Errorf("deleting's resource transfer errs to %q, want its source (retry)", tr.Error)
 		}
 		var got view
@@ -59,7 +59,7 @@ func TestLifecycle_CreateInFullOrCompactThenGetAndList(t *testing.T) {
 			t.Errorf("compact create: id %q, %d states, %d transfers; want approval, 10, 18",
 				compact.ID, len(compact.States), len(compact.Transfers))
 		}
-		if tr, ok := compact.APITransfer("designed", "creating"); !ok || tr.TargetOperation != lifecycle.OpPromote ||
+		if tr, ok := compact.APITransfer("designed", "creating"); !ok || tr.TargetOperation != statemachine.OpPromote ||
 			tr.Description != "approve" {
 			t.Errorf("designed -> creating = %+v, %v", tr, ok)
 		}
@@ -224,7 +224,7 @@ func TestLifecycle_ReplaceHonoursIfMatch(t *testing.T) {
 		edit["compact"] = nil
 		edit["states"].([]any)[0].(map[string]any)["label"] = "warning"
 		s.Do(t, "PUT", "/api/v1/lifecycles/mini", edit).Want(t, http.StatusOK).JSON(t, &v4)
-		if st, _ := v4.State("start"); hasCompact(v4) || st.Label != lifecycle.LabelWarning {
+		if st, _ := v4.State("start"); hasCompact(v4) || st.Label != statemachine.LabelWarning {
 			t.Errorf("edited in full: compact %s, start %+v; want no compact and label warning", v4.Compact, st)
 		}
 

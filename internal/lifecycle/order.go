@@ -7,6 +7,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -31,12 +32,12 @@ type Order struct {
 	// Generation counts changes of the desired state an adapter acts on:
 	// the create, each change of the active set after it (an update
 	// promoted, a rollback), and the delete.
-	Generation    int64           `json:"generation"`
-	Attributes    Attributes      `json:"attributes"`
-	InstanceID    string          `json:"instance_id"`
-	ProviderName  string          `json:"provider_name"`
-	Status        provider.Status `json:"status"`
-	StatusMessage string          `json:"status_message"`
+	Generation    int64                   `json:"generation"`
+	Attributes    statemachine.Attributes `json:"attributes"`
+	InstanceID    string                  `json:"instance_id"`
+	ProviderName  string                  `json:"provider_name"`
+	Status        provider.Status         `json:"status"`
+	StatusMessage string                  `json:"status_message"`
 	// RestartCount mirrors the current instance's restart_count as its
 	// provider last reported it: nil until a report carries one.
 	RestartCount *int64 `json:"restart_count,omitempty"`
@@ -113,16 +114,16 @@ type Condition struct {
 // Conditions derives the order's conditions from its state and its
 // resource's status: Ready is True while a realised order's resource runs
 // and it is neither failed, being deleted, nor gone.
-func (o Order) Conditions(st State) []Condition {
+func (o Order) Conditions(st statemachine.State) []Condition {
 	c := Condition{Type: "Ready", Status: "False", LastTransitionTime: o.UpdateTime, Message: o.LastError}
 	switch {
-	case o.Terminal && o.DeletedAt == nil && st.Label == LabelDanger:
+	case o.Terminal && o.DeletedAt == nil && st.Label == statemachine.LabelDanger:
 		c.Reason = "Rejected"
 	case o.Terminal:
 		c.Reason = "Terminated"
 	case o.DeletedAt != nil || st.PurgeResources:
 		c.Reason = reasonDeleting
-	case st.Label == LabelDanger:
+	case st.Label == statemachine.LabelDanger:
 		c.Reason = "Failed"
 		c.Message = cmp.Or(o.LastError, o.StatusMessage)
 	case o.Status == provider.StatusRunning && o.hasActive() && o.PendingInstanceID == "":
@@ -180,4 +181,40 @@ func decodeValidation(raw json.RawMessage) (*placement.Placement, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// userValueSets are the user values each attribute set was asked with, so
+// that an order's user_values follow its sets: an aborted update (clear
+// candidate) or a rollback shows again the values of the set that runs.
+type userValueSets struct {
+	Candidate []catalog.UserValue `json:"candidate"`
+	Active    []catalog.UserValue `json:"active"`
+	Rollback  []catalog.UserValue `json:"rollback"`
+}
+
+// after returns the value sets after op, moved as [statemachine.ApplyOperation] moves
+// the attribute sets.
+func (v userValueSets) after(op statemachine.Operation) userValueSets {
+	switch op {
+	case statemachine.OpPromote:
+		return userValueSets{Active: v.Candidate, Rollback: v.Active}
+	case statemachine.OpRollback:
+		return userValueSets{Candidate: v.Active, Active: v.Rollback}
+	case statemachine.OpClearCandidate:
+		v.Candidate = nil
+	case statemachine.OpClearActive:
+		v.Active = nil
+	case statemachine.OpClearRollback:
+		v.Rollback = nil
+	}
+	return v
+}
+
+// shown returns the user values an order shows: those of its candidate
+// set while it has one (the update asked for), else the active set's.
+func (v userValueSets) shown(sets statemachine.Attributes) []catalog.UserValue {
+	if sets.Candidate != nil {
+		return v.Candidate
+	}
+	return v.Active
 }

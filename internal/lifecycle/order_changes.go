@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // its lifecycle definition, and saves it when fn returns nil. ifMatch, when
 // not nil, is the version the caller read: another gives [store.ErrStale].
 func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int64,
-	fn func(tx *store.Tx, o *Order, def Definition) error) (Order, error) {
+	fn func(tx *store.Tx, o *Order, def statemachine.Definition) error) (Order, error) {
 	id, err := s.resolve(ctx, project, ref)
 	if err != nil {
 		return Order{}, err
@@ -53,7 +54,7 @@ func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int6
 // one transaction (API.md: DELETE → 202; see markDeletedTx). Deleting an
 // order already deleted returns it unchanged.
 func (s *Service) DeleteOrder(ctx context.Context, project, ref string, ifMatch *int64) (Order, error) {
-	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
+	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def statemachine.Definition) error {
 		if o.DeletedAt != nil {
 			return nil
 		}
@@ -88,7 +89,7 @@ type Edit struct {
 // display_name alone changes them without a transfer.
 func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch OrderPatch, ifMatch *int64) (Order, error) {
 	pre := s.prepareUpdate(ctx, project, ref, patch)
-	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def Definition) error {
+	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def statemachine.Definition) error {
 		if o.DeletedAt != nil {
 			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)
 		}
@@ -103,7 +104,7 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 			o.Version++
 			return nil
 		}
-		tr, ok := def.Transfer(o.State, TriggerOnUpdate)
+		tr, ok := def.Transfer(o.State, statemachine.TriggerOnUpdate)
 		if !ok {
 			return fmt.Errorf("%w: order %s is %s, which has no on_update transfer", ErrInvalidState, o.ID, o.State)
 		}
@@ -124,7 +125,7 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 		o.Attributes.Candidate = next
 		o.validation = nil
 		o.inline = inline
-		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerOnUpdate}, 0)
+		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerOnUpdate}, 0)
 	})
 }
 
@@ -154,7 +155,7 @@ func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch 
 	if err != nil {
 		return preparedUpdate{}
 	}
-	tr, ok := def.Transfer(o.State, TriggerOnUpdate)
+	tr, ok := def.Transfer(o.State, statemachine.TriggerOnUpdate)
 	if !ok {
 		return preparedUpdate{}
 	}
@@ -163,8 +164,8 @@ func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch 
 		return preparedUpdate{}
 	}
 	pre := preparedUpdate{version: o.Version, next: next}
-	if auto, ok := def.Transfer(tr.Target, TriggerAuto); ok && auto.Validate {
-		if st, _ := def.State(tr.Target); st.ValidateSelf != SetActive {
+	if auto, ok := def.Transfer(tr.Target, statemachine.TriggerAuto); ok && auto.Validate {
+		if st, _ := def.State(tr.Target); st.ValidateSelf != statemachine.SetActive {
 			pre.inline = s.validateNow(ctx, &o, next)
 		}
 	}
@@ -175,7 +176,7 @@ func (s *Service) prepareUpdate(ctx context.Context, project, ref string, patch 
 func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPatch) (map[string]any, error) {
 	// Built on the set as asked, not on what a policy made of it: the
 	// policy chain runs afresh on the result.
-	base := o.Attributes.asked()
+	base := o.Attributes.Asked()
 	if base == nil {
 		base = o.Attributes.Candidate
 	}
@@ -258,7 +259,7 @@ func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateP
 		return Order{}, err
 	}
 	inline := s.prepareSetState(ctx, project, ref, p)
-	return s.change(ctx, project, ref, nil, func(tx *store.Tx, o *Order, def Definition) error {
+	return s.change(ctx, project, ref, nil, func(tx *store.Tx, o *Order, def statemachine.Definition) error {
 		if *p.CurrentVersion != o.Version {
 			return &VersionMismatchError{OrderID: o.ID, Current: o.Version, Given: *p.CurrentVersion}
 		}
@@ -274,9 +275,9 @@ func (s *Service) SetState(ctx context.Context, project, ref string, p SetStateP
 			if inline == nil {
 				return s.queueValidationTx(ctx, tx, o, tr)
 			}
-			return s.fireTx(ctx, tx, o, def, validated(o, tr, TriggerAPI, inline), 0)
+			return s.fireTx(ctx, tx, o, def, validated(o, tr, statemachine.TriggerAPI, inline), 0)
 		}
-		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerAPI}, 0)
+		return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerAPI}, 0)
 	})
 }
 
@@ -297,8 +298,8 @@ func (s *Service) prepareSetState(ctx context.Context, project, ref string, p Se
 		return nil
 	}
 	set := o.Attributes.Candidate
-	if src, _ := def.State(o.State); src.ValidateSelf == SetActive {
-		set = o.Attributes.asked()
+	if src, _ := def.State(o.State); src.ValidateSelf == statemachine.SetActive {
+		set = o.Attributes.Asked()
 	}
 	return s.validateNow(ctx, &o, set)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -53,7 +54,7 @@ func (s *Service) RegisterWorkers(w *river.Workers) {
 
 // definition returns a lifecycle's state machine, read through q (the
 // caller's transaction, or the database). The caller must not change it.
-func (s *Service) definition(ctx context.Context, q store.Querier, id string) (Definition, error) {
+func (s *Service) definition(ctx context.Context, q store.Querier, id string) (statemachine.Definition, error) {
 	// The engine only reads a definition: a built-in's is shared, not
 	// copied (copying it for every order of a list was 14% of its CPU).
 	for _, l := range builtinLifecycles() {
@@ -63,7 +64,7 @@ func (s *Service) definition(ctx context.Context, q store.Querier, id string) (D
 	}
 	l, err := s.lifecycleGetQ(ctx, q, id)
 	if err != nil {
-		return Definition{}, err
+		return statemachine.Definition{}, err
 	}
 	return l.Definition, nil
 }

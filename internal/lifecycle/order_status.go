@@ -8,6 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -107,7 +108,7 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 		return err
 	}
 	cur, _ := def.State(o.State)
-	tr, ok := def.Transfer(o.State, TriggerResource)
+	tr, ok := def.Transfer(o.State, statemachine.TriggerResource)
 	if !ok {
 		return nil
 	}
@@ -125,7 +126,8 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 			reason += ": " + o.StatusMessage
 		}
 	}
-	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: TriggerResource, failed: failed, reason: reason}, depth)
+	return s.fireTx(ctx, tx, o, def,
+		step{transfer: tr, trigger: statemachine.TriggerResource, failed: failed, reason: reason}, depth)
 }
 
 // ResourceReplacedTx moves the order to its new resource (a rehydration,
@@ -152,7 +154,7 @@ func (s *Service) ResourceReplacedTx(ctx context.Context, tx *store.Tx, r placem
 	if o.PendingInstanceID == "" {
 		// The new resource realises the active set: a rehydration ran the
 		// policy chain again, and the order shows what it made of the set.
-		o.showRunning(o.Attributes.asked(), r.Spec)
+		o.showRunning(o.Attributes.Asked(), r.Spec)
 	}
 	if o.PendingInstanceID == "" {
 		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
@@ -196,8 +198,8 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 	if err != nil {
 		return err
 	}
-	if tr, ok := def.Transfer(o.State, TriggerResource); ok {
-		if err := s.fireTx(ctx, tx, &o, def, step{transfer: tr, trigger: TriggerResource, failed: true,
+	if tr, ok := def.Transfer(o.State, statemachine.TriggerResource); ok {
+		if err := s.fireTx(ctx, tx, &o, def, step{transfer: tr, trigger: statemachine.TriggerResource, failed: true,
 			reason: "replacement " + r.NewInstanceID + " failed: " + r.Message}, 0); err != nil {
 			return err
 		}
@@ -252,7 +254,7 @@ func (s *Service) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, service
 	}
 	type row struct {
 		id   string
-		sets Attributes
+		sets statemachine.Attributes
 	}
 	all, err := store.Collect(rows, func(r store.Scanner) (row, error) {
 		var x row

@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/schema"
+	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -86,20 +87,20 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	o := Order{ID: p.ID, Project: p.Project, CatalogItemID: item.ID, ServiceType: item.ServiceType,
 		DisplayName: cmpOr(p.DisplayName, p.ID), Labels: p.Labels, UserValues: p.UserValues, ParentID: p.ParentID,
 		State: def.InitialState, Lifecycle: st.Lifecycle, Version: 1, Generation: 1,
-		Attributes: Attributes{Candidate: spec}, Status: provider.StatusPending, CreateTime: now, UpdateTime: now,
+		Attributes: statemachine.Attributes{Candidate: spec}, Status: provider.StatusPending, CreateTime: now, UpdateTime: now,
 		Identity: identityOf(st, spec), requestKey: p.RequestKey, valueSets: userValueSets{Candidate: p.UserValues}}
 	initial, _ := def.State(def.InitialState)
 	o.Terminal = initial.Deleted
 	// The first validation runs in the request, so a rejection is the
 	// answer to the create.
 	var first *step
-	if tr, ok := def.Transfer(def.InitialState, TriggerAuto); ok && tr.Validate {
+	if tr, ok := def.Transfer(def.InitialState, statemachine.TriggerAuto); ok && tr.Validate {
 		placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: spec, Labels: p.Labels, Project: p.Project})
 		if err != nil {
 			return Order{}, err
 		}
 		o.validation = &placed
-		first = &step{transfer: tr, trigger: TriggerAuto}
+		first = &step{transfer: tr, trigger: statemachine.TriggerAuto}
 	}
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		// Under the item's share lock: a concurrent delete of the item

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/statemachine"
 )
 
 // Reasons of the Ready condition this file decides.
@@ -32,7 +33,7 @@ const (
 // with nothing to recompute, and orders of types without required
 // adapters (every built-in) cost no read.
 func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition {
-	defs := map[string]*Definition{}
+	defs := map[string]*statemachine.Definition{}
 	required := map[string][]string{}
 	runtimes := map[string]bool{}
 	return func(o Order) []Condition {
@@ -43,7 +44,7 @@ func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition 
 			}
 			defs[o.Lifecycle] = def
 		}
-		var st State
+		var st statemachine.State
 		if def != nil {
 			st, _ = def.State(o.State)
 		}

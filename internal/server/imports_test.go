@@ -25,6 +25,7 @@ var allowedImports = map[string][]string{
 	"internal/poll":            nil,
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
+	"internal/statemachine":    {"internal/invalid"},
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
@@ -67,7 +68,7 @@ var allowedImports = map[string][]string{
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
 		"internal/operations", "internal/placement", "internal/policy", "internal/resourceid", "internal/schema",
-		"internal/store", "pkg/provider"},
+		"internal/statemachine", "internal/store", "pkg/provider"},
 }
 
 // testOnly packages may never be imported by production code: only _test.go

@@ -1,4 +1,4 @@
-package lifecycle
+package statemachine
 
 import (
 	"bytes"
@@ -27,13 +27,13 @@ var compactOps = map[string]Operation{
 
 const compactOpList = "promote, rollback, clear-candidate, clear-active or clear-rollback"
 
-// definition returns the checked, normalized definition src describes and
-// the compact form to store with it (nil when src is in full). Field
-// errors name the member the client wrote: a compact definition's errors
-// are named by the compact entry that produced the faulty part of the
-// expansion (compact.transfers[2], compact.states.up), their message
-// saying which part.
-func (src Source) definition() (Definition, json.RawMessage, error) {
+// Expand returns the checked, normalized definition src describes and
+// the compact form to store with it (nil when src is in full). Errors are
+// an [*invalid.Error] whose fields name the member the client wrote: a
+// compact definition's errors are named by the compact entry that
+// produced the faulty part of the expansion (compact.transfers[2],
+// compact.states.up), their message saying which part.
+func (src Source) Expand() (Definition, json.RawMessage, error) {
 	raw := bytes.TrimSpace(src.Compact)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		d := src.Definition.normalized()

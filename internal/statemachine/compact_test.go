@@ -1,4 +1,4 @@
-package lifecycle
+package statemachine
 
 import (
 	"encoding/json"
@@ -34,7 +34,7 @@ const approval = `{
 
 func TestCompact_ExpandsInOrder(t *testing.T) {
 	t.Parallel()
-	got, compact, err := Source{Compact: json.RawMessage(approval)}.definition()
+	got, compact, err := Source{Compact: json.RawMessage(approval)}.Expand()
 	if err != nil {
 		t.Fatalf("expand: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestCompact_StarAndOnDelete(t *testing.T) {
 	             "purging": "active purge"},
 	  "transfers": ["a -> b: auto promote", "* -> c: api", "b -> gone: on_delete", "purging -> gone: resource"],
 	  "on_delete": "purging"}`
-	got, _, err := Source{Compact: json.RawMessage(src)}.definition()
+	got, _, err := Source{Compact: json.RawMessage(src)}.Expand()
 	if err != nil {
 		t.Fatalf("expand: %v", err)
 	}
@@ -203,7 +203,7 @@ func TestCompact_SyntaxErrorsSayWhatWasExpected(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, _, err := Source{Compact: json.RawMessage(tc.compact)}.definition()
+			_, _, err := Source{Compact: json.RawMessage(tc.compact)}.Expand()
 			var ie *invalid.Error
 			if !errors.As(err, &ie) || len(ie.Fields) != 1 {
 				t.Fatalf("%s\nerror = %v; want one invalid field", tc.reason, err)
@@ -228,7 +228,7 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 	                "creating, failed -> up: resource | failed",
 	                "up -> update_start: on_update"],
 	  "on_delete": "deleting"}`
-	_, _, err := Source{Compact: json.RawMessage(brief)}.definition()
+	_, _, err := Source{Compact: json.RawMessage(brief)}.Expand()
 	want := []invalid.Field{{Field: "compact.transfers[2]", Message: `target: state "update_start" is not defined in states`}}
 	var ie *invalid.Error
 	if !errors.As(err, &ie) {
@@ -239,7 +239,7 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 	}
 
 	fixed := strings.Replace(brief, `"up -> update_start: on_update"`, `"up -> update_rejected: on_update"`, 1)
-	_, _, err = Source{Compact: json.RawMessage(fixed)}.definition()
+	_, _, err = Source{Compact: json.RawMessage(fixed)}.Expand()
 	want = []invalid.Field{{Field: "compact.states.terminated",
 		Message: `state "terminated" is not reachable from initial_state "start"`}}
 	if !errors.As(err, &ie) {
@@ -254,7 +254,7 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 	bad := `{"initial_state": "a", "states": {"a": "candidate", "b": "active export abort=a", "c": "Active"},
 	  "transfers": ["a, b -> b: on_update promote", "a -> b: on_delete validate", "b -> a: api promote"],
 	  "on_delete": "a"}`
-	_, _, err = Source{Compact: json.RawMessage(bad)}.definition()
+	_, _, err = Source{Compact: json.RawMessage(bad)}.Expand()
 	want = []invalid.Field{
 		{Field: "compact.states.c", Message: `unknown word "Active": expected a model state (inactive, candidate, ` +
 			`designed or active), export, purge, deleted, validate_self=candidate|active, a label (info, success, ` +
@@ -268,7 +268,7 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 	}
 	bad = strings.Replace(bad, `"Active"`, `"active"`, 1)
 	bad = strings.Replace(bad, `"on_delete": "a"`, `"on_delete": "c"`, 1)
-	_, _, err = Source{Compact: json.RawMessage(bad)}.definition()
+	_, _, err = Source{Compact: json.RawMessage(bad)}.Expand()
 	want = []invalid.Field{
 		{Field: "compact.transfers[1]", Message: "validate: only auto and api transfers can validate, not on_delete"},
 		{Field: "compact.transfers[1]", Message: "error: is required on a validating transfer: where a failed validation goes"},
@@ -280,7 +280,7 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 		t.Errorf("structure: -want +got:\n%s", diff)
 	}
 	bad = strings.Replace(bad, `"a -> b: on_delete validate"`, `"a -> b: api validate | a"`, 1)
-	_, _, err = Source{Compact: json.RawMessage(bad)}.definition()
+	_, _, err = Source{Compact: json.RawMessage(bad)}.Expand()
 	want = []invalid.Field{
 		{Field: "compact.states.b", Message: `target: state "b" already has an api transfer to "a" (compact.transfers[2])`},
 	}
@@ -294,22 +294,22 @@ func TestCompact_ExpansionErrorsNameTheCompactSource(t *testing.T) {
 
 func TestCompact_FullMembersMustAgree(t *testing.T) {
 	t.Parallel()
-	d, compact, err := Source{Compact: json.RawMessage(approval)}.definition()
+	d, compact, err := Source{Compact: json.RawMessage(approval)}.Expand()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What a GET answers can be sent back.
-	if _, _, err := (Source{Definition: d, Compact: compact}).definition(); err != nil {
+	if _, _, err := (Source{Definition: d, Compact: compact}).Expand(); err != nil {
 		t.Errorf("the expansion beside its compact form: %v", err)
 	}
 	changed := d
 	changed.InitialState = "designed"
-	_, _, err = Source{Definition: changed, Compact: compact}.definition()
+	_, _, err = Source{Definition: changed, Compact: compact}.Expand()
 	if got := fieldsOf(t, err); !cmp.Equal(got, []string{"compact"}) {
 		t.Errorf("a different initial_state beside compact: fields %v, want compact", got)
 	}
 	// null compact means the full form.
-	full, stored, err := Source{Definition: d, Compact: json.RawMessage("null")}.definition()
+	full, stored, err := Source{Definition: d, Compact: json.RawMessage("null")}.Expand()
 	if err != nil || stored != nil || !cmp.Equal(full, d) {
 		t.Errorf("compact null: %v, stored %s; want the full form alone", err, stored)
 	}
@@ -326,7 +326,7 @@ func TestCompact_ExpansionIsBounded(t *testing.T) {
 		lines[i] = "* -> a: api"
 	}
 	raw, _ := json.Marshal(map[string]any{"initial_state": "a", "states": states, "transfers": lines})
-	_, _, err := Source{Compact: raw}.definition()
+	_, _, err := Source{Compact: raw}.Expand()
 	var ie *invalid.Error
 	// 200 sources a line: line 50 is the one that would pass 10000.
 	if !errors.As(err, &ie) || len(ie.Fields) != 1 || ie.Fields[0].Field != "compact.transfers[50]" {

@@ -1,9 +1,9 @@
-package lifecycle
+package statemachine
 
 import (
 	"encoding/json"
 	"regexp"
-	"time"
+	"slices"
 )
 
 // ModelState is how the rest of Steward treats an order in a state (LSM's
@@ -75,6 +75,10 @@ const (
 )
 
 var triggers = []Trigger{TriggerAuto, TriggerAPI, TriggerOnUpdate, TriggerOnDelete, TriggerResource}
+
+// Triggers returns every trigger, for the lists that must name them all
+// (an API document's enum of event triggers).
+func Triggers() []Trigger { return slices.Clone(triggers) }
 
 // Operation changes an order's attribute sets when it follows a transfer's
 // edge. "" (JSON null) changes nothing. See [ApplyOperation].
@@ -211,24 +215,9 @@ func (d Definition) APITransfer(source, target string) (Transfer, bool) {
 	return Transfer{}, false
 }
 
-// Lifecycle is a stored or built-in lifecycle definition (API.md,
-// Lifecycles). Its Definition is always the expanded, checked form.
-type Lifecycle struct {
-	ID string `json:"id"`
-	Definition
-	// Compact is the compact form the definition was written in, as the
-	// client sent it (whitespace aside); nil when it was written in full.
-	Compact json.RawMessage `json:"compact"`
-	// Builtin marks the read-only lifecycles Steward ships (simple, service).
-	Builtin    bool      `json:"builtin"`
-	Version    int64     `json:"-"`
-	CreateTime time.Time `json:"create_time"`
-	UpdateTime time.Time `json:"update_time"`
-}
-
 // Source is a lifecycle definition as a client writes it: in full
-// (Definition) or in compact form (Compact), which the server expands.
-// With Compact set, the full members must be left out (nil, "") or equal
+// (Definition) or in compact form (Compact), which [Source.Expand]
+// expands. With Compact set, the full members must be left out (nil, "") or equal
 // its expansion, as a GET answers them.
 type Source struct {
 	Definition

@@ -1,10 +1,13 @@
-package lifecycle
+package statemachine
 
 import (
+	"errors"
 	"fmt"
-
-	"github.com/stewardhq/steward/internal/catalog"
 )
+
+// ErrOperationNotApplicable is returned by [ApplyOperation] for a
+// promote without a candidate set or a rollback without a rollback set.
+var ErrOperationNotApplicable = errors.New("operation cannot apply to the attribute sets")
 
 // Attributes are an order's three attribute sets (LSM's candidate, active
 // and rollback) and the active set as asked. A nil map is an empty set
@@ -23,9 +26,9 @@ type Attributes struct {
 	Requested map[string]any `json:"requested"`
 }
 
-// asked returns the active set as asked: Requested, or, for an order
+// Asked returns the active set as asked: Requested, or, for an order
 // stored before it was kept, the active set.
-func (a Attributes) asked() map[string]any {
+func (a Attributes) Asked() map[string]any {
 	if a.Requested != nil {
 		return a.Requested
 	}
@@ -50,12 +53,12 @@ func ApplyOperation(op Operation, sets Attributes) (Attributes, error) {
 		if sets.Candidate == nil {
 			return Attributes{}, fmt.Errorf("promote: %w: there is no candidate set", ErrOperationNotApplicable)
 		}
-		return Attributes{Active: sets.Candidate, Requested: sets.Candidate, Rollback: sets.asked()}, nil
+		return Attributes{Active: sets.Candidate, Requested: sets.Candidate, Rollback: sets.Asked()}, nil
 	case OpRollback:
 		if sets.Rollback == nil {
 			return Attributes{}, fmt.Errorf("rollback: %w: there is no rollback set", ErrOperationNotApplicable)
 		}
-		return Attributes{Candidate: sets.asked(), Active: sets.Rollback, Requested: sets.Rollback}, nil
+		return Attributes{Candidate: sets.Asked(), Active: sets.Rollback, Requested: sets.Rollback}, nil
 	case OpClearCandidate:
 		sets.Candidate = nil
 	case OpClearActive:
@@ -66,40 +69,4 @@ func ApplyOperation(op Operation, sets Attributes) (Attributes, error) {
 		return Attributes{}, fmt.Errorf("unknown operation %q", op)
 	}
 	return sets, nil
-}
-
-// userValueSets are the user values each attribute set was asked with, so
-// that an order's user_values follow its sets: an aborted update (clear
-// candidate) or a rollback shows again the values of the set that runs.
-type userValueSets struct {
-	Candidate []catalog.UserValue `json:"candidate"`
-	Active    []catalog.UserValue `json:"active"`
-	Rollback  []catalog.UserValue `json:"rollback"`
-}
-
-// after returns the value sets after op, moved as [ApplyOperation] moves
-// the attribute sets.
-func (v userValueSets) after(op Operation) userValueSets {
-	switch op {
-	case OpPromote:
-		return userValueSets{Active: v.Candidate, Rollback: v.Active}
-	case OpRollback:
-		return userValueSets{Candidate: v.Active, Active: v.Rollback}
-	case OpClearCandidate:
-		v.Candidate = nil
-	case OpClearActive:
-		v.Active = nil
-	case OpClearRollback:
-		v.Rollback = nil
-	}
-	return v
-}
-
-// shown returns the user values an order shows: those of its candidate
-// set while it has one (the update asked for), else the active set's.
-func (v userValueSets) shown(sets Attributes) []catalog.UserValue {
-	if sets.Candidate != nil {
-		return v.Candidate
-	}
-	return v.Active
 }
