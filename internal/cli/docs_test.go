@@ -112,3 +112,47 @@ func TestDocs_ReadmeLinksTheGuidesAndNothingOutside(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23: the domain table of docs/architecture.md has a row for every
+// package of the module (what `go list ./...` lists), so a new package
+// cannot go unexplained.
+func TestDocs_ArchitectureTableListsEveryPackage(t *testing.T) {
+	t.Parallel()
+	moduleDir, err := crashtest.ModuleDir(context.Background(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := readRepoFile(t, "docs/architecture.md")
+	packages := map[string]bool{}
+	err = filepath.WalkDir(moduleDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != moduleDir {
+			_, nested := os.Stat(filepath.Join(path, "go.mod"))
+			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || nested == nil {
+				return filepath.SkipDir // not this module's packages
+			}
+		}
+		if !d.IsDir() && strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			rel, err := filepath.Rel(moduleDir, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			packages[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packages) < 30 {
+		t.Fatalf("found %d packages, want the module's (%v)", len(packages), packages)
+	}
+	for pkg := range packages {
+		if !strings.Contains(table, "| `"+pkg+"` |") {
+			t.Errorf("docs/architecture.md's domain table has no row for %s", pkg)
+		}
+	}
+}

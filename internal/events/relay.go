@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -51,9 +51,7 @@ type Relay struct {
 	pub    publisher
 	notify chan struct{}
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // nil when not running
-	done   chan struct{}      // closed when the loop has returned
+	loop background.Loop
 
 	// failing is touched only by the loop goroutine; it keeps a failure
 	// that lasts (NATS down) from being logged on every pass.
@@ -77,14 +75,9 @@ func NewRelay(cfg RelayConfig) *Relay {
 // pass starts immediately. ctx only passes its values to the loop: the loop
 // runs until [Relay.Stop]. Start on a running relay is a no-op.
 func (r *Relay) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return nil
+	if err := r.loop.Start(ctx, r.run); !errors.Is(err, background.ErrStarted) {
+		return err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.cancel, r.done = cancel, make(chan struct{})
-	go r.run(runCtx, r.done)
 	return nil
 }
 
@@ -92,22 +85,10 @@ func (r *Relay) Start(ctx context.Context) error {
 // returned or ctx ends. It is idempotent and safe before Start. Rows of a
 // cancelled pass stay in the outbox for the next run.
 func (r *Relay) Stop(ctx context.Context) error {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.cancel = nil
-	r.mu.Unlock()
-	if done == nil {
-		return nil
+	if err := r.loop.Stop(ctx); err != nil {
+		return fmt.Errorf("events: stop relay: %w", err)
 	}
-	if cancel != nil {
-		cancel()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("events: stop relay: %w", ctx.Err())
-	}
+	return nil
 }
 
 // Notify asks for a pass now instead of at the next tick, for example right
@@ -120,8 +101,7 @@ func (r *Relay) Notify() {
 	}
 }
 
-func (r *Relay) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (r *Relay) run(ctx context.Context) {
 	ticker := time.NewTicker(r.cfg.PollInterval)
 	defer ticker.Stop()
 	for {

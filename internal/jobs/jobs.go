@@ -6,6 +6,11 @@
 //
 // River's SQLite driver works on *sql.Tx and its PostgreSQL driver on pgx.Tx;
 // Client hides which one runs, so domains see only store.Tx.
+//
+// It keeps to River's public API except for the statements in sql/*/reap.sql
+// (taking over a dead process's jobs and leadership at once, and the plain
+// insert on SQLite); docs/jobs.md says why River's API cannot do them and
+// what a River upgrade must check.
 package jobs
 
 import (
@@ -25,6 +30,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -231,7 +237,8 @@ func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs,
 // Reap takes over the jobs of dead processes, in tx: the jobs they were
 // running are available again at once (not after the rescue window), and
 // a dead leader resigns so that a live client is elected without waiting
-// for its lease. Register it with peers.Registry.AddReaper.
+// for its lease. Register it with peers.Registry.AddReaper. River's public
+// API can do neither (docs/jobs.md): these statements write its tables.
 func Reap(ctx context.Context, tx *store.Tx, dead []string) error {
 	q := store.MustLoadQueries(sqlFS, "sql", tx.Engine())
 	if _, err := tx.Exec(ctx, q.Get("JobRequeueOfDead"), store.Strings(dead)); err != nil {
@@ -247,12 +254,34 @@ func Reap(ctx context.Context, tx *store.Tx, dead []string) error {
 // is still to be worked: queued, scheduled, retrying or running. A domain's
 // sweep uses it to tell work in progress from work whose job River gave up
 // on (discarded after a panic or a rescue), which must be finished by hand.
+// It asks River's public job list; q is read in when it is a transaction.
 func (c *Client) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
-	var ok bool
-	if err := q.QueryRow(ctx, c.q.Get("JobPendingForArg"), kind, field, value).Scan(&ok); err != nil {
+	params := river.NewJobListParams().
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled).
+		Kinds(kind).
+		// ->> with a key reads one member of the arguments on both engines.
+		Where("args ->> @arg_field = @arg_value", river.NamedArgs{"arg_field": field, "arg_value": value}).
+		First(1)
+	var (
+		res *river.JobListResult
+		err error
+	)
+	tx, inTx := q.(*store.Tx)
+	switch {
+	case c.lite != nil && inTx:
+		res, err = c.lite.JobListTx(ctx, tx.SQLTx(), params)
+	case c.lite != nil:
+		res, err = c.lite.JobList(ctx, params)
+	case inTx:
+		res, err = c.pg.JobListTx(ctx, tx.PgxTx(), params)
+	default:
+		res, err = c.pg.JobList(ctx, params)
+	}
+	if err != nil {
 		return false, fmt.Errorf("look up %s jobs: %w", kind, err)
 	}
-	return ok, nil
+	return len(res.Jobs) > 0, nil
 }
 
 // plain reports whether a job needs nothing of River's insert beyond the

@@ -1,11 +1,16 @@
-// Package lifecycle owns lifecycle definitions: the state machines orders
+// Package lifecycle owns lifecycle definitions, the state machines orders
 // (catalog item instances) follow, after Inmanta LSM's (the seed
-// lifecycle-service-manager.txt; research/lsm-peers.md §1.4–§1.7). It
-// stores them, checks them, serves them at /api/v1/lifecycles beside the
-// built-ins simple and service, and gives the engine that runs orders what
-// it reads: [Definition.State], [Definition.Transfer],
-// [Definition.APITransfer] and [ApplyOperation]. The engine itself is not
-// here yet.
+// lifecycle-service-manager.txt; research/lsm-peers.md §1.4–§1.7), and the
+// engine that runs orders on them. It stores definitions, checks them and
+// serves them at /api/v1/lifecycles beside the built-ins simple and
+// service; the engine reads them through [Definition.State],
+// [Definition.Transfer], [Definition.APITransfer] and [ApplyOperation]. The
+// engine (The engine: orders, below) holds the orders, served at
+// /api/v1/catalog-item-instances, from create to tombstone: their attribute
+// sets, transfers and event log, their hierarchy (parents,
+// cascade/restrict), the deletion gate and force delete, the status
+// mirrored from their resources, and their Ready and Healthy conditions
+// from provider status, adapter reports and runtimes.
 //
 // # Definitions
 //

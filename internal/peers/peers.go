@@ -28,9 +28,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -66,8 +68,10 @@ type Registry struct {
 	mu      sync.Mutex
 	reapers []namedReaper
 
-	stop chan struct{}
-	done chan struct{}
+	// registered is set once Start has registered and reaped: Stop then
+	// reaps this process itself.
+	registered atomic.Bool
+	lease      background.Loop
 }
 
 type namedReaper struct {
@@ -122,9 +126,8 @@ func (r *Registry) Start(ctx context.Context) error {
 	if _, err := r.Reap(ctx); err != nil {
 		return err
 	}
-	r.stop, r.done = make(chan struct{}), make(chan struct{})
-	go r.loop(context.WithoutCancel(ctx))
-	return nil
+	r.registered.Store(true)
+	return r.lease.Start(ctx, r.loop)
 }
 
 // Stop ends the lease renewal and reaps this process itself: call it after
@@ -132,29 +135,30 @@ func (r *Registry) Start(ctx context.Context) error {
 // (a job past the shutdown timeout) is handed over at once. It is safe
 // after a failed Start.
 func (r *Registry) Stop(ctx context.Context) error {
-	if r.stop == nil {
+	if !r.registered.Swap(false) {
 		return nil
 	}
-	close(r.stop)
-	<-r.done
-	r.stop = nil
+	if err := r.lease.Stop(ctx); err != nil {
+		return fmt.Errorf("peers: stop renewing the lease of %s: %w", r.id, err)
+	}
 	if err := r.reap(ctx, []string{r.id}); err != nil {
 		return fmt.Errorf("peers: unregister %s: %w", r.id, err)
 	}
 	return nil
 }
 
+// loop renews the lease and reaps on every Interval until Stop cancels ctx.
+// A pass under way when Stop comes finishes: it is bounded on its own.
 func (r *Registry) loop(ctx context.Context) {
-	defer close(r.done)
 	tick := time.NewTicker(r.cfg.Interval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		tctx, cancel := context.WithTimeout(ctx, max(r.cfg.Interval, time.Second)*5)
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(r.cfg.Interval, time.Second)*5)
 		if err := r.renew(tctx); err != nil {
 			r.cfg.Logger.WarnContext(ctx, "renew process lease", "process_id", r.id, "error", err)
 		}

@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -48,10 +48,8 @@ type Service struct {
 	// schemas caches the constraint schemas policies answer.
 	schemas *schemaCache
 
-	// mu guards the refresh loop's lifecycle.
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	// refresh is the refresh loop.
+	refresh background.Loop
 }
 
 // New returns a Service. It evaluates nothing until Start or Load.
@@ -81,37 +79,17 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Load(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		return fmt.Errorf("policy: already started")
+	if err := s.refresh.Start(ctx, s.refreshLoop); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop, s.done = cancel, make(chan struct{})
-	go s.refreshLoop(runCtx, s.done)
 	return nil
 }
 
 // Stop ends the refresh loop and waits for it. It is idempotent and safe
 // before Start.
-func (s *Service) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	stop, done := s.stop, s.done
-	s.mu.Unlock()
-	if stop == nil {
-		return nil
-	}
-	stop()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (s *Service) Stop(ctx context.Context) error { return s.refresh.Stop(ctx) }
 
-func (s *Service) refreshLoop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+func (s *Service) refreshLoop(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.RefreshInterval)
 	defer tick.Stop()
 	for {

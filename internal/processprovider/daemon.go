@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -57,9 +58,9 @@ type Daemon struct {
 	http       *http.Server
 	listener   net.Listener
 	served     chan error
-	cancelReg  context.CancelFunc
 	registered chan struct{}
-	regDone    chan struct{}
+	// registration registers with Steward, retrying until accepted.
+	registration background.Loop
 
 	stopOnce sync.Once
 	stopErr  error
@@ -73,7 +74,7 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 		cfg.Metadata = map[string]string{"region": "local"}
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "processprovider", "provider", cfg.Name)
-	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{}), regDone: make(chan struct{})}
+	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{})}
 }
 
 // Start listens, takes over the instances an earlier provider recorded in
@@ -116,16 +117,14 @@ func (d *Daemon) Start(ctx context.Context) error {
 		return fmt.Errorf("processprovider: %w", err)
 	}
 	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: d.log}), ReadHeaderTimeout: 10 * time.Second}
-	regCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 
 	d.mu.Lock()
-	d.provider, d.http, d.listener, d.cancelReg = p, srv, ln, cancel
+	d.provider, d.http, d.listener = p, srv, ln
 	d.served = make(chan error, 1)
 	d.mu.Unlock()
 
 	go func() { d.served <- srv.Serve(ln) }()
-	go func() {
-		defer close(d.regDone)
+	return d.registration.Start(ctx, func(regCtx context.Context) {
 		reg, err := registrar.Register(regCtx)
 		if err != nil {
 			if regCtx.Err() == nil {
@@ -135,8 +134,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		}
 		d.log.Info("registered with Steward", "id", reg.ID, "endpoint", reg.Endpoint, "no_op", d.cfg.NoOp)
 		close(d.registered)
-	}()
-	return nil
+	})
 }
 
 // Registered is closed once Steward accepted the registration.
@@ -157,14 +155,15 @@ func (d *Daemon) URL() string {
 // then the API. It is idempotent and safe before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
 	d.mu.Lock()
-	p, srv, cancel := d.provider, d.http, d.cancelReg
+	p, srv := d.provider, d.http
 	d.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	d.stopOnce.Do(func() {
-		cancel()
-		<-d.regDone
+		// Registration ends as soon as it is cancelled; it is waited for
+		// whatever ctx says, so that nothing registers once stopped.
+		_ = d.registration.Stop(context.WithoutCancel(ctx))
 		errs := []error{p.Stop(ctx), srv.Shutdown(ctx)}
 		if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -70,9 +70,7 @@ type Service struct {
 	decider *decider
 	m       metrics
 
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	cycles background.Loop
 }
 
 // New checks cfg and compiles its decision.
@@ -379,20 +377,14 @@ func (s *Service) event(c candidate, reason string) (events.Event, error) {
 // Start runs cycles every Interval until Stop; a cycle that fails is logged
 // and the next one runs at its time. It returns at once.
 func (s *Service) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		return errors.New("sentinel: already started")
+	if err := s.cycles.Start(ctx, s.run); err != nil {
+		return fmt.Errorf("sentinel: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop, s.done = cancel, make(chan struct{})
-	go s.run(runCtx, s.done)
 	s.logger.InfoContext(ctx, "sentinel started", "interval", s.cfg.Interval, "debounce", s.cfg.Debounce, "max_age", s.cfg.MaxAge)
 	return nil
 }
 
-func (s *Service) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (s *Service) run(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -415,18 +407,4 @@ func (s *Service) run(ctx context.Context, done chan struct{}) {
 }
 
 // Stop ends the cycles, waiting for a running one to stop or ctx to end.
-func (s *Service) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	stop, done := s.stop, s.done
-	s.mu.Unlock()
-	if stop == nil {
-		return nil
-	}
-	stop()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (s *Service) Stop(ctx context.Context) error { return s.cycles.Stop(ctx) }

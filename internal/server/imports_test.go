@@ -19,6 +19,7 @@ const module = "github.com/stewardhq/steward/"
 var allowedImports = map[string][]string{
 	"api":                      nil,
 	"internal/auth":            nil,
+	"internal/background":      nil,
 	"internal/bench":           nil,
 	"internal/buildinfo":       nil,
 	"internal/invalid":         nil,
@@ -29,8 +30,8 @@ var allowedImports = map[string][]string{
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
-	"internal/peers":           {"internal/store"},
-	"internal/events":          {"internal/store"},
+	"internal/peers":           {"internal/background", "internal/store"},
+	"internal/events":          {"internal/background", "internal/store"},
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
@@ -54,17 +55,18 @@ var allowedImports = map[string][]string{
 		"pkg/provider"},
 	// The sentinel reads orders and adapter reports it does not own, by
 	// query (see its package doc), and publishes through the outbox.
-	"internal/sentinel": {"internal/events", "internal/store"},
+	"internal/sentinel": {"internal/background", "internal/events", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
 	"internal/kubetest":        nil,
-	"internal/processprovider": {"internal/invalid", "pkg/provider"},
+	"internal/processprovider": {"internal/background", "internal/invalid", "pkg/provider"},
 	// The SDK calls Steward (registration, status reports) through the
 	// typed client.
 	"pkg/provider":              {"pkg/client"},
 	"pkg/client":                nil,
 	"pkg/provider/providertest": {"pkg/provider"},
-	"internal/policy":           {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/store"},
+	"internal/policy": {"internal/audit", "internal/auth", "internal/background", "internal/httpapi", "internal/invalid",
+		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
 		"internal/operations", "internal/placement", "internal/policy", "internal/resourceid", "internal/schema",

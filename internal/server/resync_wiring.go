@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// resyncLoop reads instances back from their providers (sprm.RunResync).
-// Every replica runs it, not only River's leader: the claims in the
-// database share the work, and a replica that dies (even by SIGKILL) stops
-// none of it for longer than its peers take to notice.
-type resyncLoop struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
 // resyncPoll is how often a replica looks for due instances: often
 // enough that an instance is read within a fraction of ResyncAfter of
 // coming due, at most once a second.
@@ -21,17 +12,17 @@ func resyncPoll(after time.Duration) time.Duration {
 	return min(max(after/4, 50*time.Millisecond), time.Second)
 }
 
-// startResync starts the loop unless resync is off or jobs are paused.
+// startResync starts the loop that reads instances back from their
+// providers (sprm.RunResync), unless resync is off or jobs are paused. Every
+// replica runs it, not only River's leader: the claims in the database
+// share the work, and a replica that dies (even by SIGKILL) stops none of
+// it for longer than its peers take to notice.
 func (s *Server) startResync(ctx context.Context) {
 	if !s.sprm.ResyncEnabled() || s.cfg.PauseJobs {
 		s.logger.Info("resync from providers is off")
 		return
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l := &resyncLoop{cancel: cancel, done: make(chan struct{})}
-	s.resync = l
-	go func() {
-		defer close(l.done)
+	_ = s.resync.Start(ctx, func(ctx context.Context) {
 		tick := time.NewTicker(resyncPoll(s.cfg.ResyncAfter))
 		defer tick.Stop()
 		for {
@@ -49,18 +40,9 @@ func (s *Server) startResync(ctx context.Context) {
 			case <-tick.C:
 			}
 		}
-	}()
+	})
 }
 
 // stopResync stops the loop and waits for its pass to end (its provider
-// calls are bounded by the provider timeout).
-func (s *Server) stopResync(ctx context.Context) {
-	if s.resync == nil {
-		return
-	}
-	s.resync.cancel()
-	select {
-	case <-s.resync.done:
-	case <-ctx.Done():
-	}
-}
+// calls are bounded by the provider timeout), or for ctx to end.
+func (s *Server) stopResync(ctx context.Context) { _ = s.resync.Stop(ctx) }

@@ -29,6 +29,7 @@ import (
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -193,7 +194,7 @@ type Server struct {
 	checks        []healthCheck
 
 	processProvider *processprovider.Daemon
-	resync          *resyncLoop
+	resync          background.Loop // reads instances back from their providers
 
 	// lock holds the data directory while the server runs (see claim).
 	lock *dataDirLock

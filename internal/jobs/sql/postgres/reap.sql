@@ -1,3 +1,6 @@
+-- River's public API cannot do these (docs/jobs.md); its tests in
+-- jobs_test.go fail if River's tables change under them.
+
 -- name: JobRequeueOfDead :exec
 -- The jobs a dead process was running (the last client that fetched them is
 -- the dead one) run again now; River's attempt count is kept, so a worker
@@ -9,15 +12,6 @@ WHERE state = 'running'
 
 -- name: JobLeaderOfDeadResign :exec
 DELETE FROM river_leader WHERE leader_id = ANY($1::text[]);
-
--- name: JobPendingForArg :one
--- Whether a job of a kind for one argument value is still to be worked
--- (not completed, cancelled or discarded).
-SELECT EXISTS (
-    SELECT 1 FROM river_job
-    WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
-      AND kind = $1 AND args ->> $2 = $3
-);
 
 -- name: JobInsertPlain :exec
 -- Unused on PostgreSQL (River's insert is a cached prepared statement there
