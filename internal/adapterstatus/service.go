@@ -23,42 +23,38 @@ var sqlFS embed.FS
 // "observed_time >= deleted_at" before the adapter saw the deletion.
 const FutureAllowance = time.Minute
 
-// Order is what a report is checked against.
-type Order struct {
+// order is what a report is checked against.
+type order struct {
 	Generation int64
-	// Deleting is set while the order waits to be removed: only then is
-	// the observer told of a report (its deletion gate may open).
+	// Deleting is set while the order waits to be removed: only then does a
+	// report ask for the order's reconcile (its deletion gate may open).
 	Deleting bool
 }
 
-// Orders reads the order a report is about, in the report's transaction
-// (the lifecycle implements it; internal/server wires it).
-type Orders interface {
-	// OrderForReportTx reads the order with id in project, locked for the
-	// transaction where the engine can; a missing one is an error the
-	// API maps to 404.
-	OrderForReportTx(ctx context.Context, tx *store.Tx, project, id string) (Order, error)
-	// OrderForReport reads the same outside a transaction.
-	OrderForReport(ctx context.Context, project, id string) (Order, error)
-	// ResolveOrder turns a reference to an order, its id or its identity
-	// (<service_type>.<attribute>=<value>), into its id; an identity that
-	// names no order is an error the API maps to 404.
+// ErrOrderNotFound is returned for a report on an order that does not
+// exist or is another project's (404, not 403).
+var ErrOrderNotFound = errors.New("order not found")
+
+// OrderResolver turns a reference to an order, its id or its identity
+// (<service_type>.<attribute>=<value>), into its id; an identity that
+// names no order is an error the API maps to 404. The lifecycle
+// implements it; it is registered after construction
+// ([Service.ResolveOrdersWith]), since the lifecycle reads reports.
+type OrderResolver interface {
 	ResolveOrder(ctx context.Context, project, ref string) (string, error)
 }
 
-// ReportObserver is told of every report stored on an order being deleted,
-// in the report's transaction (the lifecycle's deletion gate). An error
-// rolls the report back.
-type ReportObserver interface {
-	ReportStoredTx(ctx context.Context, tx *store.Tx, orderID string) error
+// Reconciles asks for an order's reconcile in the report's transaction
+// (*reconcile.Queue): the lifecycle then checks the order's deletion gate.
+type Reconciles interface {
+	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
 }
 
-// Config configures the Service. DB and Orders are required.
+// Config configures the Service. DB and Reconciles are required.
 type Config struct {
-	DB       *store.DB
-	Orders   Orders
-	Observer ReportObserver
-	Logger   *slog.Logger
+	DB         *store.DB
+	Reconciles Reconciles
+	Logger     *slog.Logger
 	// Registerer receives the metrics. Defaults to none.
 	Registerer prometheus.Registerer
 	// Now reads the clock. Defaults to time.Now.
@@ -68,15 +64,16 @@ type Config struct {
 // Service stores and lists adapter status reports. It is safe for
 // concurrent use.
 type Service struct {
-	cfg     Config
-	q       store.Queries
-	reports *prometheus.CounterVec
+	cfg      Config
+	q        store.Queries
+	reports  *prometheus.CounterVec
+	resolver OrderResolver
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	if cfg.DB == nil || cfg.Orders == nil {
-		panic("adapterstatus: Config.DB and Config.Orders are required")
+	if cfg.DB == nil || cfg.Reconciles == nil {
+		panic("adapterstatus: Config.DB and Config.Reconciles are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -112,8 +109,8 @@ type DiscardedError struct {
 
 func (e *DiscardedError) Error() string { return "adapter status report discarded: " + e.Detail }
 
-// Put stores an adapter's report on an order, in one transaction with
-// what the observer does with it. A report that is stale or from the future
+// Put stores an adapter's report on an order and, when the order is being
+// deleted, asks for its reconcile in the same transaction. A report that is stale or from the future
 // is not stored: the error is a *DiscardedError.
 func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 	if err := p.validate(); err != nil {
@@ -132,7 +129,7 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 	}
 	var stored Report
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		o, err := s.cfg.Orders.OrderForReportTx(ctx, tx, p.Project, p.OrderID)
+		o, err := reportedOrder(tx.QueryRow(ctx, s.q.Get("OrderForReportLock"), p.OrderID), p.Project)
 		if err != nil {
 			return err
 		}
@@ -153,8 +150,8 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 		if err != nil {
 			return fmt.Errorf("store adapter status: %w", err)
 		}
-		if o.Deleting && s.cfg.Observer != nil {
-			return s.cfg.Observer.ReportStoredTx(ctx, tx, p.OrderID)
+		if o.Deleting {
+			return s.cfg.Reconciles.RequestTx(ctx, tx, p.OrderID)
 		}
 		return nil
 	})
@@ -182,7 +179,7 @@ type ListParams struct {
 // List returns a page of an order's reports, oldest adapter first. It
 // reads the order to answer 404 for one the caller cannot see.
 func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Report], error) {
-	if _, err := s.cfg.Orders.OrderForReport(ctx, p.Project, p.OrderID); err != nil {
+	if _, err := reportedOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderForReport"), p.OrderID), p.Project); err != nil {
 		return store.Page[Report]{}, err
 	}
 	return store.ListPage(ctx, s.cfg.DB, s.q.Get("AdapterStatusList"), p.Page, scanReport,

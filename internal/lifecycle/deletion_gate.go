@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/riverqueue/river"
-
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
@@ -119,12 +117,6 @@ func (s *Service) finishDeletionTx(ctx context.Context, tx *store.Tx, o *Order, 
 	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerResource}, depth)
 }
 
-// ReportStoredTx checks the deletion gate of an order an adapter just
-// reported on (adapterstatus.ReportObserver), in the report's transaction.
-func (s *Service) ReportStoredTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	return s.recheckDeletionTx(ctx, tx, orderID)
-}
-
 // recheckDeletionTx finishes the deletion of an order that waits at the
 // gate, when the gate has opened; it does nothing for any other order.
 func (s *Service) recheckDeletionTx(ctx context.Context, tx *store.Tx, orderID string) error {
@@ -156,29 +148,9 @@ func (s *Service) recheckDeletionTx(ctx context.Context, tx *store.Tx, orderID s
 	return s.saveOrderTx(ctx, tx, &o, read)
 }
 
-// deletionGateArgs is the job that checks a parent's deletion gate again
-// once one of its children is removed (the child's transaction queues it,
-// so the parent is locked on its own, after the child's commit).
-type deletionGateArgs struct {
-	OrderID string `json:"order_id"`
-}
-
-func (deletionGateArgs) Kind() string { return "lifecycle.deletion_gate" }
-
-type deletionGateWorker struct {
-	river.WorkerDefaults[deletionGateArgs]
-	s *Service
-}
-
-func (w *deletionGateWorker) Work(ctx context.Context, job *river.Job[deletionGateArgs]) error {
-	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		return w.s.recheckDeletionTx(ctx, tx, job.Args.OrderID)
-	})
-}
-
-// queueParentRecheckTx queues the check of o's parent's deletion gate when
-// o, being removed now, is the parent's last child not yet removed: only
-// then can the gate open (a job per child would make a parent of 1,000
+// queueParentRecheckTx asks for a reconcile of o's parent (which checks its
+// deletion gate) when o, being removed now, is the parent's last child not
+// yet removed: only then can the gate open (a job per child would make a parent of 1,000
 // children check its gate 1,000 times). The parent's row is locked first,
 // so two last children removed at once (PostgreSQL) are counted one after
 // the other and the second sees the first gone.
@@ -201,7 +173,7 @@ func (s *Service) queueParentRecheckTx(ctx context.Context, tx *store.Tx, o *Ord
 	if left > 0 {
 		return nil
 	}
-	return s.cfg.Jobs.InsertTx(ctx, tx, deletionGateArgs{OrderID: *o.ParentID}, &river.InsertOpts{MaxAttempts: 25})
+	return s.cfg.Reconciles.RequestTx(ctx, tx, *o.ParentID)
 }
 
 // deletionSweepBatch bounds the orders one sweep checks.

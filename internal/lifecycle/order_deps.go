@@ -49,6 +49,7 @@ type jobInserter interface {
 // registry the jobs client is built with.
 func (s *Service) RegisterWorkers(w *river.Workers) {
 	river.AddWorker(w, &validateWorker{s: s})
+	river.AddWorker(w, &reconcileWorker{s: s})
 	river.AddWorker(w, &deletionGateWorker{s: s})
 }
 

@@ -200,6 +200,13 @@ func (s *Service) Order(ctx context.Context, project, ref string) (Order, error)
 	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderGet"), id, project))
 }
 
+// ResolveOrder turns an order's id or identity into its id, for routes of
+// other domains that take either, as every order route does
+// (adapterstatus.OrderResolver).
+func (s *Service) ResolveOrder(ctx context.Context, project, ref string) (string, error) {
+	return s.resolve(ctx, project, ref)
+}
+
 // resolve turns an identity reference into the order's id.
 func (s *Service) resolve(ctx context.Context, project, ref string) (string, error) {
 	typeAndAttr, value, ok := strings.Cut(ref, "=")

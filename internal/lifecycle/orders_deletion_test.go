@@ -72,26 +72,33 @@ func TestDeletion_WaitsForEveryAdapterThatReported(t *testing.T) {
 		e.putReport(t, "web", "k8s", adapterReport(1, time.Now(), "False", "True"), http.StatusNoContent)
 		// Of the deletion's generation, but observed before the deletion
 		// (an adapter whose clock is behind): stored, and it does not count.
+		// The gate is checked by the order's reconcile, after the report
+		// commits: wait for the message to change.
 		e.putReport(t, "web", "k8s", adapterReport(2, held.DeletedAt.Add(-time.Second), "False", "True"), http.StatusOK)
-		if got := e.get(t, "web"); got.State != "deleting" || !strings.Contains(readyMessage(got), "adapter k8s to report an observation made after the deletion") {
-			t.Fatalf("a confirmation observed before the deletion counted: state %s, Ready message %q", got.State, readyMessage(got))
-		}
+		poll.Until(t, "the gate names the confirmation observed before the deletion", func() bool {
+			got := e.get(t, "web")
+			if got.State != "deleting" {
+				t.Fatalf("a confirmation observed before the deletion counted: state %s, Ready message %q", got.State, readyMessage(got))
+			}
+			return strings.Contains(readyMessage(got), "adapter k8s to report an observation made after the deletion")
+		})
 		e.putReport(t, "web", "k8s", adapterReport(2, time.Now(), "False", "True"), http.StatusOK)
 		unhealthy := adapterReport(2, time.Now(), "True", "False")
 		unhealthy["conditions"].([]map[string]any)[2]["reason"] = "FinalizerStuck"
 		e.putReport(t, "web", "dns", unhealthy, http.StatusOK)
-		held = e.get(t, "web")
-		if msg := readyMessage(held); held.State != "deleting" || strings.Contains(msg, "adapter k8s") ||
-			!strings.Contains(msg, "dns") || !strings.Contains(msg, "FinalizerStuck") {
-			t.Fatalf("after k8s confirmed and dns failed: state %s, Ready message %q; want deleting, naming dns's FinalizerStuck only",
-				held.State, msg)
-		}
+		poll.Until(t, "the gate names dns's FinalizerStuck only", func() bool {
+			held = e.get(t, "web")
+			if held.State != "deleting" {
+				t.Fatalf("after k8s confirmed and dns failed: state %s, Ready message %q; want deleting",
+					held.State, readyMessage(held))
+			}
+			msg := readyMessage(held)
+			return !strings.Contains(msg, "adapter k8s") && strings.Contains(msg, "dns") && strings.Contains(msg, "FinalizerStuck")
+		})
 
 		e.putReport(t, "web", "dns", adapterReport(2, time.Now(), "True", "False",
 			map[string]any{"type": "Finalized", "status": "True"}), http.StatusOK)
-		if got := e.get(t, "web"); got.State != "terminated" {
-			t.Fatalf("after every adapter confirmed: state %s, want terminated", got.State)
-		}
+		e.waitState(t, "web", "terminated")
 		evs := e.events(t, "web")
 		if last := evs[len(evs)-1]; last.From != "deleting" || last.To != "terminated" || last.Trigger != "resource" {
 			t.Errorf("last event %+v, want deleting>terminated by resource", last)

@@ -36,6 +36,10 @@ type Config struct {
 	Placement placer
 	// Jobs queues the engine's validations in the transfers' transactions.
 	Jobs jobInserter
+	// Reconciles is the queue of order reconciles: the lifecycle works its
+	// requests, and asks it for a parent's once its last child is removed.
+	// Required for orders.
+	Reconciles reconciles
 	// Adapters, when set, are the adapters' status reports the deletion
 	// gate waits for. Defaults to none: a deletion waits for no adapter.
 	Adapters adapterReports

@@ -30,6 +30,7 @@ var allowedImports = map[string][]string{
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
+	"internal/reconcile":       {"internal/store"},
 	"internal/peers":           {"internal/background", "internal/store"},
 	"internal/events":          {"internal/background", "internal/store"},
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
@@ -69,7 +70,7 @@ var allowedImports = map[string][]string{
 		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
-		"internal/operations", "internal/placement", "internal/policy", "internal/resourceid", "internal/schema",
+		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/resourceid", "internal/schema",
 		"internal/statemachine", "internal/store", "pkg/provider"},
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -66,6 +67,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: catalog.ErrCatalogItemExists, Status: http.StatusConflict, Reason: "CATALOG_ITEM_EXISTS", Title: "Catalog item exists"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemInUse, Status: http.StatusConflict, Reason: "CATALOG_ITEM_IN_USE", Title: "Catalog item in use"},
 		httpapi.Mapping{Err: lifecycle.ErrOrderNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found", IDParam: "catalog_item_instance_id"},
+		httpapi.Mapping{Err: adapterstatus.ErrOrderNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found", IDParam: "catalog_item_instance_id"},
 		httpapi.Mapping{Err: lifecycle.ErrOrderExists, Status: http.StatusConflict, Reason: "ORDER_EXISTS", Title: "Order exists"},
 		httpapi.Mapping{Err: lifecycle.ErrAttributeNotUpdatable, Status: http.StatusBadRequest, Reason: "ATTRIBUTE_NOT_UPDATABLE", Title: "Attribute not updatable"},
 		httpapi.Mapping{Err: lifecycle.ErrInvalidState, Status: http.StatusConflict, Reason: "INVALID_STATE", Title: "Invalid state"},

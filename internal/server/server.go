@@ -40,6 +40,7 @@ import (
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/processprovider"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/repair"
 	"github.com/stewardhq/steward/internal/sentinel"
 	"github.com/stewardhq/steward/internal/sprm"
@@ -407,8 +408,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// its one-minute horizon.
 	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
 		Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", func(ctx context.Context) (int, error) { return s.placement.SweepStalled(ctx) })})
-	// The deletion gate is checked on each adapter report and each child's
-	// removal; the sweep is the fallback (issue 9).
+	// The deletion gate is checked by the order's reconcile, asked for by
+	// each adapter report and each child's removal; the sweep is the resync
+	// of last resort (issue 9).
 	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
 		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", func(ctx context.Context) (int, error) { return s.lifecycle.SweepDeletions(ctx) })})
 	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
@@ -455,12 +457,19 @@ func (s *Server) buildServices(ctx context.Context) error {
 			},
 		},
 	})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Usage: s.catalog, Adapters: lazyAdapters{s},
-		Runtimes: runtimeHealths{s}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
-	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
-	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.lifecycle, Observer: s.lifecycle,
+	reconciles := reconcile.New(s.db, lazyJobs{s})
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
+		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
+		Runtimes: runtimeHealths{s}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
+	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
+	// A request whose job was given up asks no more: queued again here.
+	periodic = append(periodic, jobs.Periodic{Name: "reconcile_requeue", Interval: time.Minute,
+		Run: counted(s.logger, slog.LevelWarn, "queued again reconciles whose job was given up", func(ctx context.Context) (int, error) {
+			return reconciles.Requeue(ctx, 5*time.Minute)
+		})})
 	s.repair = repair.New(repair.Config{DB: s.db, AppInstances: appInstances{s}, Providers: repairProviders{s},
 		Tokens: workerTokens{s}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
@@ -518,18 +527,6 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement.Routes(s.api)
 	s.repair.Routes(s.api)
 	return nil
-}
-
-// lazyAdapters lets the lifecycle's deletion gate read the adapter reports
-// of the adapterstatus service, which is built after it (it reads orders).
-type lazyAdapters struct{ s *Server }
-
-func (l lazyAdapters) All(ctx context.Context, orderID string) ([]adapterstatus.Report, error) {
-	return l.s.adapterStatus.All(ctx, orderID)
-}
-
-func (l lazyAdapters) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]adapterstatus.Report, error) {
-	return l.s.adapterStatus.AllTx(ctx, tx, orderID)
 }
 
 // lazyJobs lets placement and the lifecycle enqueue through the jobs

@@ -141,15 +141,6 @@ WHERE deleted_at IS NOT NULL AND NOT terminal
 ORDER BY deleted_at, id
 LIMIT $1;
 
--- name: OrderReportLock :one
--- What an adapter's report is checked against, read (locked on
--- PostgreSQL) in the report's transaction: not the whole order.
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = $1
-FOR UPDATE;
-
--- name: OrderReportGet :one
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = $1;
-
 -- name: OrderLockParent :one
 -- Serialises the removals of a parent's children (PostgreSQL), so the
 -- last one to go knows it is the last.

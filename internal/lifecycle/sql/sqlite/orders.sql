@@ -143,14 +143,6 @@ WHERE deleted_at IS NOT NULL AND terminal = 0
 ORDER BY deleted_at, id
 LIMIT CAST(? AS INTEGER);
 
--- name: OrderReportLock :one
--- What an adapter's report is checked against, read (locked on
--- PostgreSQL) in the report's transaction: not the whole order.
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = ?;
-
--- name: OrderReportGet :one
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = ?;
-
 -- name: OrderLockParent :one
 -- Serialises the removals of a parent's children (PostgreSQL), so the
 -- last one to go knows it is the last.

@@ -1,0 +1,62 @@
+package lifecycle
+
+import (
+	"context"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/reconcile"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// reconciles is the queue of per-order reconciles (*reconcile.Queue): what
+// changes below the lifecycle asks there, and the engine works the requests
+// here, reading down (DESIGN §2).
+type reconciles interface {
+	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
+	Take(ctx context.Context, orderID string) error
+}
+
+// reconcileTx brings an order up to date with what it reads below it: a
+// deleting order whose resource is gone is removed once its deletion gate
+// opens (the adapters' reports, its children).
+func (s *Service) reconcileTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	return s.recheckDeletionTx(ctx, tx, orderID)
+}
+
+// reconcileWorker works the order.reconcile jobs.
+type reconcileWorker struct {
+	river.WorkerDefaults[reconcile.Args]
+	s *Service
+}
+
+func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[reconcile.Args]) error {
+	// The request goes first, in its own transaction: a change committed
+	// from here on asks again, so none is missed by the read below.
+	if err := w.s.cfg.Reconciles.Take(ctx, job.Args.OrderID); err != nil {
+		return err
+	}
+	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		return w.s.reconcileTx(ctx, tx, job.Args.OrderID)
+	})
+}
+
+// deletionGateArgs is the job an earlier version queued to check a
+// parent's deletion gate; its worker stays so that jobs queued before an
+// upgrade still run, as a reconcile.
+type deletionGateArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+func (deletionGateArgs) Kind() string { return "lifecycle.deletion_gate" }
+
+type deletionGateWorker struct {
+	river.WorkerDefaults[deletionGateArgs]
+	s *Service
+}
+
+func (w *deletionGateWorker) Work(ctx context.Context, job *river.Job[deletionGateArgs]) error {
+	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		return w.s.reconcileTx(ctx, tx, job.Args.OrderID)
+	})
+}

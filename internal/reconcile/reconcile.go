@@ -1,0 +1,114 @@
+// Package reconcile is the queue of per-order reconciles (DESIGN §2, issue
+// 23). Status flows one way: what changes below the lifecycle (an adapter's
+// report on an order, later an instance's status and the end of a
+// replacement) records only its own facts and, in the same transaction,
+// asks for the order to be reconciled. The lifecycle works the request: it
+// locks the order, reads down and fires the transfers. Nothing below the
+// lifecycle calls up into it.
+//
+// A request is unique per order while it waits: asking again for an order
+// whose request has not been taken adds no job, so a burst of reports is
+// one reconcile. River's unique jobs cannot say that: a unique job also
+// blocks a new one while it runs, and a change committed after the running
+// reconcile read would then be missed. So a request is a row of
+// order_reconciles plus a plain job; the worker deletes the row (in a
+// transaction of its own) before it reads, and a change committed after
+// that asks, and is reconciled, again.
+package reconcile
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+//go:embed sql
+var sqlFS embed.FS
+
+// Args is the job that reconciles one order.
+type Args struct {
+	OrderID string `json:"order_id"`
+}
+
+// Kind names the job.
+func (Args) Kind() string { return "order.reconcile" }
+
+// jobInserter queues a job in the caller's transaction (jobs.Client).
+type jobInserter interface {
+	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Queue asks for and hands out order reconciles. It is safe for concurrent
+// use.
+type Queue struct {
+	db   *store.DB
+	jobs jobInserter
+	q    store.Queries
+	now  func() time.Time
+}
+
+// New returns a Queue that queues its jobs through jobs.
+func New(db *store.DB, jobs jobInserter) *Queue {
+	return &Queue{db: db, jobs: jobs, q: store.MustLoadQueries(sqlFS, "sql", db.Engine()), now: time.Now}
+}
+
+// RequestTx asks, in tx, for the order to be reconciled once tx commits.
+func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	var requests int64
+	if err := tx.QueryRow(ctx, q.q.Get("ReconcileRequest"), orderID, q.now().UTC()).Scan(&requests); err != nil {
+		return fmt.Errorf("request reconcile of order %s: %w", orderID, err)
+	}
+	if requests > 1 {
+		return nil // a job is queued and has not taken the request yet
+	}
+	return q.jobs.InsertTx(ctx, tx, Args{OrderID: orderID}, nil)
+}
+
+// Take removes the order's waiting request, in a transaction of its own
+// (the worker's first step): a change committed from now on asks again.
+func (q *Queue) Take(ctx context.Context, orderID string) error {
+	if _, err := q.db.Exec(ctx, q.q.Get("ReconcileTake"), orderID); err != nil {
+		return fmt.Errorf("take reconcile request of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// requeueBatch bounds the requests one Requeue pass renews.
+const requeueBatch = 500
+
+// Requeue queues a job again for every request that has waited longer than
+// olderThan, and returns how many. A request outlives its job only when
+// the job was given up (its retries exhausted, or discarded by hand): the
+// request then stays and asks no more, so this is the resync of last
+// resort for them.
+func (q *Queue) Requeue(ctx context.Context, olderThan time.Duration) (int, error) {
+	now := q.now().UTC()
+	rows, err := q.db.Query(ctx, q.q.Get("ReconcileListWaiting"), now.Add(-olderThan), requeueBatch)
+	if err != nil {
+		return 0, fmt.Errorf("list waiting reconcile requests: %w", err)
+	}
+	ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		err := q.db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, q.q.Get("ReconcileRenew"), now, id); err != nil {
+				return err
+			}
+			return q.jobs.InsertTx(ctx, tx, Args{OrderID: id}, nil)
+		})
+		if err != nil {
+			return 0, fmt.Errorf("requeue reconcile of order %s: %w", id, err)
+		}
+	}
+	return len(ids), nil
+}
