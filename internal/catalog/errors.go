@@ -21,8 +21,8 @@ var (
 	// replaced or deleted because of what uses it. The error is a
 	// [*ServiceTypeInUseError].
 	ErrServiceTypeInUse = errors.New("service type in use")
-	// ErrUnknownLifecycle is what a [LifecycleChecker] wraps when no
-	// lifecycle has the id.
+	// ErrUnknownLifecycle is returned when a service type names a
+	// lifecycle no lifecycle has the id of.
 	ErrUnknownLifecycle = errors.New("unknown lifecycle")
 	// ErrCatalogItemNotFound is returned when no catalog item has the id.
 	ErrCatalogItemNotFound = errors.New("catalog item not found")

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/auth"
@@ -42,14 +43,11 @@ func problems() httpapi.Problems {
 }
 
 // env is a catalog Service behind the HTTP stack on 127.0.0.1, on a fresh
-// database, with a fake order counter.
+// database.
 type env struct {
 	svc *catalog.Service
 	srv *httptest.Server
-	// liveOrders is what the fake order counter answers.
-	liveOrders atomic.Int64
-	// countedInTx is set when the counter was asked inside a transaction.
-	countedInTx atomic.Bool
+	db  *store.DB
 }
 
 func setup(t *testing.T, engine store.Engine) *env {
@@ -60,14 +58,8 @@ func setup(t *testing.T, engine store.Engine) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{}
-	e.svc = catalog.New(catalog.Config{
-		DB: db, ServiceTypes: types, Logger: logger,
-		Orders: catalog.OrdersFuncs{OfCatalogItemFunc: func(_ context.Context, tx *store.Tx, _ string) (int, error) {
-			e.countedInTx.Store(tx != nil)
-			return int(e.liveOrders.Load()), nil
-		}},
-	})
+	e := &env{db: db}
+	e.svc = catalog.New(catalog.Config{DB: db, ServiceTypes: types, Logger: logger})
 	api, err := httpapi.New(httpapi.Config{Logger: logger, Problems: problems(), Auth: devAuth{}})
 	if err != nil {
 		t.Fatal(err)
@@ -197,5 +189,31 @@ func smallVM() map[string]any {
 				"validation_schema": map[string]any{"maximum": 4}},
 			map[string]any{"path": "metadata.name", "editable": true},
 		},
+	}
+}
+
+// setOrders makes the item's orders n live ones and one removed (terminal)
+// one, written straight to the orders' table as the lifecycle keeps it: the
+// catalog counts them with its own query.
+func (e *env) setOrders(t *testing.T, itemID string, n int) {
+	t.Helper()
+	bind := func(q string) string {
+		if e.db.Engine() == store.SQLite {
+			return strings.NewReplacer("$1", "?", "$2", "?", "$3", "?").Replace(q)
+		}
+		return q
+	}
+	if _, err := e.db.Exec(t.Context(), bind(`DELETE FROM catalog_item_instances WHERE catalog_item_id = $1`), itemID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n + 1 {
+		terminal := i == n
+		if _, err := e.db.Exec(t.Context(), bind(`INSERT INTO catalog_item_instances (id, project, catalog_item_id,
+			service_type, display_name, labels, user_values, state, lifecycle, version, generation, attributes,
+			instance_id, provider_name, status, create_time, update_time, terminal)
+			VALUES ($1, 'default', $2, 'vm', '', '{}', '{}', 'up', 'simple', 1, 1, '{}', '', '', 'RUNNING',
+			'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', $3)`), fmt.Sprintf("%s-order-%d", itemID, i), itemID, terminal); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -148,14 +148,12 @@ func (s *Service) DeleteItem(ctx context.Context, id string, ifMatch *int64) err
 		if ifMatch != nil && *ifMatch != it.Version {
 			return store.ErrStale
 		}
-		if s.cfg.Orders != nil {
-			live, err := s.cfg.Orders.LiveOrdersOfCatalogItemTx(ctx, tx, id)
-			if err != nil {
-				return fmt.Errorf("count orders of catalog item %q: %w", id, err)
-			}
-			if live > 0 {
-				return &ItemInUseError{ItemID: id, LiveOrders: live}
-			}
+		live, err := s.liveOrdersOfItemTx(ctx, tx, id)
+		if err != nil {
+			return fmt.Errorf("count orders of catalog item %q: %w", id, err)
+		}
+		if live > 0 {
+			return &ItemInUseError{ItemID: id, LiveOrders: live}
 		}
 		n, err := tx.Exec(ctx, s.q.Get("CatalogItemDelete"), it.ID, it.Version)
 		if err != nil {

@@ -111,14 +111,14 @@ func checkIdentity(errs *invalid.Errors, s *schema.Schema, identity *string) {
 var lifecycleIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // checkReferences checks what a stored type names: its lifecycle exists
-// (asked of Config.Lifecycles), and its parent type exists and does not
+// (a built-in or a stored one), and its parent type exists and does not
 // lead back to it (no cycle). parentOf reads a stored type's parent.
 func (s *Service) checkReferences(ctx context.Context, st ServiceType,
 	parentOf func(id string) (*string, error)) error {
 	var errs invalid.Errors
 	if !lifecycleIDPattern.MatchString(st.Lifecycle) {
 		errs.Add("lifecycle", "must match %s", lifecycleIDPattern)
-	} else if err := s.cfg.Lifecycles.CheckLifecycle(ctx, st.Lifecycle); errors.Is(err, ErrUnknownLifecycle) {
+	} else if err := s.checkLifecycle(ctx, st.Lifecycle); errors.Is(err, ErrUnknownLifecycle) {
 		errs.Add("lifecycle", "must name an existing lifecycle; %q is not one", st.Lifecycle)
 	} else if err != nil {
 		return err

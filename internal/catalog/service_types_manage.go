@@ -202,7 +202,7 @@ func (s *Service) ReplaceServiceType(ctx context.Context, p ServiceTypeParams, i
 // not live with: a new lifecycle, or a schema their stored attribute sets
 // break.
 func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next ServiceType) error {
-	live, err := s.cfg.Orders.LiveOrdersOfServiceTypeTx(ctx, tx, cur.ID)
+	live, err := s.liveOrdersOfTypeTx(ctx, tx, cur.ID)
 	if err != nil {
 		return fmt.Errorf("count live orders of %q: %w", cur.ID, err)
 	}
@@ -217,7 +217,7 @@ func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next S
 	if err != nil {
 		return err
 	}
-	sets, err := s.cfg.Orders.LiveAttributeSetsTx(ctx, tx, cur.ID)
+	sets, err := s.liveAttributeSetsTx(ctx, tx, cur.ID)
 	if err != nil {
 		return fmt.Errorf("read live orders of %q: %w", cur.ID, err)
 	}
@@ -258,7 +258,7 @@ func (s *Service) DeleteServiceType(ctx context.Context, id string, ifMatch *int
 		if err := tx.QueryRow(ctx, s.q.Get("CatalogItemCountByServiceType"), id).Scan(&inUse.CatalogItems); err != nil {
 			return err
 		}
-		if inUse.LiveOrders, err = s.cfg.Orders.LiveOrdersOfServiceTypeTx(ctx, tx, id); err != nil {
+		if inUse.LiveOrders, err = s.liveOrdersOfTypeTx(ctx, tx, id); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, s.q.Get("ServiceTypeIDsByParent"), id)

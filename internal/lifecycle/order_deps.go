@@ -3,8 +3,6 @@ package lifecycle
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/riverqueue/river"
@@ -81,15 +79,6 @@ func (s *Service) serviceType(ctx context.Context, id string) (catalog.ServiceTy
 		return catalog.ServiceType{}, nil, err
 	}
 	return st, sch, nil
-}
-
-// CheckLifecycle implements catalog.LifecycleChecker.
-func (s *Service) CheckLifecycle(ctx context.Context, id string) error {
-	_, err := s.Lifecycle(ctx, id)
-	if errors.Is(err, ErrLifecycleNotFound) {
-		return fmt.Errorf("%w: %s", catalog.ErrUnknownLifecycle, id)
-	}
-	return err
 }
 
 func sortFields(fields []invalid.Field) {

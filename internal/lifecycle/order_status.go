@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -226,54 +225,4 @@ func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey s
 		Project: project, InstanceID: o.InstanceID, NewInstanceID: store.NewID(),
 		Target: "catalog-item-instances/" + o.ID, RequestKey: requestKey,
 	})
-}
-
-// LiveOrdersOfCatalogItemTx counts the orders of the item not in a
-// deleted state, in tx (catalog.Orders).
-func (s *Service) LiveOrdersOfCatalogItemTx(ctx context.Context, tx *store.Tx, catalogItemID string) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByCatalogItem"), catalogItemID).Scan(&n)
-	return n, err
-}
-
-// LiveOrdersOfServiceTypeTx counts the live orders of a service type, in
-// tx (catalog.Orders).
-func (s *Service) LiveOrdersOfServiceTypeTx(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, s.q.Get("OrderCountLiveByServiceType"), serviceType).Scan(&n)
-	return n, err
-}
-
-// LiveAttributeSetsTx returns the attribute sets (candidate, active,
-// rollback, requested; nil ones left out) of every live order of a service type, by
-// order id, in tx (catalog.Orders).
-func (s *Service) LiveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
-	rows, err := tx.Query(ctx, s.q.Get("OrderAttributesLiveByServiceType"), serviceType)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
-		id   string
-		sets statemachine.Attributes
-	}
-	all, err := store.Collect(rows, func(r store.Scanner) (row, error) {
-		var x row
-		var raw []byte
-		if err := r.Scan(&x.id, &raw); err != nil {
-			return x, err
-		}
-		return x, json.Unmarshal(raw, &x.sets)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]map[string]any, len(all))
-	for _, x := range all {
-		for _, set := range []map[string]any{x.sets.Candidate, x.sets.Active, x.sets.Rollback, x.sets.Requested} {
-			if set != nil {
-				out[x.id] = append(out[x.id], set)
-			}
-		}
-	}
-	return out, nil
 }

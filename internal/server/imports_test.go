@@ -47,7 +47,8 @@ var allowedImports = map[string][]string{
 	// gives them the request schemas apply filters members by.
 	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
 	"internal/crashtest": {"pkg/provider"},
-	"internal/catalog":   {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema", "internal/store"},
+	"internal/catalog": {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema",
+		"internal/statemachine", "internal/store"},
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
 	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid",

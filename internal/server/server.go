@@ -441,22 +441,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		},
 		Operations: s.operations,
 	})
-	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger,
-		Lifecycles: catalog.LifecycleCheckerFunc(func(ctx context.Context, id string) error {
-			return s.lifecycle.CheckLifecycle(ctx, id)
-		}),
-		Orders: catalog.OrdersFuncs{
-			OfCatalogItemFunc: func(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
-				return s.lifecycle.LiveOrdersOfCatalogItemTx(ctx, tx, itemID)
-			},
-			OfServiceTypeFunc: func(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
-				return s.lifecycle.LiveOrdersOfServiceTypeTx(ctx, tx, serviceType)
-			},
-			AttributeSetsFunc: func(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
-				return s.lifecycle.LiveAttributeSetsTx(ctx, tx, serviceType)
-			},
-		},
-	})
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
 	reconciles := reconcile.New(s.db, lazyJobs{s})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})

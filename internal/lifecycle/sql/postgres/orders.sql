@@ -68,15 +68,6 @@ SET state = $1, version = $2, generation = $3, instance_id = $4, provider_name =
     restart_count = $14
 WHERE id = $15 AND version = $16;
 
--- name: OrderCountLiveByCatalogItem :one
-SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = $1 AND NOT terminal;
-
--- name: OrderCountLiveByServiceType :one
-SELECT COUNT(*) FROM catalog_item_instances WHERE service_type = $1 AND NOT terminal;
-
--- name: OrderAttributesLiveByServiceType :many
-SELECT id, attributes FROM catalog_item_instances WHERE service_type = $1 AND NOT terminal ORDER BY id;
-
 -- name: OrderIDByIdentity :one
 SELECT id FROM catalog_item_instances
 WHERE service_type = $1 AND identity = $2 AND project = $3 AND deleted_at IS NULL;

@@ -70,15 +70,6 @@ SET state = ?, version = ?, generation = ?, instance_id = ?, provider_name = ?, 
     restart_count = ?
 WHERE id = ? AND version = ?;
 
--- name: OrderCountLiveByCatalogItem :one
-SELECT COUNT(*) FROM catalog_item_instances WHERE catalog_item_id = ? AND NOT terminal;
-
--- name: OrderCountLiveByServiceType :one
-SELECT COUNT(*) FROM catalog_item_instances WHERE service_type = ? AND NOT terminal;
-
--- name: OrderAttributesLiveByServiceType :many
-SELECT id, attributes FROM catalog_item_instances WHERE service_type = ? AND NOT terminal ORDER BY id;
-
 -- name: OrderIDByIdentity :one
 SELECT id FROM catalog_item_instances
 WHERE service_type = ? AND identity = ? AND project = ? AND deleted_at IS NULL;
