@@ -81,12 +81,21 @@ func (q *Queue) Take(ctx context.Context, orderID string) error {
 // requeueBatch bounds the requests one Requeue pass renews.
 const requeueBatch = 500
 
-// Requeue queues a job again for every request that has waited longer than
-// olderThan, and returns how many. A request outlives its job only when
-// the job was given up (its retries exhausted, or discarded by hand): the
-// request then stays and asks no more, so this is the resync of last
-// resort for them.
-func (q *Queue) Requeue(ctx context.Context, olderThan time.Duration) (int, error) {
+// GivenUpAfter is how long a request waits before [Queue.RequeueGivenUp]
+// takes its job for given up. A queue that deep is far behind anyway, and
+// a second job for an order is harmless: a reconcile is idempotent.
+const GivenUpAfter = 5 * time.Minute
+
+// RequeueGivenUp queues a job again for every request that has waited
+// longer than [GivenUpAfter], and returns how many. A request outlives its
+// job only when the job was given up (its retries exhausted, or discarded
+// by hand): the request then stays and asks no more, so this is the resync
+// of last resort for them.
+func (q *Queue) RequeueGivenUp(ctx context.Context) (int, error) {
+	return q.requeue(ctx, GivenUpAfter)
+}
+
+func (q *Queue) requeue(ctx context.Context, olderThan time.Duration) (int, error) {
 	now := q.now().UTC()
 	rows, err := q.db.Query(ctx, q.q.Get("ReconcileListWaiting"), now.Add(-olderThan), requeueBatch)
 	if err != nil {

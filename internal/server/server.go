@@ -356,6 +356,39 @@ func (s *Server) startEvents(ctx context.Context) error {
 	return nil
 }
 
+// periodicJobs are the passes the elected leader runs on a schedule; the
+// services they call are built.
+func (s *Server) periodicJobs(reconciles *reconcile.Queue) []jobs.Periodic {
+	periodic := []jobs.Periodic{
+		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
+			Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
+		// Each pass checks the providers whose next check is due, so
+		// running it more often than the interval only tightens timing.
+		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
+			Run: s.sprm.CheckHealth},
+		// After a given-up job (see placement.SweepStalled); 30s is well
+		// inside its one-minute horizon.
+		{Name: "placement_stalled", Interval: 30 * time.Second,
+			Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", s.placement.SweepStalled)},
+		// The deletion gate is checked by the order's reconcile, asked for
+		// by each adapter report and each child's removal; the sweep is the
+		// resync of last resort (issue 9).
+		{Name: "deletion_gate", Interval: 30 * time.Second,
+			Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)},
+		{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
+			Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)},
+		// A reconcile request whose job was given up asks no more.
+		{Name: "reconcile_requeue", Interval: time.Minute,
+			Run: counted(s.logger, slog.LevelWarn, "queued again reconciles whose job was given up", reconciles.RequeueGivenUp)},
+		{Name: "repair_silent", Interval: time.Minute,
+			Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)},
+	}
+	if s.cfg.CleanupInterval > 0 {
+		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
+	}
+	return periodic
+}
+
 // buildServices builds the domains and the HTTP API over the open store.
 func (s *Server) buildServices(ctx context.Context) error {
 	var err error
@@ -395,29 +428,6 @@ func (s *Server) buildServices(ctx context.Context) error {
 	})
 	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
 	s.peers.AddReaper("resync claims", s.sprm.ReapResyncTx)
-	periodic := []jobs.Periodic{
-		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true, Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
-		// Each pass checks the providers whose next check is due, so
-		// running it more often than the interval only tightens timing.
-		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
-			Run: s.sprm.CheckHealth},
-	}
-	// The services below are built later: each Run reads its field when it
-	// runs (a method value taken now would bind a nil receiver).
-	// After a given-up job (see placement.SweepStalled); 30s is well inside
-	// its one-minute horizon.
-	periodic = append(periodic, jobs.Periodic{Name: "placement_stalled", Interval: 30 * time.Second,
-		Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", func(ctx context.Context) (int, error) { return s.placement.SweepStalled(ctx) })})
-	// The deletion gate is checked by the order's reconcile, asked for by
-	// each adapter report and each child's removal; the sweep is the resync
-	// of last resort (issue 9).
-	periodic = append(periodic, jobs.Periodic{Name: "deletion_gate", Interval: 30 * time.Second,
-		Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", func(ctx context.Context) (int, error) { return s.lifecycle.SweepDeletions(ctx) })})
-	periodic = append(periodic, jobs.Periodic{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
-		Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", func(ctx context.Context) (int, error) { return s.lifecycle.PurgeTombstones(ctx) })})
-	if s.cfg.CleanupInterval > 0 {
-		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
-	}
 	s.policy = policy.New(policy.Config{DB: s.db, Logger: s.logger, RefreshInterval: s.cfg.PolicyRefreshInterval,
 		Providers: policy.ProviderSourceFunc(s.availableProviders)})
 	s.placement = placement.New(placement.Config{
@@ -450,24 +460,20 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Runtimes: runtimeHealths{s}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
 	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
-	// A request whose job was given up asks no more: queued again here.
-	periodic = append(periodic, jobs.Periodic{Name: "reconcile_requeue", Interval: time.Minute,
-		Run: counted(s.logger, slog.LevelWarn, "queued again reconciles whose job was given up", func(ctx context.Context) (int, error) {
-			return reconciles.Requeue(ctx, 5*time.Minute)
-		})})
+	if err := s.buildTokens(ctx); err != nil {
+		return err
+	}
 	s.repair = repair.New(repair.Config{DB: s.db, AppInstances: appInstances{s}, Providers: repairProviders{s},
 		Tokens: workerTokens{s}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
 	if err := s.buildSentinel(); err != nil {
 		return err
 	}
-	periodic = append(periodic, jobs.Periodic{Name: "repair_silent", Interval: time.Minute,
-		Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)})
 	workers := jobs.NewWorkers()
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
 	s.repair.RegisterWorkers(workers)
-	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: periodic,
+	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: s.periodicJobs(reconciles),
 		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
 	if err != nil {
 		return err
@@ -478,9 +484,6 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.audit = audit.New(s.db)
-	if err := s.buildTokens(ctx); err != nil {
-		return err
-	}
 	s.api, err = httpapi.New(httpapi.Config{
 		Audit:       s.audit,
 		Logger:      s.logger.With("component", "http"),
