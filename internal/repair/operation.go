@@ -150,7 +150,7 @@ type ListParams struct {
 // Operations lists an app instance's operations, oldest first. The app
 // instance must exist (its operations outlive nothing else).
 func (s *Service) Operations(ctx context.Context, p ListParams) (store.Page[Operation], error) {
-	if _, err := s.cfg.AppInstances.AppInstance(ctx, p.Project, p.AppInstanceID); err != nil {
+	if _, err := s.appInstance(ctx, p.Project, p.AppInstanceID); err != nil {
 		return store.Page[Operation]{}, err
 	}
 	size := p.Page.Size

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -48,6 +49,8 @@ type AppInstance struct {
 // AppInstances finds app instances (the lifecycle's orders, with their
 // service type's runtime). It returns ErrAppInstanceNotFound for an order
 // that does not exist in the project or whose service type has no runtime.
+// The lifecycle implements it and registers it after construction
+// ([Service.FindAppInstancesWith]): it reads runtimes from here.
 type AppInstances interface {
 	AppInstance(ctx context.Context, project, id string) (AppInstance, error)
 }
@@ -69,14 +72,13 @@ type jobInserter interface {
 	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
 }
 
-// Config configures the Service. DB, AppInstances, Providers, Tokens and
-// Jobs are required.
+// Config configures the Service. DB, Providers, Tokens and Jobs are
+// required.
 type Config struct {
-	DB           *store.DB
-	AppInstances AppInstances
-	Providers    Providers
-	Tokens       WorkerTokens
-	Jobs         jobInserter
+	DB        *store.DB
+	Providers Providers
+	Tokens    WorkerTokens
+	Jobs      jobInserter
 	// JobQueue is the queue delivery jobs run on (the providers queue).
 	JobQueue string
 	// Client calls providers. Defaults to provider.NewClient with defaults.
@@ -99,9 +101,22 @@ type Config struct {
 
 // Service is the repair domain.
 type Service struct {
-	cfg Config
-	q   store.Queries
-	log *slog.Logger
+	cfg  Config
+	q    store.Queries
+	log  *slog.Logger
+	apps AppInstances
+}
+
+// FindAppInstancesWith registers what finds app instances. Call it once,
+// before the service serves; until then no app instance is found.
+func (s *Service) FindAppInstancesWith(a AppInstances) { s.apps = a }
+
+// appInstance finds an app instance through the registered AppInstances.
+func (s *Service) appInstance(ctx context.Context, project, id string) (AppInstance, error) {
+	if s.apps == nil {
+		return AppInstance{}, fmt.Errorf("%w: %s", ErrAppInstanceNotFound, id)
+	}
+	return s.apps.AppInstance(ctx, project, id)
 }
 
 // New returns the Service for cfg.

@@ -29,7 +29,7 @@ func (s *Service) Request(ctx context.Context, r Request) (Operation, error) {
 	if op, err := s.byRequestKey(ctx, r.RequestKey); !errors.Is(err, ErrOperationNotFound) {
 		return op, err
 	}
-	app, err := s.cfg.AppInstances.AppInstance(ctx, r.Project, r.AppInstanceID)
+	app, err := s.appInstance(ctx, r.Project, r.AppInstanceID)
 	if err != nil {
 		return Operation{}, err
 	}

@@ -65,7 +65,7 @@ func (s *Service) ReportRuntime(ctx context.Context, project, appInstanceID stri
 	if r.ObservedTime.IsZero() {
 		return View{}, invalid.New("observed_time", "is required")
 	}
-	app, err := s.cfg.AppInstances.AppInstance(ctx, project, appInstanceID)
+	app, err := s.appInstance(ctx, project, appInstanceID)
 	if err != nil {
 		return View{}, err
 	}

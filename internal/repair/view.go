@@ -34,7 +34,7 @@ type View struct {
 
 // AppInstance returns the app instance's view.
 func (s *Service) AppInstance(ctx context.Context, project, id string) (View, error) {
-	app, err := s.cfg.AppInstances.AppInstance(ctx, project, id)
+	app, err := s.appInstance(ctx, project, id)
 	if err != nil {
 		return View{}, err
 	}

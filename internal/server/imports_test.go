@@ -71,7 +71,7 @@ var allowedImports = map[string][]string{
 		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
-		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/resourceid", "internal/schema",
+		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/repair", "internal/resourceid", "internal/schema",
 		"internal/statemachine", "internal/store", "pkg/provider"},
 }
 

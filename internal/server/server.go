@@ -455,17 +455,20 @@ func (s *Server) buildServices(ctx context.Context) error {
 	reconciles := reconcile.New(s.db, lazyJobs{s})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
-		Runtimes: runtimeHealths{s}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
-	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
-	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	if err := s.buildTokens(ctx); err != nil {
 		return err
 	}
-	s.repair = repair.New(repair.Config{DB: s.db, AppInstances: appInstances{s}, Providers: repairProviders{s},
-		Tokens: workerTokens{s}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
+	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
+		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
+		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
+		Runtimes: runtimeHealths{s.repair}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+	// Read-only questions from below about orders, answered by the
+	// lifecycle once it is built.
+	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
+	s.repair.FindAppInstancesWith(s.lifecycle)
+	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	if err := s.buildSentinel(); err != nil {
 		return err
 	}
