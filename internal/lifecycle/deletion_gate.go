@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/statemachine"
+	"github.com/stewardhq/steward/internal/status"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -23,74 +23,28 @@ type adapterReports interface {
 // the Ready condition's message says what it waits for.
 const deletionHoldPrefix = "deletion waits for "
 
-// deletionGateTx says what a deleting order's removal still waits for
-// (DESIGN §4), "" when nothing: its resource is gone (the caller knows);
-// every adapter that ever reported on it has a latest report at the
-// deletion's generation with Finalized=True, or with Applied=False,
-// Health=True and observed_time >= deleted_at; and no child order remains
-// that is not removed. Health=False holds it with the adapter's reason.
-//
-// The service type's required adapters count even when they never
-// reported: one that took its work but failed to report it (the seed's
-// review: an adapter that ACKs a message, then fails to POST its status)
-// would otherwise leave its resources behind a removed order. An adapter
-// that will never report again is what :forceDelete is for.
+// deletionGateTx says what a deleting order's removal still waits for,
+// "" when nothing (its resource is gone: the caller knows). It reads what
+// the gate rule ([status.DeletionGate]) needs: the adapters' reports, the
+// service type's required adapters and whether a child order remains.
 func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (string, error) {
-	var held []string
+	var adapters status.Adapters
 	if s.cfg.Adapters != nil {
 		reports, err := s.cfg.Adapters.AllTx(ctx, tx, o.ID)
 		if err != nil {
 			return "", err
 		}
-		reported := make(map[string]bool, len(reports))
-		for _, r := range reports {
-			reported[r.Adapter] = true
-			if why := adapterHold(r, o); why != "" {
-				held = append(held, why)
-			}
-		}
 		st, _, err := s.serviceType(ctx, o.ServiceType)
 		if err != nil {
 			return "", err
 		}
-		for _, name := range st.RequiredAdapters {
-			if !reported[name] {
-				held = append(held, fmt.Sprintf("adapter %s, required by service type %s, to report its cleanup",
-					name, o.ServiceType))
-			}
-		}
+		adapters = status.Adapters{Required: st.RequiredAdapters, Reports: statusReports(reports)}
 	}
 	var children int64
 	if err := tx.QueryRow(ctx, s.q.Get("OrderCountChildrenLeft"), o.ID).Scan(&children); err != nil {
 		return "", fmt.Errorf("count children of %s: %w", o.ID, err)
 	}
-	if children > 0 {
-		// No count: it is checked again only once the last child goes, so
-		// a number here would go stale (list them with ?parent_id=).
-		held = append(held, fmt.Sprintf("its child orders to be removed first (list them with ?parent_id=%s)", o.ID))
-	}
-	return strings.Join(held, "; "), nil
-}
-
-// adapterHold says why adapter report r holds o's deletion, "" when it
-// does not.
-func adapterHold(r adapterstatus.Report, o *Order) string {
-	switch {
-	case r.ObservedGeneration != o.Generation:
-		return fmt.Sprintf("adapter %s to report on the deletion (generation %d; its last report is of %d)",
-			r.Adapter, o.Generation, r.ObservedGeneration)
-	case r.Is(adapterstatus.Finalized, true):
-		return ""
-	case r.Is(adapterstatus.Health, false):
-		c, _ := r.Condition(adapterstatus.Health)
-		return fmt.Sprintf("adapter %s, which reports Health=False (%s)", r.Adapter,
-			strings.TrimSpace(c.Reason+" "+c.Message))
-	case !r.Is(adapterstatus.Applied, false) || !r.Is(adapterstatus.Health, true):
-		return fmt.Sprintf("adapter %s to report Applied=False and Health=True", r.Adapter)
-	case o.DeletedAt != nil && r.ObservedTime.Before(*o.DeletedAt):
-		return fmt.Sprintf("adapter %s to report an observation made after the deletion", r.Adapter)
-	}
-	return ""
+	return status.DeletionGate(statusOrder(o, statemachine.State{}), adapters, children > 0), nil
 }
 
 // finishDeletionTx takes the resource transfer out of purging state st of

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/statemachine"
+	"github.com/stewardhq/steward/internal/status"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -104,8 +106,9 @@ func (m *DeletionMetrics) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.NewInvalidMetric(heldDesc, err)
 			return
 		}
-		for _, r := range reports {
-			if adapterHold(r, &o) != "" {
+		in := statusOrder(&o, statemachine.State{})
+		for _, r := range statusReports(reports) {
+			if status.AdapterHold(in, r) != "" {
 				held[r.Adapter]++
 			}
 		}

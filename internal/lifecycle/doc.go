@@ -10,7 +10,9 @@
 // sets, transfers and event log, their hierarchy (parents,
 // cascade/restrict), the deletion gate and force delete, the status
 // mirrored from their resources, and their Ready and Healthy conditions
-// from provider status, adapter reports and runtimes.
+// from provider status, adapter reports and runtimes. The rules of the
+// gate and of the conditions are package status's: this package reads
+// what they need and calls them.
 //
 // # Definitions
 //

@@ -3,17 +3,8 @@ package lifecycle
 import (
 	"context"
 	"time"
-)
 
-// Reasons of the Healthy condition, and its type.
-const (
-	ConditionHealthy      = "Healthy"
-	reasonHealthy         = "Healthy"
-	reasonDegraded        = "Degraded"
-	reasonFailed          = "Failed"
-	reasonRuntimeUnknown  = "RuntimeUnreadable"
-	runtimeHealthHealthy  = "healthy"
-	runtimeHealthDegraded = "degraded"
+	"github.com/stewardhq/steward/internal/status"
 )
 
 // RuntimeHealth is an app instance's runtime as last reported: its health
@@ -33,15 +24,14 @@ type Runtimes interface {
 	RuntimeHealth(ctx context.Context, orderID string) (h RuntimeHealth, ok bool, err error)
 }
 
-// healthy derives the order's Healthy condition from its runtime as last
-// reported, read when the order is shown (like adapter reports): True
-// while healthy, False with reason Degraded or Failed and the runtime's
-// message otherwise. An order whose service type has no runtime, or whose
-// runtime was never reported, or that is gone, has none (ok false). Ready
-// does not follow it: a degraded runtime still serves.
-func (s *Service) healthy(ctx context.Context, o Order, hasRuntime map[string]bool) (Condition, bool) {
+// runtime reads o's runtime as last reported, for its Healthy condition
+// ([status.Healthy]), when the order is shown (like adapter reports). It
+// reads nothing for an order that is gone or whose service type has no
+// runtime (hasRuntime caches that by type), and then says none was
+// reported.
+func (s *Service) runtime(ctx context.Context, o Order, hasRuntime map[string]bool) status.Runtime {
 	if s.cfg.Runtimes == nil || o.Terminal {
-		return Condition{}, false
+		return status.Runtime{}
 	}
 	has, seen := hasRuntime[o.ServiceType]
 	if !seen {
@@ -50,23 +40,8 @@ func (s *Service) healthy(ctx context.Context, o Order, hasRuntime map[string]bo
 		hasRuntime[o.ServiceType] = has
 	}
 	if !has {
-		return Condition{}, false
+		return status.Runtime{}
 	}
 	h, ok, err := s.cfg.Runtimes.RuntimeHealth(ctx, o.ID)
-	switch {
-	case err != nil:
-		return Condition{Type: ConditionHealthy, Status: "Unknown", Reason: reasonRuntimeUnknown,
-			Message: "the runtime could not be read: " + err.Error(), LastTransitionTime: o.UpdateTime}, true
-	case !ok:
-		return Condition{}, false
-	}
-	c := Condition{Type: ConditionHealthy, Status: "False", Reason: reasonFailed, Message: h.Message,
-		LastTransitionTime: h.ObservedTime}
-	switch h.Health {
-	case runtimeHealthHealthy:
-		c.Status, c.Reason = "True", reasonHealthy
-	case runtimeHealthDegraded:
-		c.Reason = reasonDegraded
-	}
-	return c, true
+	return status.Runtime{Reported: ok, Health: h.Health, Message: h.Message, ObservedTime: h.ObservedTime, ReadErr: err}
 }

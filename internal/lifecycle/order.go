@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"cmp"
 	"encoding/json"
 	"time"
 
@@ -100,41 +99,6 @@ type inlineValidation struct {
 	placed placement.Placement
 	// err is a validation failure (a policy refusal, no provider, ...).
 	err error
-}
-
-// Condition is one condition of an order (API.md).
-type Condition struct {
-	Type               string    `json:"type"`
-	Status             string    `json:"status"`
-	Reason             string    `json:"reason"`
-	Message            string    `json:"message"`
-	LastTransitionTime time.Time `json:"last_transition_time"`
-}
-
-// Conditions derives the order's conditions from its state and its
-// resource's status: Ready is True while a realised order's resource runs
-// and it is neither failed, being deleted, nor gone.
-func (o Order) Conditions(st statemachine.State) []Condition {
-	c := Condition{Type: "Ready", Status: "False", LastTransitionTime: o.UpdateTime, Message: o.LastError}
-	switch {
-	case o.Terminal && o.DeletedAt == nil && st.Label == statemachine.LabelDanger:
-		c.Reason = "Rejected"
-	case o.Terminal:
-		c.Reason = "Terminated"
-	case o.DeletedAt != nil || st.PurgeResources:
-		c.Reason = reasonDeleting
-	case st.Label == statemachine.LabelDanger:
-		c.Reason = "Failed"
-		c.Message = cmp.Or(o.LastError, o.StatusMessage)
-	case o.Status == provider.StatusRunning && o.hasActive() && o.PendingInstanceID == "":
-		c.Status, c.Reason = "True", "Running"
-	case o.Status == provider.StatusCompleted && o.hasActive() && o.PendingInstanceID == "":
-		// Ran to its end and succeeded: settled, nothing to wait for.
-		c.Status, c.Reason, c.Message = "True", "Completed", o.StatusMessage
-	default:
-		c.Reason = "Provisioning"
-	}
-	return []Condition{c}
 }
 
 // Event is one line of an order's lifecycle log: a transfer, with the

@@ -27,6 +27,7 @@ var allowedImports = map[string][]string{
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
 	"internal/statemachine":    {"internal/invalid"},
+	"internal/status":          nil,
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	"internal/jobs":            {"internal/store"},
@@ -71,8 +72,8 @@ var allowedImports = map[string][]string{
 		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
-		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/repair", "internal/resourceid", "internal/schema",
-		"internal/statemachine", "internal/store", "pkg/provider"},
+		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/repair",
+		"internal/resourceid", "internal/schema", "internal/statemachine", "internal/status", "internal/store", "pkg/provider"},
 }
 
 // testOnly packages may never be imported by production code: only _test.go
