@@ -155,10 +155,17 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// busyFetchCooldown is the least gap between two fetches of a queue that
+// has work waiting. River fetches at most MaxWorkers jobs at a time, so the
+// gap bounds a queue's rate: River's default 100ms held the default queue
+// to 100 jobs/s (10 workers), and a burst of 1,000 order reconciles took
+// 5s to drain with the workers mostly idle.
+const busyFetchCooldown = 5 * time.Millisecond
+
 // fetchCooldown keeps River's minimum gap between fetches below the poll
 // interval, which River requires.
 func fetchCooldown(poll time.Duration) time.Duration {
-	return min(river.FetchCooldownDefault, poll)
+	return min(busyFetchCooldown, poll)
 }
 
 // Migrator returns the store migrator that creates River's tables; pass it to

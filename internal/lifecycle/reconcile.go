@@ -14,7 +14,7 @@ import (
 // here, reading down (DESIGN §2).
 type reconciles interface {
 	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
-	Take(ctx context.Context, orderID string) error
+	TakeTx(ctx context.Context, tx *store.Tx, orderID string) error
 }
 
 // reconcileTx brings an order up to date with what it reads below it: a
@@ -31,12 +31,12 @@ type reconcileWorker struct {
 }
 
 func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[reconcile.Args]) error {
-	// The request goes first, in its own transaction: a change committed
-	// from here on asks again, so none is missed by the read below.
-	if err := w.s.cfg.Reconciles.Take(ctx, job.Args.OrderID); err != nil {
-		return err
-	}
+	// The request goes first: a change committed from here on asks again,
+	// so none is missed by the reads below.
 	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := w.s.cfg.Reconciles.TakeTx(ctx, tx, job.Args.OrderID); err != nil {
+			return err
+		}
 		return w.s.reconcileTx(ctx, tx, job.Args.OrderID)
 	})
 }

@@ -11,9 +11,9 @@
 // one reconcile. River's unique jobs cannot say that: a unique job also
 // blocks a new one while it runs, and a change committed after the running
 // reconcile read would then be missed. So a request is a row of
-// order_reconciles plus a plain job; the worker deletes the row (in a
-// transaction of its own) before it reads, and a change committed after
-// that asks, and is reconciled, again.
+// order_reconciles plus a plain job; the worker deletes the row first in
+// its transaction, before it reads, and a change committed after that asks,
+// and is reconciled, again.
 package reconcile
 
 import (
@@ -69,16 +69,20 @@ func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) err
 	return q.jobs.InsertTx(ctx, tx, Args{OrderID: orderID}, nil)
 }
 
-// Take removes the order's waiting request, in a transaction of its own
-// (the worker's first step): a change committed from now on asks again.
-func (q *Queue) Take(ctx context.Context, orderID string) error {
-	if _, err := q.db.Exec(ctx, q.q.Get("ReconcileTake"), orderID); err != nil {
+// TakeTx removes the order's waiting request in tx, the worker's first
+// step, before it reads anything: on PostgreSQL the delete waits for a
+// RequestTx that updated the row and has not committed yet, and the reads
+// that follow (each statement's own snapshot) then see what it wrote; a
+// change committed after the delete asks again. If tx rolls back, the
+// request stays for the job's retry.
+func (q *Queue) TakeTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	if _, err := tx.Exec(ctx, q.q.Get("ReconcileTake"), orderID); err != nil {
 		return fmt.Errorf("take reconcile request of order %s: %w", orderID, err)
 	}
 	return nil
 }
 
-// requeueBatch bounds the requests one Requeue pass renews.
+// requeueBatch bounds the requests one requeue pass renews.
 const requeueBatch = 500
 
 // GivenUpAfter is how long a request waits before [Queue.RequeueGivenUp]

@@ -73,7 +73,7 @@ func TestQueue_OneJobPerOrderWhileTheRequestWaits(t *testing.T) {
 			t.Fatalf("jobs after a rolled-back request = %v, want %v", got, want)
 		}
 
-		if err := q.Take(t.Context(), "a"); err != nil {
+		if err := db.InTx(t.Context(), func(tx *store.Tx) error { return q.TakeTx(t.Context(), tx, "a") }); err != nil {
 			t.Fatal(err)
 		}
 		request(t, db, q, "a")
