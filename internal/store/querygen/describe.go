@@ -68,6 +68,8 @@ func describe(ctx context.Context, conn *pgx.Conn, q *query, params []param) (*d
 		switch {
 		case oid == 3802 || oid == 114:
 			name = jsonParam
+		case params[i].NullTested:
+			name = t.Nullable
 		case params[i].Column != "":
 			notNull, err := columnNotNull(ctx, conn, params[i].Table, params[i].Column)
 			if err != nil {

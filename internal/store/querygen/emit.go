@@ -62,6 +62,10 @@ func generate(ctx context.Context, conn *pgx.Conn, pgq, liteq *query) (generated
 		k := slices.IndexFunc(g.fields, func(f field) bool { return f.Name == name })
 		if k < 0 {
 			g.fields = append(g.fields, field{Name: name, Type: d.Params[i], Wrap: goTypeWrap(d.Params[i])})
+		} else if g.fields[k].Type == "*"+d.Params[i] {
+			// The same argument, tested for NULL elsewhere.
+		} else if "*"+g.fields[k].Type == d.Params[i] {
+			g.fields[k].Type = d.Params[i]
 		} else if g.fields[k].Type != d.Params[i] {
 			return generated{}, fmt.Errorf("parameter %s is both %s and %s", p.Name, g.fields[k].Type, d.Params[i])
 		}

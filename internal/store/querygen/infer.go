@@ -13,6 +13,8 @@ type param struct {
 	// INSERT's VALUES or an UPDATE's SET), for its nullability; empty when
 	// it is only compared.
 	Table, Column string
+	// NullTested is set by "$1 IS NULL": NULL is a value it takes.
+	NullTested bool
 }
 
 var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -55,6 +57,9 @@ func inferParams(q *query) ([]param, error) {
 			if p.Name == "" {
 				p.Name = col
 			}
+		}
+		if nullTest(toks, i) {
+			p.NullTested = true
 		}
 		if p.Name != "" {
 			continue
@@ -137,6 +142,15 @@ func nameAt(toks []token, i int) (name string, next bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// nullTest reports "$1 IS NULL" (or "$1::type IS NULL") at toks[i].
+func nullTest(toks []token, i int) bool {
+	k := i + 1
+	if k < len(toks) && toks[k].is("::") {
+		k += 2
+	}
+	return k+1 < len(toks) && toks[k].is("IS") && toks[k+1].is("NULL")
 }
 
 func isComparison(op string) bool {
