@@ -128,12 +128,16 @@ func describe(ctx context.Context, conn *pgx.Conn, q *query, params []param) (*d
 }
 
 // exprNotNull reports the expressions that are never NULL: counts,
-// EXISTS, literals and COALESCE (written here with a non-NULL default).
+// EXISTS, NULL tests, literals and COALESCE (written here with a non-NULL
+// default).
 func exprNotNull(expr string) bool {
 	for _, p := range []string{"count (", "exists (", "coalesce (", "'", "true", "false"} {
 		if strings.HasPrefix(expr, p) {
 			return true
 		}
+	}
+	if strings.HasSuffix(expr, " is null") || strings.HasSuffix(expr, " is not null") {
+		return true
 	}
 	return expr != "" && expr[0] >= '0' && expr[0] <= '9'
 }

@@ -330,7 +330,11 @@ func resultList(toks []token) []resultItem {
 
 func describeItem(ts []token) resultItem {
 	var b strings.Builder
-	for _, t := range ts {
+	expr := ts
+	if n := len(ts); n >= 2 && ts[n-2].is("AS") {
+		expr = ts[:n-2]
+	}
+	for _, t := range expr {
 		b.WriteString(strings.ToLower(t.text))
 		b.WriteByte(' ')
 	}

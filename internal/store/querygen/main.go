@@ -33,7 +33,7 @@
 //   - a type has no Go mapping, or a computed result column has no AS name.
 //
 // A result column is a pointer (nil for NULL) unless its table column is NOT
-// NULL and not on the outer side of a LEFT JOIN, or it is a count, EXISTS,
+// NULL and not on the outer side of a LEFT JOIN, or it is a count, EXISTS, a NULL test,
 // COALESCE or literal, or the query says "-- notnull: col, …".
 //
 // It needs PostgreSQL: STEWARD_TEST_DATABASE_URL (as the tests) names the
