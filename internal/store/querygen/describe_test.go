@@ -16,7 +16,7 @@ func TestGenerate_OnPostgres(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, done, err := migratedSchema(ctx)
+	conn, done, err := migratedSchema(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}

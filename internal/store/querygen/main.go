@@ -56,6 +56,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -67,6 +69,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "queries.gen.go", "the file to write")
 	flag.StringVar(&cfg.typeName, "type", "queries", "the name of the generated statements type")
 	flag.StringVar(&cfg.pkg, "pkg", os.Getenv("GOPACKAGE"), "the package's name")
+	flag.BoolVar(&cfg.river, "river", false, "migrate River's tables too (for queries that read them)")
 	flag.Parse()
 	if err := run(context.Background(), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "querygen:", err)
@@ -76,6 +79,7 @@ func main() {
 
 type config struct {
 	sqlDir, fsVar, out, typeName, pkg string
+	river                             bool
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -91,7 +95,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	conn, done, err := migratedSchema(ctx)
+	conn, done, err := migratedSchema(ctx, cfg.river)
 	if err != nil {
 		return err
 	}
@@ -147,8 +151,9 @@ func check(cfg config, dir string, src []byte) error {
 }
 
 // migratedSchema migrates a new schema on the server named by
-// STEWARD_TEST_DATABASE_URL and returns a connection using it; done drops it.
-func migratedSchema(ctx context.Context) (*pgx.Conn, func(), error) {
+// STEWARD_TEST_DATABASE_URL (River's tables too with river) and returns a
+// connection using it; done drops it.
+func migratedSchema(ctx context.Context, river bool) (*pgx.Conn, func(), error) {
 	base := os.Getenv("STEWARD_TEST_DATABASE_URL")
 	if base == "" {
 		return nil, nil, fmt.Errorf("STEWARD_TEST_DATABASE_URL is not set: querygen describes the queries on PostgreSQL (see docs/queries.md)")
@@ -176,7 +181,11 @@ func migratedSchema(ctx context.Context) (*pgx.Conn, func(), error) {
 	qv := u.Query()
 	qv.Set("search_path", schema)
 	u.RawQuery = qv.Encode()
-	db, err := store.Open(ctx, store.Config{DatabaseURL: u.String()})
+	cfg := store.Config{DatabaseURL: u.String()}
+	if river {
+		cfg.Migrators = append(cfg.Migrators, migrateRiver)
+	}
+	db, err := store.Open(ctx, cfg)
 	if err != nil {
 		drop()
 		return nil, nil, err
@@ -188,4 +197,15 @@ func migratedSchema(ctx context.Context) (*pgx.Conn, func(), error) {
 		return nil, nil, err
 	}
 	return conn, func() { conn.Close(ctx); drop() }, nil
+}
+
+// migrateRiver creates River's tables, as jobs.Migrator does on PostgreSQL
+// (querygen cannot import jobs: jobs is built from what it generates).
+func migrateRiver(ctx context.Context, db *store.DB) error {
+	m, err := rivermigrate.New(riverpgxv5.New(db.PgxPool()), nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
 }
