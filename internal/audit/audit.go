@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -46,13 +47,13 @@ type Record struct {
 // Service writes and lists audit records. It is safe for concurrent use.
 type Service struct {
 	db  *store.DB
-	q   store.Queries
+	q   *queries
 	now func() time.Time
 }
 
 // New returns a Service over db.
 func New(db *store.DB) *Service {
-	return &Service{db: db, q: store.MustLoadQueries(sqlFS, "sql", db.Engine()), now: time.Now}
+	return &Service{db: db, q: newQueries(db.Engine()), now: time.Now}
 }
 
 // appender writes records; in a SQLite group commit a group's records go in
@@ -67,7 +68,9 @@ var System = Actor{Type: "service_account", ID: "steward"}
 // WriteTx writes r in tx, the transaction of the change it records,
 // filling its id and time when unset.
 func WriteTx(ctx context.Context, tx *store.Tx, r Record) error {
-	if err := tx.Append(ctx, appender, insertArgs(&r, time.Now)...); err != nil {
+	p := insertParams(&r, time.Now)
+	if err := tx.Append(ctx, appender, p.ID, p.Time, p.ActorType, p.ActorID, p.Action, p.Target, p.Project, p.Outcome,
+		p.RequestID, p.Details); err != nil {
 		return fmt.Errorf("write audit record %s: %w", r.Action, err)
 	}
 	return nil
@@ -75,14 +78,15 @@ func WriteTx(ctx context.Context, tx *store.Tx, r Record) error {
 
 // Write writes r on its own.
 func (s *Service) Write(ctx context.Context, r Record) error {
-	_, err := s.db.Exec(ctx, s.q.Get("AuditInsert"), insertArgs(&r, s.now)...)
+	_, err := s.q.AuditInsert(ctx, s.db, insertParams(&r, s.now))
 	if err != nil {
 		return fmt.Errorf("write audit record %s: %w", r.Action, err)
 	}
 	return nil
 }
 
-func insertArgs(r *Record, now func() time.Time) []any {
+// insertParams fills r's id and time when unset and returns its row.
+func insertParams(r *Record, now func() time.Time) AuditInsertParams {
 	if r.ID == "" {
 		r.ID = store.NewID()
 	}
@@ -94,8 +98,8 @@ func insertArgs(r *Record, now func() time.Time) []any {
 	if details == nil {
 		details = map[string]any{}
 	}
-	return []any{r.ID, r.Time, r.Actor.Type, r.Actor.ID, r.Action, r.Target, r.Project, r.Outcome, r.RequestID,
-		store.JSON(details)}
+	return AuditInsertParams{ID: r.ID, Time: r.Time, ActorType: r.Actor.Type, ActorID: r.Actor.ID, Action: r.Action,
+		Target: r.Target, Project: r.Project, Outcome: r.Outcome, RequestID: r.RequestID, Details: store.JSON(details)}
 }
 
 // ListParams filters and pages the log. Empty filters match everything.
@@ -127,29 +131,21 @@ func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Record], e
 			return store.Page[Record]{}, fmt.Errorf("%w: not an audit page", store.ErrInvalidPageToken)
 		}
 	}
-	rows, err := s.db.Query(ctx, s.q.Get("AuditList"), p.Project, p.Project, p.Action, p.Action, p.Target, p.Target,
-		p.Actor, p.Actor, p.Actor, p.Since.UTC(), until.UTC(), seq, size+1)
+	rows, err := s.q.AuditList(ctx, s.db, AuditListParams{Project: p.Project, Action: p.Action, Target: p.Target,
+		Actor: p.Actor, Since: p.Since.UTC(), Until: until.UTC(), AfterSeq: seq, Limit: int64(size + 1)})
 	if err != nil {
 		return store.Page[Record]{}, fmt.Errorf("list audit records: %w", err)
 	}
-	records, err := store.Collect(rows, scanRecord)
-	if err != nil {
-		return store.Page[Record]{}, fmt.Errorf("list audit records: %w", err)
+	records := make([]Record, 0, len(rows))
+	for _, row := range rows {
+		r := Record{seq: row.Seq, ID: row.ID, Time: row.Time, Actor: Actor{Type: row.ActorType, ID: row.ActorID},
+			Action: row.Action, Target: row.Target, Project: row.Project, Outcome: row.Outcome, RequestID: row.RequestID}
+		if err := json.Unmarshal(row.Details, &r.Details); err != nil {
+			return store.Page[Record]{}, fmt.Errorf("list audit records: read audit record %s: %w", r.ID, err)
+		}
+		records = append(records, r)
 	}
 	return store.NewPage(records, size, func(r Record) store.Cursor {
 		return store.Cursor{Time: r.Time, ID: strconv.FormatInt(r.seq, 10)}
 	}), nil
-}
-
-func scanRecord(row store.Scanner) (Record, error) {
-	var r Record
-	var details json.RawMessage
-	if err := row.Scan(&r.seq, &r.ID, &r.Time, &r.Actor.Type, &r.Actor.ID, &r.Action, &r.Target, &r.Project, &r.Outcome,
-		&r.RequestID, &details); err != nil {
-		return Record{}, err
-	}
-	if err := json.Unmarshal(details, &r.Details); err != nil {
-		return Record{}, fmt.Errorf("read audit record %s: %w", r.ID, err)
-	}
-	return r, nil
 }

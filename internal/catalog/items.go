@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,8 +43,9 @@ func (s *Service) CreateItem(ctx context.Context, p CreateItemParams) (Item, err
 		return Item{}, err
 	}
 	t := s.now()
-	_, err := s.cfg.DB.Exec(ctx, s.q.Get("CatalogItemInsert"), it.ID, it.DisplayName, it.ServiceType,
-		store.JSON(it.Defaults), store.JSON(it.Fields), t, t)
+	_, err := s.q.CatalogItemInsert(ctx, s.cfg.DB, CatalogItemInsertParams{ID: it.ID, DisplayName: it.DisplayName,
+		ServiceType: it.ServiceType, Defaults: store.JSON(it.Defaults), Fields: store.JSON(it.Fields), CreateTime: t,
+		UpdateTime: t})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return Item{}, fmt.Errorf("catalog item %q: %w", it.ID, ErrCatalogItemExists)
 	}
@@ -56,7 +58,7 @@ func (s *Service) CreateItem(ctx context.Context, p CreateItemParams) (Item, err
 
 // Item returns the catalog item with the id, or [ErrCatalogItemNotFound].
 func (s *Service) Item(ctx context.Context, id string) (Item, error) {
-	return scanItem(s.cfg.DB.QueryRow(ctx, s.q.Get("CatalogItemGet"), id))
+	return itemFromRow(s.q.CatalogItemGet(ctx, s.cfg.DB, id))
 }
 
 // ItemTx returns the catalog item with the id, read in tx, or
@@ -65,7 +67,7 @@ func (s *Service) Item(ctx context.Context, id string) (Item, error) {
 // tx ends, so a concurrent [Service.DeleteItem] waits and then counts the
 // new order.
 func (s *Service) ItemTx(ctx context.Context, tx *store.Tx, id string) (Item, error) {
-	return scanItem(tx.QueryRow(ctx, s.q.Get("CatalogItemGetShared"), id))
+	return itemFromRow(s.q.CatalogItemGetShared(ctx, tx, id))
 }
 
 // ListItemsParams filters and pages catalog items.
@@ -77,13 +79,22 @@ type ListItemsParams struct {
 
 // Items lists catalog items, oldest first.
 func (s *Service) Items(ctx context.Context, p ListItemsParams) (store.Page[Item], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("CatalogItemList"), p.Page, scanItem,
-		func(it Item) store.Cursor { return store.Cursor{Time: it.CreateTime, ID: it.ID} },
-		p.ServiceType, p.ServiceType)
+	size := cmp.Or(p.Page.Size, store.DefaultPageSize)
+	afterTime, afterID := p.Page.Keyset()
+	rows, err := s.q.CatalogItemList(ctx, s.cfg.DB, CatalogItemListParams{ServiceType: p.ServiceType,
+		AfterTime: afterTime, AfterID: afterID, Limit: int64(size + 1)})
 	if err != nil {
-		return page, fmt.Errorf("list catalog items: %w", err)
+		return store.Page[Item]{}, fmt.Errorf("list catalog items: %w", err)
 	}
-	return page, nil
+	items := make([]Item, 0, len(rows))
+	for _, r := range rows {
+		it, err := itemFromRow(r, nil)
+		if err != nil {
+			return store.Page[Item]{}, fmt.Errorf("list catalog items: %w", err)
+		}
+		items = append(items, it)
+	}
+	return store.NewPage(items, size, func(it Item) store.Cursor { return store.Cursor{Time: it.CreateTime, ID: it.ID} }), nil
 }
 
 // ItemPatch is a JSON merge patch (RFC 7396) of a catalog item. A member
@@ -105,7 +116,7 @@ type ItemPatch struct {
 // already made keep the spec they were built with.
 func (s *Service) UpdateItem(ctx context.Context, id string, patch ItemPatch, ifMatch *int64) (Item, error) {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		it, err := scanItem(tx.QueryRow(ctx, s.q.Get("CatalogItemLock"), id))
+		it, err := itemFromRow(s.q.CatalogItemLock(ctx, tx, id))
 		if err != nil {
 			return err
 		}
@@ -121,8 +132,9 @@ func (s *Service) UpdateItem(ctx context.Context, id string, patch ItemPatch, if
 		if err := checkItem(ctx, s.cfg.ServiceTypes, it); err != nil {
 			return err
 		}
-		n, err := tx.Exec(ctx, s.q.Get("CatalogItemUpdate"), it.DisplayName, store.JSON(it.Defaults), store.JSON(it.Fields),
-			s.now(), it.ID, it.Version)
+		n, err := s.q.CatalogItemUpdate(ctx, tx, CatalogItemUpdateParams{DisplayName: it.DisplayName,
+			Defaults: store.JSON(it.Defaults), Fields: store.JSON(it.Fields), UpdateTime: s.now(), ID: it.ID,
+			Version: it.Version})
 		if err == nil && n == 0 {
 			return store.ErrStale
 		}
@@ -141,7 +153,7 @@ func (s *Service) UpdateItem(ctx context.Context, id string, patch ItemPatch, if
 // [ErrCatalogItemNotFound].
 func (s *Service) DeleteItem(ctx context.Context, id string, ifMatch *int64) error {
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		it, err := scanItem(tx.QueryRow(ctx, s.q.Get("CatalogItemLock"), id))
+		it, err := itemFromRow(s.q.CatalogItemLock(ctx, tx, id))
 		if err != nil {
 			return err
 		}
@@ -155,7 +167,7 @@ func (s *Service) DeleteItem(ctx context.Context, id string, ifMatch *int64) err
 		if live > 0 {
 			return &ItemInUseError{ItemID: id, LiveOrders: live}
 		}
-		n, err := tx.Exec(ctx, s.q.Get("CatalogItemDelete"), it.ID, it.Version)
+		n, err := s.q.CatalogItemDelete(ctx, tx, it.ID, it.Version)
 		if err != nil {
 			return fmt.Errorf("delete catalog item %q: %w", id, err)
 		}

@@ -19,46 +19,33 @@ import (
 // own transaction either commits first (and is counted) or waits and then
 // finds the item gone.
 func (s *Service) liveOrdersOfItemTx(ctx context.Context, tx *store.Tx, itemID string) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, s.q.Get("CatalogItemLiveOrders"), itemID).Scan(&n)
-	return n, err
+	n, err := s.q.CatalogItemLiveOrders(ctx, tx, itemID)
+	return int(n), err
 }
 
 // liveOrdersOfTypeTx counts the live orders of a service type, in tx.
 func (s *Service) liveOrdersOfTypeTx(ctx context.Context, tx *store.Tx, serviceType string) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, s.q.Get("ServiceTypeLiveOrders"), serviceType).Scan(&n)
-	return n, err
+	n, err := s.q.ServiceTypeLiveOrders(ctx, tx, serviceType)
+	return int(n), err
 }
 
 // liveAttributeSetsTx returns the attribute sets (candidate, active,
 // rollback, requested; nil ones left out) of every live order of a service
 // type, by order id, in tx.
 func (s *Service) liveAttributeSetsTx(ctx context.Context, tx *store.Tx, serviceType string) (map[string][]map[string]any, error) {
-	rows, err := tx.Query(ctx, s.q.Get("ServiceTypeLiveAttributes"), serviceType)
+	rows, err := s.q.ServiceTypeLiveAttributes(ctx, tx, serviceType)
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		id   string
-		sets statemachine.Attributes
-	}
-	all, err := store.Collect(rows, func(r store.Scanner) (row, error) {
-		var x row
-		var raw []byte
-		if err := r.Scan(&x.id, &raw); err != nil {
-			return x, err
+	out := make(map[string][]map[string]any, len(rows))
+	for _, row := range rows {
+		var sets statemachine.Attributes
+		if err := json.Unmarshal(row.Attributes, &sets); err != nil {
+			return nil, fmt.Errorf("attributes of order %s: %w", row.ID, err)
 		}
-		return x, json.Unmarshal(raw, &x.sets)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]map[string]any, len(all))
-	for _, x := range all {
-		for _, set := range []map[string]any{x.sets.Candidate, x.sets.Active, x.sets.Rollback, x.sets.Requested} {
+		for _, set := range []map[string]any{sets.Candidate, sets.Active, sets.Rollback, sets.Requested} {
 			if set != nil {
-				out[x.id] = append(out[x.id], set)
+				out[row.ID] = append(out[row.ID], set)
 			}
 		}
 	}
@@ -73,8 +60,8 @@ func (s *Service) checkLifecycle(ctx context.Context, id string) error {
 			return nil
 		}
 	}
-	var n int
-	if err := s.cfg.DB.QueryRow(ctx, s.q.Get("LifecycleExists"), id).Scan(&n); err != nil {
+	n, err := s.q.LifecycleExists(ctx, s.cfg.DB, id)
+	if err != nil {
 		return fmt.Errorf("look up lifecycle %q: %w", id, err)
 	}
 	if n == 0 {

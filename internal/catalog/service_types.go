@@ -27,7 +27,7 @@ import (
 // at once, with no refresh interval.
 type ServiceTypes struct {
 	db       *store.DB
-	q        store.Queries
+	q        *queries
 	builtins map[string]*serviceTypeEntry
 
 	mu sync.Mutex
@@ -57,7 +57,7 @@ func NewServiceTypes(db *store.DB) (*ServiceTypes, error) {
 	r := &ServiceTypes{db: db, builtins: make(map[string]*serviceTypeEntry, len(builtins)),
 		compiled: make(map[string]*serviceTypeEntry)}
 	if db != nil {
-		r.q = store.MustLoadQueries(sqlFS, "sql", db.Engine())
+		r.q = newQueries(db.Engine())
 	}
 	for _, st := range builtins {
 		st.Builtin, st.Version, st.CreateTime, st.UpdateTime = true, 1, builtinTime, builtinTime
@@ -97,15 +97,17 @@ func (r *ServiceTypes) List(ctx context.Context, after string, size int) ([]Serv
 		}
 	}
 	if r.db != nil {
-		rows, err := r.db.Query(ctx, r.q.Get("ServiceTypeList"), after, size+1)
+		rows, err := r.q.ServiceTypeList(ctx, r.db, after, int64(size+1))
 		if err != nil {
 			return nil, fmt.Errorf("list service types: %w", err)
 		}
-		stored, err := store.Collect(rows, scanServiceType)
-		if err != nil {
-			return nil, fmt.Errorf("list service types: %w", err)
+		for _, row := range rows {
+			st, err := serviceTypeFromRow(row, nil)
+			if err != nil {
+				return nil, fmt.Errorf("list service types: %w", err)
+			}
+			out = append(out, st)
 		}
-		out = append(out, stored...)
 	}
 	slices.SortFunc(out, func(a, b ServiceType) int { return cmp.Compare(a.ID, b.ID) })
 	return out[:min(len(out), size+1)], nil
@@ -162,7 +164,7 @@ func (r *ServiceTypes) entry(ctx context.Context, q store.Querier, id string) (*
 	if r.db == nil {
 		return nil, fmt.Errorf("service type %q: %w", id, ErrServiceTypeNotFound)
 	}
-	st, err := scanServiceType(q.QueryRow(ctx, r.q.Get("ServiceTypeGet"), id))
+	st, err := serviceTypeFromRow(r.q.ServiceTypeGet(ctx, q, id))
 	if errors.Is(err, ErrServiceTypeNotFound) {
 		return nil, fmt.Errorf("service type %q: %w", id, ErrServiceTypeNotFound)
 	}

@@ -121,12 +121,13 @@ func (s *Service) CreateServiceType(ctx context.Context, p ServiceTypeParams) (S
 		if err := s.checkReferences(ctx, st, s.parentReader(ctx, tx)); err != nil {
 			return err
 		}
-		args, err := serviceTypeArgs(st)
+		cols, err := serviceTypeColumns(st)
 		if err != nil {
 			return err
 		}
-		t := s.now()
-		_, err = tx.Exec(ctx, s.q.Get("ServiceTypeInsert"), append([]any{st.ID}, append(args, t, t)...)...)
+		cols.CreateTime = s.now()
+		cols.UpdateTime = cols.CreateTime
+		_, err = s.q.ServiceTypeInsert(ctx, tx, cols)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("service type %q: %w", st.ID, ErrServiceTypeExists)
 		}
@@ -168,7 +169,7 @@ func (s *Service) ReplaceServiceType(ctx context.Context, p ServiceTypeParams, i
 		return ServiceType{}, err
 	}
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := scanServiceType(tx.QueryRow(ctx, s.q.Get("ServiceTypeLock"), st.ID))
+		cur, err := serviceTypeFromRow(s.q.ServiceTypeLock(ctx, tx, st.ID))
 		if err != nil {
 			return fmt.Errorf("service type %q: %w", st.ID, err)
 		}
@@ -181,11 +182,14 @@ func (s *Service) ReplaceServiceType(ctx context.Context, p ServiceTypeParams, i
 		if err := s.checkLiveOrders(ctx, tx, cur, st); err != nil {
 			return err
 		}
-		args, err := serviceTypeArgs(st)
+		cols, err := serviceTypeColumns(st)
 		if err != nil {
 			return err
 		}
-		n, err := tx.Exec(ctx, s.q.Get("ServiceTypeUpdate"), append(args, s.now(), st.ID, cur.Version)...)
+		n, err := s.q.ServiceTypeUpdate(ctx, tx, ServiceTypeUpdateParams{Schema: cols.Schema, Lifecycle: cols.Lifecycle,
+			IdentityAttribute: cols.IdentityAttribute, ParentServiceType: cols.ParentServiceType,
+			OnParentDelete: cols.OnParentDelete, RequiredAdapters: cols.RequiredAdapters, Runtime: cols.Runtime,
+			UpdateTime: s.now(), ID: st.ID, Version: cur.Version})
 		if err == nil && n == 0 {
 			return store.ErrStale
 		}
@@ -247,7 +251,7 @@ func (s *Service) DeleteServiceType(ctx context.Context, id string, ifMatch *int
 		return fmt.Errorf("service type %q: %w", id, ErrServiceTypeReadOnly)
 	}
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := scanServiceType(tx.QueryRow(ctx, s.q.Get("ServiceTypeLock"), id))
+		cur, err := serviceTypeFromRow(s.q.ServiceTypeLock(ctx, tx, id))
 		if err != nil {
 			return fmt.Errorf("service type %q: %w", id, err)
 		}
@@ -255,24 +259,22 @@ func (s *Service) DeleteServiceType(ctx context.Context, id string, ifMatch *int
 			return store.ErrStale
 		}
 		inUse := &ServiceTypeInUseError{ServiceTypeID: id}
-		if err := tx.QueryRow(ctx, s.q.Get("CatalogItemCountByServiceType"), id).Scan(&inUse.CatalogItems); err != nil {
-			return err
-		}
-		if inUse.LiveOrders, err = s.liveOrdersOfTypeTx(ctx, tx, id); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, s.q.Get("ServiceTypeIDsByParent"), id)
+		items, err := s.q.CatalogItemCountByServiceType(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if inUse.ChildTypes, err = store.Collect(rows, scanString); err != nil {
+		inUse.CatalogItems = int(items)
+		if inUse.LiveOrders, err = s.liveOrdersOfTypeTx(ctx, tx, id); err != nil {
+			return err
+		}
+		if inUse.ChildTypes, err = s.q.ServiceTypeIDsByParent(ctx, tx, id); err != nil {
 			return err
 		}
 		if inUse.CatalogItems+inUse.LiveOrders+len(inUse.ChildTypes) > 0 {
 			inUse.Why = "it is still used"
 			return inUse
 		}
-		n, err := tx.Exec(ctx, s.q.Get("ServiceTypeDelete"), id, cur.Version)
+		n, err := s.q.ServiceTypeDelete(ctx, tx, id, cur.Version)
 		if err == nil && n == 0 {
 			return store.ErrStale
 		}
@@ -294,11 +296,7 @@ func (s *Service) ServiceTypesUsingLifecycle(ctx context.Context, lifecycleID st
 			out = append(out, e.serviceType.ID)
 		}
 	}
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("ServiceTypeIDsByLifecycle"), lifecycleID)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := store.Collect(rows, scanString)
+	stored, err := s.q.ServiceTypeIDsByLifecycle(ctx, s.cfg.DB, lifecycleID)
 	if err != nil {
 		return nil, err
 	}
@@ -318,15 +316,16 @@ func (s *Service) parentReader(ctx context.Context, tx *store.Tx) func(id string
 	}
 }
 
-// serviceTypeArgs are the column values of st after its id and before its
-// times, in the order of ServiceTypeInsert and ServiceTypeUpdate.
-func serviceTypeArgs(st ServiceType) ([]any, error) {
+// serviceTypeColumns are the column values of st but its times.
+func serviceTypeColumns(st ServiceType) (ServiceTypeInsertParams, error) {
 	var compact bytes.Buffer
 	err := json.Compact(&compact, st.Schema)
 	if err != nil {
-		return nil, invalid.New("schema", "must be a JSON document: %v", err)
+		return ServiceTypeInsertParams{}, invalid.New("schema", "must be a JSON document: %v", err)
 	}
 	// A nil runtime is stored as JSON null.
-	return []any{compact.String(), st.Lifecycle, st.IdentityAttribute, st.ParentServiceType, st.OnParentDelete,
-		store.JSON(st.RequiredAdapters), store.JSON(st.Runtime)}, nil
+	return ServiceTypeInsertParams{ID: st.ID, Schema: compact.String(), Lifecycle: st.Lifecycle,
+		IdentityAttribute: st.IdentityAttribute, ParentServiceType: st.ParentServiceType,
+		OnParentDelete: st.OnParentDelete, RequiredAdapters: store.JSON(st.RequiredAdapters),
+		Runtime: store.JSON(st.Runtime)}, nil
 }

@@ -9,54 +9,59 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
-type scanner = store.Scanner
+// itemRow is a row of the queries that read whole catalog items: they
+// return the same columns.
+type itemRow interface {
+	CatalogItemGetRow | CatalogItemGetSharedRow | CatalogItemLockRow | CatalogItemListRow
+}
 
-func scanItem(row scanner) (Item, error) {
-	var it Item
-	var defaults, fields json.RawMessage
-	err := row.Scan(&it.ID, &it.DisplayName, &it.ServiceType, &defaults, &fields, &it.Version, &it.CreateTime, &it.UpdateTime)
+// itemFromRow makes an Item of a row read (err is the read's error).
+func itemFromRow[R itemRow](row R, err error) (Item, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return Item{}, ErrCatalogItemNotFound
 	}
 	if err != nil {
 		return Item{}, fmt.Errorf("read catalog item: %w", err)
 	}
-	if err := json.Unmarshal(defaults, &it.Defaults); err != nil {
+	r := CatalogItemGetRow(row)
+	it := Item{ID: r.ID, DisplayName: r.DisplayName, ServiceType: r.ServiceType, Version: r.Version,
+		CreateTime: r.CreateTime, UpdateTime: r.UpdateTime}
+	if err := json.Unmarshal(r.Defaults, &it.Defaults); err != nil {
 		return Item{}, fmt.Errorf("read catalog item %s defaults: %w", it.ID, err)
 	}
-	if err := json.Unmarshal(fields, &it.Fields); err != nil {
+	if err := json.Unmarshal(r.Fields, &it.Fields); err != nil {
 		return Item{}, fmt.Errorf("read catalog item %s fields: %w", it.ID, err)
 	}
 	return it, nil
 }
 
-func scanServiceType(row scanner) (ServiceType, error) {
-	var st ServiceType
-	var schemaText string
-	var adapters, runtime json.RawMessage
-	err := row.Scan(&st.ID, &schemaText, &st.Lifecycle, &st.IdentityAttribute, &st.ParentServiceType,
-		&st.OnParentDelete, &adapters, &runtime, &st.Version, &st.CreateTime, &st.UpdateTime)
+// serviceTypeRow is a row of the queries that read whole service types.
+type serviceTypeRow interface {
+	ServiceTypeGetRow | ServiceTypeLockRow | ServiceTypeListRow
+}
+
+// serviceTypeFromRow makes a ServiceType of a row read (err is the read's error).
+func serviceTypeFromRow[R serviceTypeRow](row R, err error) (ServiceType, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return ServiceType{}, ErrServiceTypeNotFound
 	}
 	if err != nil {
 		return ServiceType{}, fmt.Errorf("read service type: %w", err)
 	}
-	st.Schema = json.RawMessage(schemaText)
-	if err := json.Unmarshal(adapters, &st.RequiredAdapters); err != nil {
+	r := ServiceTypeGetRow(row)
+	st := ServiceType{ID: r.ID, Schema: json.RawMessage(r.Schema), Lifecycle: r.Lifecycle,
+		IdentityAttribute: r.IdentityAttribute, ParentServiceType: r.ParentServiceType,
+		OnParentDelete: r.OnParentDelete, Version: r.Version, CreateTime: r.CreateTime,
+		UpdateTime: r.UpdateTime}
+	if err := json.Unmarshal(r.RequiredAdapters, &st.RequiredAdapters); err != nil {
 		return ServiceType{}, fmt.Errorf("read service type %s adapters: %w", st.ID, err)
 	}
-	if err := json.Unmarshal(runtime, &st.Runtime); err != nil {
+	if err := json.Unmarshal(r.Runtime, &st.Runtime); err != nil {
 		return ServiceType{}, fmt.Errorf("read service type %s runtime: %w", st.ID, err)
 	}
 	return st, nil
-}
-
-func scanString(row scanner) (string, error) {
-	var s string
-	err := row.Scan(&s)
-	return s, err
 }

@@ -9,14 +9,15 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
 // outboxQueries holds the outbox statements of both engines. PublishTx gets
 // only a Tx, so it picks the engine's set from it rather than from a DB.
-var outboxQueries = map[store.Engine]store.Queries{
-	store.SQLite:   store.MustLoadQueries(sqlFS, "sql", store.SQLite),
-	store.Postgres: store.MustLoadQueries(sqlFS, "sql", store.Postgres),
+var outboxQueries = map[store.Engine]*queries{
+	store.SQLite:   newQueries(store.SQLite),
+	store.Postgres: newQueries(store.Postgres),
 }
 
 // PublishTx writes ev to the outbox in tx, to be published on subject by the
@@ -34,8 +35,9 @@ func PublishTx(ctx context.Context, tx *store.Tx, subject string, ev Event) erro
 	if err != nil {
 		return err
 	}
-	q := outboxQueries[tx.Engine()].Get("OutboxInsert")
-	if _, err := tx.Exec(ctx, q, ev.ID(), subject, json.RawMessage(data), time.Now().UTC()); err != nil {
+	_, err = outboxQueries[tx.Engine()].OutboxInsert(ctx, tx, OutboxInsertParams{ID: ev.ID(), Subject: subject,
+		Event: json.RawMessage(data), CreatedAt: time.Now().UTC()})
+	if err != nil {
 		return err
 	}
 	return nil
@@ -70,8 +72,7 @@ func PublishManyTx(ctx context.Context, tx *store.Tx, msgs []Message) error {
 		}
 		rows[i] = row{ID: m.Event.ID(), Subject: m.Subject, Event: data}
 	}
-	q := outboxQueries[tx.Engine()].Get("OutboxInsertMany")
-	_, err := tx.Exec(ctx, q, store.JSON(rows), time.Now().UTC())
+	_, err := outboxQueries[tx.Engine()].OutboxInsertMany(ctx, tx, store.JSON(rows), time.Now().UTC())
 	return err
 }
 
@@ -85,20 +86,15 @@ type outboxRow struct {
 
 // outboxListOldest returns up to limit rows, oldest first.
 func outboxListOldest(ctx context.Context, db *store.DB, limit int) ([]outboxRow, error) {
-	rows, err := db.Query(ctx, outboxQueries[db.Engine()].Get("OutboxListOldest"), limit)
+	rows, err := outboxQueries[db.Engine()].OutboxListOldest(ctx, db, int64(limit))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []outboxRow
-	for rows.Next() {
-		var r outboxRow
-		if err := rows.Scan(&r.seq, &r.id, &r.subject, &r.event); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out := make([]outboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = outboxRow{seq: r.Seq, id: r.ID, subject: r.Subject, event: r.Event}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // outboxDeleteBySeqs deletes the given rows; rows already gone (deleted by
@@ -108,6 +104,6 @@ func outboxDeleteBySeqs(ctx context.Context, db *store.DB, seqs []int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.Exec(ctx, outboxQueries[db.Engine()].Get("OutboxDeleteBySeqs"), json.RawMessage(list))
+	_, err = outboxQueries[db.Engine()].OutboxDeleteBySeqs(ctx, db, json.RawMessage(list))
 	return err
 }

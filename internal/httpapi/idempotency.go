@@ -29,6 +29,7 @@ const replayedHeader = "Idempotent-Replayed"
 // replayHeaders are the response headers a replay repeats.
 var replayHeaders = []string{"Content-Type", "Location", "ETag"}
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -64,7 +65,7 @@ type IdempotencyConfig struct {
 // client's ?id=), so that the second run answers what the first did.
 type IdempotencyStore struct {
 	cfg IdempotencyConfig
-	q   store.Queries
+	q   *queries
 }
 
 // NewIdempotencyStore returns a store over cfg.DB.
@@ -77,13 +78,13 @@ func NewIdempotencyStore(cfg IdempotencyConfig) *IdempotencyStore {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &IdempotencyStore{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
+	return &IdempotencyStore{cfg: cfg, q: newQueries(cfg.DB.Engine())}
 }
 
 // Prune deletes the records past their retention. It runs as a periodic job.
 func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
 	now := s.cfg.Now()
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyPrune"), now, now)
+	n, err := s.q.IdempotencyKeyPrune(ctx, s.cfg.DB, now)
 	if err != nil {
 		return 0, fmt.Errorf("prune idempotency keys: %w", err)
 	}
@@ -96,7 +97,7 @@ func (s *IdempotencyStore) DB() *store.DB { return s.cfg.DB }
 // ReapTx releases the keys whose first request a dead process was serving,
 // in the reaping transaction (a peers.Reaper).
 func (s *IdempotencyStore) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error {
-	if _, err := tx.Exec(ctx, s.q.Get("IdempotencyKeyReleaseOfDead"), store.Strings(dead)); err != nil {
+	if _, err := s.q.IdempotencyKeyReleaseOfDead(ctx, tx, dead); err != nil {
 		return fmt.Errorf("release the idempotency keys of %v: %w", dead, err)
 	}
 	return nil
@@ -170,29 +171,25 @@ func (s *IdempotencyStore) run(w http.ResponseWriter, r *http.Request, h Handler
 func (s *IdempotencyStore) claim(ctx context.Context, principal, key string, r *http.Request, hash string) (bool, *recordedResponse, error) {
 	now := s.cfg.Now()
 	lock, expires := now.Add(s.cfg.LockTimeout), now.Add(s.cfg.Retention)
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyInsert"), principal, key, r.Method, r.URL.Path, hash, now, lock,
-		expires, s.cfg.Holder)
+	n, err := s.q.IdempotencyKeyInsert(ctx, s.cfg.DB, IdempotencyKeyInsertParams{Principal: principal, Key: key,
+		Method: r.Method, Path: r.URL.Path, RequestHash: hash, CreatedAt: now, LockedUntil: lock, ExpiresAt: expires,
+		Holder: s.cfg.Holder})
 	if err != nil {
 		return false, nil, fmt.Errorf("claim idempotency key: %w", err)
 	}
 	if n == 1 {
 		return true, nil, nil
 	}
-	n, err = s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyTakeOver"), r.Method, r.URL.Path, hash, now, lock, expires,
-		s.cfg.Holder, principal, key, now, now, hash)
+	n, err = s.q.IdempotencyKeyTakeOver(ctx, s.cfg.DB, IdempotencyKeyTakeOverParams{Method: r.Method, Path: r.URL.Path,
+		RequestHash: hash, Now: now, LockedUntil: lock, ExpiresAt: expires, Holder: s.cfg.Holder, Principal: principal,
+		Key: key})
 	if err != nil {
 		return false, nil, fmt.Errorf("take over idempotency key: %w", err)
 	}
 	if n == 1 {
 		return true, nil, nil
 	}
-	var (
-		storedHash string
-		status     *int64
-		header     json.RawMessage
-		body       []byte
-	)
-	err = s.cfg.DB.QueryRow(ctx, s.q.Get("IdempotencyKeyGet"), principal, key).Scan(&storedHash, &status, &header, &body)
+	stored, err := s.q.IdempotencyKeyGet(ctx, s.cfg.DB, principal, key)
 	if errors.Is(err, store.ErrNotFound) {
 		// Pruned between our two statements: the first request is long gone.
 		return false, nil, ErrIdempotencyKeyInUse
@@ -200,14 +197,14 @@ func (s *IdempotencyStore) claim(ctx context.Context, principal, key string, r *
 	if err != nil {
 		return false, nil, fmt.Errorf("read idempotency key: %w", err)
 	}
-	if storedHash != hash {
+	if stored.RequestHash != hash {
 		return false, nil, ErrIdempotencyKeyReused
 	}
-	if status == nil {
+	if stored.StatusCode == nil {
 		return false, nil, ErrIdempotencyKeyInUse
 	}
-	rec := &recordedResponse{status: int(*status), body: body}
-	if err := json.Unmarshal(header, &rec.header); err != nil {
+	rec := &recordedResponse{status: int(*stored.StatusCode), body: stored.ResponseBody}
+	if err := json.Unmarshal(stored.ResponseHeader, &rec.header); err != nil {
 		return false, nil, fmt.Errorf("read idempotency key headers: %w", err)
 	}
 	return false, rec, nil
@@ -224,14 +221,16 @@ func (s *IdempotencyStore) complete(ctx context.Context, principal, key string, 
 	// The answer must be recorded even if the client went away meanwhile.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyComplete"), buf.status, json.RawMessage(hb), buf.body.Bytes(), principal, key)
+	status := int64(buf.status)
+	_, err := s.q.IdempotencyKeyComplete(ctx, s.cfg.DB, IdempotencyKeyCompleteParams{StatusCode: &status,
+		ResponseHeader: json.RawMessage(hb), ResponseBody: buf.body.Bytes(), Principal: principal, Key: key})
 	return err
 }
 
 func (s *IdempotencyStore) release(ctx context.Context, principal, key string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("IdempotencyKeyRelease"), principal, key); err != nil {
+	if _, err := s.q.IdempotencyKeyRelease(ctx, s.cfg.DB, principal, key); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "release idempotency key", "error", err)
 	}
 }

@@ -35,8 +35,15 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen -river
 //go:embed sql
 var sqlFS embed.FS
+
+// engineQueries holds the statements of both engines: Reap gets only a Tx.
+var engineQueries = map[store.Engine]*queries{
+	store.SQLite:   newQueries(store.SQLite),
+	store.Postgres: newQueries(store.Postgres),
+}
 
 // Workers is the registry domains add their River workers to
 // (river.AddWorker(workers, w)) before the Client is built.
@@ -109,7 +116,7 @@ type Client struct {
 	lite   *river.Client[*sql.Tx]
 	pg     *river.Client[pgx.Tx]
 	paused bool
-	q      store.Queries
+	q      *queries
 }
 
 // New builds a Client; it runs nothing until Start.
@@ -138,7 +145,7 @@ func New(cfg Config) (*Client, error) {
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+time.Minute),
 	}
-	c := &Client{paused: cfg.Paused, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
+	c := &Client{paused: cfg.Paused, q: engineQueries[cfg.DB.Engine()]}
 	switch cfg.DB.Engine() {
 	case store.SQLite:
 		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 50*time.Millisecond)
@@ -247,11 +254,11 @@ func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs,
 // for its lease. Register it with peers.Registry.AddReaper. River's public
 // API can do neither (docs/jobs.md): these statements write its tables.
 func Reap(ctx context.Context, tx *store.Tx, dead []string) error {
-	q := store.MustLoadQueries(sqlFS, "sql", tx.Engine())
-	if _, err := tx.Exec(ctx, q.Get("JobRequeueOfDead"), store.Strings(dead)); err != nil {
+	q := engineQueries[tx.Engine()]
+	if _, err := q.JobRequeueOfDead(ctx, tx, dead); err != nil {
 		return fmt.Errorf("requeue the jobs of %v: %w", dead, err)
 	}
-	if _, err := tx.Exec(ctx, q.Get("JobLeaderOfDeadResign"), store.Strings(dead)); err != nil {
+	if _, err := q.JobLeaderOfDeadResign(ctx, tx, dead); err != nil {
 		return fmt.Errorf("resign the leadership of %v: %w", dead, err)
 	}
 	return nil
@@ -315,7 +322,8 @@ func (c *Client) insertPlainTx(ctx context.Context, tx *store.Tx, args river.Job
 		priority = cmp.Or(opts.Priority, priority)
 		queue = cmp.Or(opts.Queue, queue)
 	}
-	if _, err := tx.Exec(ctx, c.q.Get("JobInsertPlain"), string(encoded), args.Kind(), maxAttempts, priority, queue); err != nil {
+	if _, err := c.q.JobInsertPlain(ctx, tx, JobInsertPlainParams{Args: string(encoded), Kind: args.Kind(),
+		MaxAttempts: int64(maxAttempts), Priority: int64(priority), Queue: queue}); err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	return nil

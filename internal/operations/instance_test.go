@@ -92,8 +92,9 @@ func TestGet_OldErrorWithEmptyInstanceNamesTheOperation(t *testing.T) {
 		if op, err = s.StartTx(ctx, tx, StartParams{Project: "default", Kind: "delete", Target: "resources/r"}); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, s.q.Get("OperationFinish"), nil, json.RawMessage(`{"status":500,"instance":""}`),
-			json.RawMessage(`{}`), op.UpdateTime, op.ID)
+		_, err = s.q.OperationFinish(ctx, tx, OperationFinishParams{Response: nil,
+			Error: json.RawMessage(`{"status":500,"instance":""}`), Metadata: json.RawMessage(`{}`),
+			UpdateTime: op.UpdateTime, ID: op.ID})
 		return err
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -31,7 +32,7 @@ type Config struct {
 // Service manages operations. It is safe for concurrent use.
 type Service struct {
 	cfg Config
-	q   store.Queries
+	q   *queries
 }
 
 // New returns a Service.
@@ -48,7 +49,7 @@ func New(cfg Config) *Service {
 			return b
 		}
 	}
-	return &Service{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())}
+	return &Service{cfg: cfg, q: newQueries(cfg.DB.Engine())}
 }
 
 // StartParams describes the work an operation follows.
@@ -76,8 +77,8 @@ func (s *Service) StartTx(ctx context.Context, tx *store.Tx, p StartParams) (Ope
 	if err != nil {
 		return Operation{}, fmt.Errorf("encode operation metadata: %w", err)
 	}
-	if _, err := tx.Exec(ctx, s.q.Get("OperationInsert"), op.ID, op.Project, op.Kind, op.Target,
-		json.RawMessage(meta), now, now, p.RequestKey); err != nil {
+	if _, err := s.q.OperationInsert(ctx, tx, OperationInsertParams{ID: op.ID, Project: op.Project, Kind: op.Kind,
+		Target: op.Target, Metadata: json.RawMessage(meta), CreateTime: now, UpdateTime: now, RequestKey: p.RequestKey}); err != nil {
 		return Operation{}, fmt.Errorf("insert operation: %w", err)
 	}
 	return op, nil
@@ -94,7 +95,7 @@ type FinishParams struct {
 // FinishTx marks the operation done in the caller's transaction. It returns
 // ErrNotFound or ErrAlreadyDone; finishing is not repeated.
 func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p FinishParams) (Operation, error) {
-	op, err := s.get(ctx, tx, s.q.Get("OperationGetByID"), id)
+	op, err := fromRow(s.q.OperationGetByID(ctx, tx, id))
 	if err != nil {
 		return Operation{}, err
 	}
@@ -114,7 +115,8 @@ func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p Finis
 	if err != nil {
 		return Operation{}, fmt.Errorf("encode operation metadata: %w", err)
 	}
-	n, err := tx.Exec(ctx, s.q.Get("OperationFinish"), op.Response, op.Error, json.RawMessage(meta), op.UpdateTime, id)
+	n, err := s.q.OperationFinish(ctx, tx, OperationFinishParams{Response: op.Response, Error: op.Error,
+		Metadata: json.RawMessage(meta), UpdateTime: op.UpdateTime, ID: id})
 	if err != nil {
 		return Operation{}, fmt.Errorf("finish operation: %w", err)
 	}
@@ -126,7 +128,7 @@ func (s *Service) FinishTx(ctx context.Context, tx *store.Tx, id string, p Finis
 
 // Get returns the operation id of project, or ErrNotFound.
 func (s *Service) Get(ctx context.Context, project, id string) (Operation, error) {
-	return s.get(ctx, s.cfg.DB, s.q.Get("OperationGet"), project, id)
+	return fromRow(s.q.OperationGet(ctx, s.cfg.DB, project, id))
 }
 
 // ByRequestKey returns the operation of project that the request key
@@ -136,7 +138,8 @@ func (s *Service) ByRequestKey(ctx context.Context, project, key string) (Operat
 	if key == "" {
 		return Operation{}, ErrNotFound
 	}
-	return s.get(ctx, s.cfg.DB, s.q.Get("OperationGetByRequestKey"), project, key)
+	row, err := s.q.OperationGetByRequestKey(ctx, s.cfg.DB, project, key)
+	return fromRow(OperationGetRow(row), err)
 }
 
 // ListParams filters and pages a list of operations.
@@ -153,53 +156,40 @@ type ListParams struct {
 func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Operation], error) {
 	size := cmp.Or(p.Page.Size, store.DefaultPageSize)
 	afterTime, afterID := p.Page.Keyset()
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OperationList"), p.Project, p.Kind, p.Kind, p.Done, p.Done,
-		afterTime, afterID, size+1)
+	rows, err := s.q.OperationList(ctx, s.cfg.DB, OperationListParams{Project: p.Project, Kind: p.Kind, Done: p.Done,
+		AfterTime: afterTime, AfterID: afterID, Limit: int64(size + 1)})
 	if err != nil {
 		return store.Page[Operation]{}, fmt.Errorf("list operations: %w", err)
 	}
-	defer rows.Close()
-	var ops []Operation
-	for rows.Next() {
-		op, err := scan(rows)
+	ops := make([]Operation, 0, len(rows))
+	for _, row := range rows {
+		op, err := fromRow(OperationGetRow(row), nil)
 		if err != nil {
 			return store.Page[Operation]{}, err
 		}
 		ops = append(ops, op)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Page[Operation]{}, fmt.Errorf("list operations: %w", err)
 	}
 	return store.NewPage(ops, size, func(o Operation) store.Cursor {
 		return store.Cursor{Time: o.CreateTime, ID: o.ID}
 	}), nil
 }
 
-func (s *Service) get(ctx context.Context, q store.Querier, query string, args ...any) (Operation, error) {
-	op, err := scan(q.QueryRow(ctx, query, args...))
+// fromRow makes an Operation of a row read by OperationGet (or a query
+// returning the same columns); no row is ErrNotFound.
+func fromRow[R OperationGetRow | OperationGetByIDRow](r R, err error) (Operation, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return Operation{}, ErrNotFound
 	}
-	return op, err
-}
-
-type scanner = store.Scanner
-
-func scan(row scanner) (Operation, error) {
-	var op Operation
-	var meta json.RawMessage
-	if err := row.Scan(&op.ID, &op.Project, &op.Kind, &op.Target, &op.Done, &meta, &op.Response, &op.Error,
-		&op.CreateTime, &op.UpdateTime); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return Operation{}, err
-		}
+	if err != nil {
 		return Operation{}, fmt.Errorf("read operation: %w", err)
 	}
-	if err := json.Unmarshal(meta, &op.Metadata); err != nil {
+	row := OperationGetRow(r)
+	op := Operation{ID: row.ID, Project: row.Project, Kind: row.Kind, Target: row.Target, Done: row.Done,
+		Response: row.Response, Error: row.Error, CreateTime: row.CreateTime, UpdateTime: row.UpdateTime}
+	if err := json.Unmarshal(row.Metadata, &op.Metadata); err != nil {
 		return Operation{}, fmt.Errorf("read operation metadata: %w", err)
 	}
 	if len(op.Error) > 0 {
-		// Operations that failed before FinishTx set it stored "instance": "".
 		op.Error = withInstance(op.Error, InstanceURN(op.ID))
 	}
 	return op, nil

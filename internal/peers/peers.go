@@ -36,6 +36,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -59,7 +60,7 @@ type Config struct {
 // Registry is this process's entry among its peers.
 type Registry struct {
 	cfg     Config
-	q       store.Queries
+	q       *queries
 	id      string
 	host    string
 	pid     int
@@ -98,7 +99,7 @@ func New(cfg Config) *Registry {
 	}
 	return &Registry{
 		cfg:  cfg,
-		q:    store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:    newQueries(cfg.DB.Engine()),
 		id:   fmt.Sprintf("%s-%d-%s", short, pid, hex.EncodeToString(b[:])),
 		host: hostKey(hostname),
 		pid:  pid,
@@ -173,7 +174,8 @@ func (r *Registry) now() time.Time { return store.Now(r.cfg.Now) }
 
 func (r *Registry) register(ctx context.Context) error {
 	now := r.now()
-	_, err := r.cfg.DB.Exec(ctx, r.q.Get("PeerRegister"), r.id, r.host, r.pid, r.started, now, now.Add(r.cfg.TTL))
+	_, err := r.q.PeerRegister(ctx, r.cfg.DB, PeerRegisterParams{ID: r.id, Host: r.host, Pid: int64(r.pid),
+		StartedAt: r.started, HeartbeatAt: now, ExpiresAt: now.Add(r.cfg.TTL)})
 	if err != nil {
 		return fmt.Errorf("peers: register %s: %w", r.id, err)
 	}
@@ -185,7 +187,7 @@ func (r *Registry) register(ctx context.Context) error {
 // work: say so loudly, and register again.
 func (r *Registry) renew(ctx context.Context) error {
 	now := r.now()
-	n, err := r.cfg.DB.Exec(ctx, r.q.Get("PeerRenew"), now, now.Add(r.cfg.TTL), r.id)
+	n, err := r.q.PeerRenew(ctx, r.cfg.DB, PeerRenewParams{HeartbeatAt: now, ExpiresAt: now.Add(r.cfg.TTL), ID: r.id})
 	if err != nil {
 		return err
 	}
@@ -221,40 +223,28 @@ func (r *Registry) reap(ctx context.Context, ids []string) error {
 				return fmt.Errorf("%s: %w", rp.name, err)
 			}
 		}
-		_, err := tx.Exec(ctx, r.q.Get("PeerDelete"), store.Strings(ids))
+		_, err := r.q.PeerDelete(ctx, tx, ids)
 		return err
 	})
 }
 
 // dead lists the peers that are gone.
 func (r *Registry) dead(ctx context.Context) ([]string, error) {
-	rows, err := r.cfg.DB.Query(ctx, r.q.Get("PeerListOthers"), r.id)
-	if err != nil {
-		return nil, fmt.Errorf("peers: list: %w", err)
-	}
-	type peer struct {
-		id, host string
-		pid      int
-		expires  time.Time
-	}
-	peers, err := store.Collect(rows, func(s store.Scanner) (peer, error) {
-		var p peer
-		return p, s.Scan(&p.id, &p.host, &p.pid, &p.expires)
-	})
+	peers, err := r.q.PeerListOthers(ctx, r.cfg.DB, r.id)
 	if err != nil {
 		return nil, fmt.Errorf("peers: list: %w", err)
 	}
 	now := r.now()
 	var dead []string
 	for _, p := range peers {
-		if p.host == r.host {
-			if p.pid == r.pid || !pidAlive(p.pid) {
-				dead = append(dead, p.id)
+		if p.Host == r.host {
+			if p.Pid == int64(r.pid) || !pidAlive(int(p.Pid)) {
+				dead = append(dead, p.ID)
 			}
 			continue
 		}
-		if p.expires.Before(now) {
-			dead = append(dead, p.id)
+		if p.ExpiresAt.Before(now) {
+			dead = append(dead, p.ID)
 		}
 	}
 	return dead, nil

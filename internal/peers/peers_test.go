@@ -49,7 +49,8 @@ func TestReap_TakesOverExactlyTheDead(t *testing.T) {
 			{"elsewhere-expired", "other-host", 1, now.Add(-time.Second)}, // lease expired
 			{"elsewhere-alive", "other-host", 999999, now.Add(time.Hour)}, // lease valid: pid means nothing here
 		} {
-			if _, err := db.Exec(ctx, r.q.Get("PeerRegister"), p.id, p.host, p.pid, now, now, p.expires); err != nil {
+			if _, err := r.q.PeerRegister(ctx, db, PeerRegisterParams{ID: p.id, Host: p.host, Pid: int64(p.pid),
+				StartedAt: now, HeartbeatAt: now, ExpiresAt: p.expires}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -94,7 +95,7 @@ func TestRenew_ReRegistersAfterBeingReaped(t *testing.T) {
 	if err := r.register(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(ctx, r.q.Get("PeerDelete"), store.Strings([]string{r.ID()})); err != nil {
+	if _, err := r.q.PeerDelete(ctx, db, []string{r.ID()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.renew(ctx); err != nil {

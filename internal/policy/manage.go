@@ -38,8 +38,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Policy, error) {
 		if err := s.checkClashes(ctx, tx, pol); err != nil {
 			return nil, err
 		}
-		_, err := tx.Exec(ctx, s.q.Get("PolicyInsert"), pol.ID, pol.DisplayName, string(pol.PolicyType), pol.Priority,
-			selectorArg(pol.LabelSelector), pol.RegoCode, pol.Enabled, t, t)
+		_, err := s.q.PolicyInsert(ctx, tx, PolicyInsertParams{ID: pol.ID, DisplayName: pol.DisplayName,
+			PolicyType: string(pol.PolicyType), Priority: int64(pol.Priority), LabelSelector: selectorArg(pol.LabelSelector),
+			RegoCode: pol.RegoCode, Enabled: pol.Enabled, CreateTime: t, UpdateTime: t})
 		return &pol, err
 	})
 	if err != nil {
@@ -90,8 +91,9 @@ func (s *Service) Update(ctx context.Context, id string, patch Patch, ifMatch *i
 			return nil, err
 		}
 		next.Version, next.UpdateTime = cur.Version+1, store.Now(s.cfg.Now)
-		n, err := tx.Exec(ctx, s.q.Get("PolicyUpdate"), next.DisplayName, next.Priority, selectorArg(next.LabelSelector),
-			next.RegoCode, next.Enabled, next.UpdateTime, cur.ID, cur.Version)
+		n, err := s.q.PolicyUpdate(ctx, tx, PolicyUpdateParams{DisplayName: next.DisplayName,
+			Priority: int64(next.Priority), LabelSelector: selectorArg(next.LabelSelector), RegoCode: next.RegoCode,
+			Enabled: next.Enabled, UpdateTime: next.UpdateTime, ID: cur.ID, Version: cur.Version})
 		if err == nil && n == 0 {
 			err = store.ErrStale
 		}
@@ -116,7 +118,7 @@ func (s *Service) Delete(ctx context.Context, id string, ifMatch *int64) error {
 		if ifMatch != nil && *ifMatch != cur.Version {
 			return nil, store.ErrStale
 		}
-		n, err := tx.Exec(ctx, s.q.Get("PolicyDelete"), cur.ID, cur.Version)
+		n, err := s.q.PolicyDelete(ctx, tx, cur.ID, cur.Version)
 		if err == nil && n == 0 {
 			err = store.ErrStale
 		}

@@ -41,7 +41,7 @@ type Config struct {
 type Service struct {
 	cfg Config
 	log *slog.Logger
-	q   store.Queries
+	q   *queries
 
 	// current is the compiled set in force; nil until the first load.
 	current atomic.Pointer[snapshot]
@@ -66,7 +66,7 @@ func New(cfg Config) *Service {
 	return &Service{
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "policy"),
-		q:       store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:       newQueries(cfg.DB.Engine()),
 		schemas: newSchemaCache(),
 	}
 }

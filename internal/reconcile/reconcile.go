@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -48,19 +49,19 @@ type jobInserter interface {
 type Queue struct {
 	db   *store.DB
 	jobs jobInserter
-	q    store.Queries
+	q    *queries
 	now  func() time.Time
 }
 
 // New returns a Queue that queues its jobs through jobs.
 func New(db *store.DB, jobs jobInserter) *Queue {
-	return &Queue{db: db, jobs: jobs, q: store.MustLoadQueries(sqlFS, "sql", db.Engine()), now: time.Now}
+	return &Queue{db: db, jobs: jobs, q: newQueries(db.Engine()), now: time.Now}
 }
 
 // RequestTx asks, in tx, for the order to be reconciled once tx commits.
 func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	var requests int64
-	if err := tx.QueryRow(ctx, q.q.Get("ReconcileRequest"), orderID, q.now().UTC()).Scan(&requests); err != nil {
+	requests, err := q.q.ReconcileRequest(ctx, tx, orderID, q.now().UTC())
+	if err != nil {
 		return fmt.Errorf("request reconcile of order %s: %w", orderID, err)
 	}
 	if requests > 1 {
@@ -76,7 +77,7 @@ func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) err
 // change committed after the delete asks again. If tx rolls back, the
 // request stays for the job's retry.
 func (q *Queue) TakeTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	if _, err := tx.Exec(ctx, q.q.Get("ReconcileTake"), orderID); err != nil {
+	if _, err := q.q.ReconcileTake(ctx, tx, orderID); err != nil {
 		return fmt.Errorf("take reconcile request of order %s: %w", orderID, err)
 	}
 	return nil
@@ -101,20 +102,13 @@ func (q *Queue) RequeueGivenUp(ctx context.Context) (int, error) {
 
 func (q *Queue) requeue(ctx context.Context, olderThan time.Duration) (int, error) {
 	now := q.now().UTC()
-	rows, err := q.db.Query(ctx, q.q.Get("ReconcileListWaiting"), now.Add(-olderThan), requeueBatch)
+	ids, err := q.q.ReconcileListWaiting(ctx, q.db, now.Add(-olderThan), requeueBatch)
 	if err != nil {
 		return 0, fmt.Errorf("list waiting reconcile requests: %w", err)
 	}
-	ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
-	if err != nil {
-		return 0, err
-	}
 	for _, id := range ids {
 		err := q.db.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.Exec(ctx, q.q.Get("ReconcileRenew"), now, id); err != nil {
+			if _, err := q.q.ReconcileRenew(ctx, tx, now, id); err != nil {
 				return err
 			}
 			return q.jobs.InsertTx(ctx, tx, Args{OrderID: id}, nil)

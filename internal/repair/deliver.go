@@ -181,14 +181,7 @@ func operationPath(op Operation) string {
 // reported for SilenceTimeout (REPAIR_TIMED_OUT), so that a worker that
 // died cannot hold its app instance's one repair slot for ever.
 func (s *Service) SweepSilent(ctx context.Context) (int, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("RepairStale"), s.now().Add(-s.cfg.SilenceTimeout))
-	if err != nil {
-		return 0, fmt.Errorf("find silent repair operations: %w", err)
-	}
-	ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	ids, err := s.q.RepairStale(ctx, s.cfg.DB, s.now().Add(-s.cfg.SilenceTimeout))
 	if err != nil {
 		return 0, fmt.Errorf("find silent repair operations: %w", err)
 	}

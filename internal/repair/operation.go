@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -97,21 +98,25 @@ func initialSteps() []Step {
 	return steps
 }
 
-func scanOperation(row store.Scanner) (Operation, error) {
-	var op Operation
-	var steps, opErr []byte
-	err := row.Scan(&op.ID, &op.Project, &op.AppInstanceID, &op.InstanceID, &op.ProviderName, &op.ServiceType,
-		&op.Action, &op.Scope, &op.TargetMemberID, &op.ComponentKey, &op.Status, &steps, &opErr,
-		&op.NextSafeAction, &op.IdempotencyKey, &op.RequestedBy, &op.DeliverTime, &op.Version, &op.CreateTime,
-		&op.UpdateTime, &op.FinishTime)
-	if err != nil {
-		return Operation{}, err
-	}
-	if err := json.Unmarshal(steps, &op.Steps); err != nil {
+// operationRow is a row of the queries that read whole repair operations:
+// they return the same columns.
+type operationRow interface {
+	RepairGetRow | RepairByRequestKeyRow | RepairListRow
+}
+
+func operationFromRow[R operationRow](row R) (Operation, error) {
+	r := RepairGetRow(row)
+	op := Operation{ID: r.ID, Project: r.Project, AppInstanceID: r.AppInstanceID, InstanceID: r.InstanceID,
+		ProviderName: r.ProviderName, ServiceType: r.ServiceType, Action: r.Action, Scope: r.Scope,
+		TargetMemberID: r.TargetMemberID, ComponentKey: r.ComponentKey, Status: r.Status,
+		NextSafeAction: r.NextSafeAction, IdempotencyKey: r.IdempotencyKey, RequestedBy: r.RequestedBy,
+		DeliverTime: r.DeliverTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
+		FinishTime: r.FinishTime}
+	if err := json.Unmarshal(r.Steps, &op.Steps); err != nil {
 		return Operation{}, fmt.Errorf("read steps of repair operation %s: %w", op.ID, err)
 	}
-	if len(opErr) > 0 && string(opErr) != "null" {
-		if err := json.Unmarshal(opErr, &op.Error); err != nil {
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		if err := json.Unmarshal(r.Error, &op.Error); err != nil {
 			return Operation{}, fmt.Errorf("read error of repair operation %s: %w", op.ID, err)
 		}
 	}
@@ -128,10 +133,14 @@ func (s *Service) Operation(ctx context.Context, project, appInstanceID, id stri
 }
 
 func (s *Service) operationQ(ctx context.Context, q store.Querier, id string) (Operation, error) {
-	op, err := scanOperation(q.QueryRow(ctx, s.q.Get("RepairGet"), id))
+	row, err := s.q.RepairGet(ctx, q, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Operation{}, fmt.Errorf("%w: %s", ErrOperationNotFound, id)
 	}
+	if err != nil {
+		return Operation{}, fmt.Errorf("read repair operation %s: %w", id, err)
+	}
+	op, err := operationFromRow(row)
 	if err != nil {
 		return Operation{}, fmt.Errorf("read repair operation %s: %w", id, err)
 	}
@@ -158,13 +167,18 @@ func (s *Service) Operations(ctx context.Context, p ListParams) (store.Page[Oper
 		size = store.DefaultPageSize
 	}
 	_, after := p.Page.Keyset()
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("RepairList"), p.Project, p.AppInstanceID, p.Status, p.Status, after, size+1)
+	rows, err := s.q.RepairList(ctx, s.cfg.DB, RepairListParams{Project: p.Project, AppInstanceID: p.AppInstanceID,
+		Status: p.Status, MinID: after, Limit: int64(size + 1)})
 	if err != nil {
 		return store.Page[Operation]{}, fmt.Errorf("list repair operations: %w", err)
 	}
-	list, err := store.Collect(rows, scanOperation)
-	if err != nil {
-		return store.Page[Operation]{}, fmt.Errorf("list repair operations: %w", err)
+	list := make([]Operation, 0, len(rows))
+	for _, r := range rows {
+		op, err := operationFromRow(r)
+		if err != nil {
+			return store.Page[Operation]{}, fmt.Errorf("list repair operations: %w", err)
+		}
+		list = append(list, op)
 	}
 	return store.NewPage(list, size, func(op Operation) store.Cursor {
 		return store.Cursor{Time: op.CreateTime, ID: op.ID}
@@ -181,8 +195,9 @@ func (s *Service) update(ctx context.Context, tx *store.Tx, op Operation) (Opera
 	if op.Done() && op.FinishTime == nil {
 		op.FinishTime = &t
 	}
-	n, err := tx.Exec(ctx, s.q.Get("RepairUpdate"), op.Status, store.JSON(op.Steps), store.JSON(opErr),
-		op.NextSafeAction, op.DeliverTime, t, op.FinishTime, op.ID, op.Version)
+	n, err := s.q.RepairUpdate(ctx, tx, RepairUpdateParams{Status: op.Status, Steps: store.JSON(op.Steps),
+		Error: store.JSON(opErr), NextSafeAction: op.NextSafeAction, DeliverTime: op.DeliverTime, UpdateTime: t,
+		FinishTime: op.FinishTime, ID: op.ID, Version: op.Version})
 	if err != nil {
 		return Operation{}, fmt.Errorf("update repair operation %s: %w", op.ID, err)
 	}

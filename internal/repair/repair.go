@@ -102,7 +102,7 @@ type Config struct {
 // Service is the repair domain.
 type Service struct {
 	cfg  Config
-	q    store.Queries
+	q    *queries
 	log  *slog.Logger
 	apps AppInstances
 }
@@ -128,7 +128,7 @@ func New(cfg Config) *Service {
 	cfg.DeliveryAttempts = cmp.Or(cfg.DeliveryAttempts, 10)
 	cfg.SilenceTimeout = cmp.Or(cfg.SilenceTimeout, 30*time.Minute)
 	cfg.WorkerTokenTTL = cmp.Or(cfg.WorkerTokenTTL, 24*time.Hour)
-	return &Service{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+	return &Service{cfg: cfg, q: newQueries(cfg.DB.Engine()),
 		log: cfg.Logger.With("component", "repair")}
 }
 

@@ -60,9 +60,12 @@ func (s *Service) Request(ctx context.Context, r Request) (Operation, error) {
 	audit.Describe(ctx, "", map[string]any{"repair_operation_id": op.ID, "action": op.Action, "scope": op.Scope,
 		"target_member_id": op.TargetMemberID})
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, s.q.Get("RepairInsert"), op.ID, op.Project, op.AppInstanceID, op.InstanceID,
-			op.ProviderName, op.ServiceType, op.Action, op.Scope, op.TargetMemberID, op.ComponentKey, op.Status,
-			store.JSON(op.Steps), op.IdempotencyKey, r.RequestKey, op.RequestedBy, t, t)
+		_, err := s.q.RepairInsert(ctx, tx, RepairInsertParams{ID: op.ID, Project: op.Project,
+			AppInstanceID: op.AppInstanceID, InstanceID: op.InstanceID, ProviderName: op.ProviderName,
+			ServiceType: op.ServiceType, Action: op.Action, Scope: op.Scope, TargetMemberID: op.TargetMemberID,
+			ComponentKey: op.ComponentKey, Status: op.Status, Steps: store.JSON(op.Steps),
+			IdempotencyKey: op.IdempotencyKey, RequestKey: r.RequestKey, RequestedBy: op.RequestedBy, CreateTime: t,
+			UpdateTime: t})
 		if errors.Is(err, store.ErrAlreadyExists) {
 			// Another request started one between the check and here.
 			return s.checkNoneRunning(ctx, tx, app.ID)
@@ -105,8 +108,7 @@ func (s *Service) checkPlaced(ctx context.Context, app AppInstance) error {
 // operation. The unique partial index repair_operations_one_running
 // settles races.
 func (s *Service) checkNoneRunning(ctx context.Context, q store.Querier, appInstanceID string) error {
-	var running string
-	err := q.QueryRow(ctx, s.q.Get("RepairRunning"), appInstanceID).Scan(&running)
+	running, err := s.q.RepairRunning(ctx, q, appInstanceID)
 	switch {
 	case err == nil:
 		return &InProgressError{OperationID: running}
@@ -120,11 +122,14 @@ func (s *Service) byRequestKey(ctx context.Context, key string) (Operation, erro
 	if key == "" {
 		return Operation{}, ErrOperationNotFound
 	}
-	op, err := scanOperation(s.cfg.DB.QueryRow(ctx, s.q.Get("RepairByRequestKey"), key))
+	row, err := s.q.RepairByRequestKey(ctx, s.cfg.DB, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return Operation{}, ErrOperationNotFound
 	}
-	return op, err
+	if err != nil {
+		return Operation{}, err
+	}
+	return operationFromRow(row)
 }
 
 func (s *Service) insertOpts() *river.InsertOpts {

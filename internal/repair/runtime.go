@@ -29,16 +29,15 @@ type Runtime struct {
 
 // runtime returns the app instance's runtime, nil when none was reported.
 func (s *Service) runtime(ctx context.Context, q store.Querier, appInstanceID string) (*Runtime, error) {
-	var raw []byte
-	var rt Runtime
-	err := q.QueryRow(ctx, s.q.Get("RuntimeGet"), appInstanceID).Scan(&raw, &rt.ObservedTime)
+	row, err := s.q.RuntimeGet(ctx, q, appInstanceID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read runtime of %s: %w", appInstanceID, err)
 	}
-	if err := json.Unmarshal(raw, &rt.RuntimeState); err != nil {
+	rt := Runtime{ObservedTime: row.ObservedTime}
+	if err := json.Unmarshal(row.State, &rt.RuntimeState); err != nil {
 		return nil, fmt.Errorf("read runtime of %s: %w", appInstanceID, err)
 	}
 	return &rt, nil
@@ -48,7 +47,8 @@ func (s *Service) runtime(ctx context.Context, q store.Querier, appInstanceID st
 // observation is kept already; it reports whether st was kept.
 func (s *Service) recordRuntimeTx(ctx context.Context, tx *store.Tx, app AppInstance, st provider.RuntimeState,
 	observed time.Time) (bool, error) {
-	n, err := tx.Exec(ctx, s.q.Get("RuntimeUpsert"), app.ID, app.Project, store.JSON(st), observed.UTC(), s.now())
+	n, err := s.q.RuntimeUpsert(ctx, tx, RuntimeUpsertParams{AppInstanceID: app.ID, Project: app.Project,
+		State: store.JSON(st), ObservedTime: observed.UTC(), UpdateTime: s.now()})
 	if err != nil {
 		return false, fmt.Errorf("record runtime of %s: %w", app.ID, err)
 	}

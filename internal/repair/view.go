@@ -50,8 +50,7 @@ func (s *Service) view(ctx context.Context, app AppInstance) (View, error) {
 		return View{}, err
 	}
 	v.RuntimeState = rt
-	var running string
-	err = s.cfg.DB.QueryRow(ctx, s.q.Get("RepairRunning"), app.ID).Scan(&running)
+	running, err := s.q.RepairRunning(ctx, s.cfg.DB, app.ID)
 	switch {
 	case err == nil:
 		v.ActiveRepairOperationID = &running

@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -66,7 +67,7 @@ type Config struct {
 type Service struct {
 	cfg     Config
 	logger  *slog.Logger
-	q       store.Queries
+	q       *queries
 	decider *decider
 	m       metrics
 
@@ -97,7 +98,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{
 		cfg:     cfg,
 		logger:  cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "sentinel"),
-		q:       store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:       newQueries(cfg.DB.Engine()),
 		decider: dc,
 		m:       newMetrics(),
 	}
@@ -291,20 +292,20 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 		byID[o.c.id] = o
 	}
 	if len(evaluated) > 0 {
-		if _, err := tx.Exec(ctx, s.q.Get("SentinelMarksEvaluated"), store.JSON(evaluated), now); err != nil {
+		if _, err := s.q.SentinelMarksEvaluated(ctx, tx, store.JSON(evaluated), now); err != nil {
 			return nil, 0, err
 		}
 	}
 	var won []string
 	if len(first) > 0 {
-		ids, err := markedIDs(tx.Query(ctx, s.q.Get("SentinelMarksFirstPublish"), store.JSON(first), now))
+		ids, err := s.q.SentinelMarksFirstPublish(ctx, tx, store.JSON(first), now)
 		if err != nil {
 			return nil, 0, err
 		}
 		won = append(won, ids...)
 	}
 	if len(again) > 0 {
-		ids, err := markedIDs(tx.Query(ctx, s.q.Get("SentinelMarksRepublish"), store.JSON(again), now))
+		ids, err := s.q.SentinelMarksRepublish(ctx, tx, store.JSON(again), &now)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -324,17 +325,6 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 		return nil, 0, err
 	}
 	return sent, len(byID) - len(won), nil
-}
-
-// markedIDs collects the order ids a marking statement returned.
-func markedIDs(rows *store.Rows, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	return store.Collect(rows, func(sc store.Scanner) (string, error) {
-		var id string
-		return id, sc.Scan(&id)
-	})
 }
 
 // vars are the decision's variables for one candidate.

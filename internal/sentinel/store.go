@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/stewardhq/steward/internal/store"
 )
 
 // candidate is an order the candidate query found, with the sentinel's mark.
@@ -25,23 +23,16 @@ func (c candidate) deleting() bool { return c.deletedAt != nil }
 // candidates returns the next batch of candidates of a service type after
 // the id after.
 func (s *Service) candidates(ctx context.Context, serviceType, after string, now time.Time) ([]candidate, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("SentinelCandidates"), serviceType, after,
-		now.Add(-s.cfg.Debounce), now.Add(-s.cfg.MaxAge), s.cfg.BatchSize)
+	rows, err := s.q.SentinelCandidates(ctx, s.cfg.DB, SentinelCandidatesParams{ServiceType: serviceType, AfterID: after,
+		DebounceCutoff: now.Add(-s.cfg.Debounce), MaxAgeCutoff: now.Add(-s.cfg.MaxAge), Limit: int64(s.cfg.BatchSize)})
 	if err != nil {
 		return nil, fmt.Errorf("sentinel: find candidates: %w", err)
 	}
-	defer rows.Close()
-	out := make([]candidate, 0, s.cfg.BatchSize)
-	for rows.Next() {
-		var c candidate
-		if err := rows.Scan(&c.id, &c.project, &c.serviceType, &c.generation, &c.state, &c.status, &c.deletedAt,
-			&c.updateTime, &c.marked, &c.lastGeneration, &c.publishedTime, &c.wasReady); err != nil {
-			return nil, fmt.Errorf("sentinel: find candidates: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sentinel: find candidates: %w", err)
+	out := make([]candidate, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, candidate{id: r.ID, project: r.Project, serviceType: r.ServiceType, generation: r.Generation,
+			state: r.State, status: r.Status, deletedAt: r.DeletedAt, updateTime: r.UpdateTime, marked: r.Marked,
+			lastGeneration: r.LastGeneration, publishedTime: r.PublishedTime, wasReady: r.WasReady})
 	}
 	return out, nil
 }
@@ -52,23 +43,17 @@ func (s *Service) reports(ctx context.Context, batch []candidate) (map[string][]
 	for i, c := range batch {
 		ids[i] = c.id
 	}
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("SentinelReports"), store.Strings(ids))
+	rows, err := s.q.SentinelReports(ctx, s.cfg.DB, ids)
 	if err != nil {
 		return nil, fmt.Errorf("sentinel: read adapter reports: %w", err)
 	}
-	defer rows.Close()
 	out := map[string][]report{}
-	for rows.Next() {
-		var id string
-		var r report
-		var conds []byte
-		if err := rows.Scan(&id, &r.adapter, &r.generation, &conds); err != nil {
-			return nil, fmt.Errorf("sentinel: read adapter reports: %w", err)
+	for _, row := range rows {
+		r := report{adapter: row.Adapter, generation: row.ObservedGeneration}
+		if r.conditions, err = decodeConditions(row.Conditions); err != nil {
+			return nil, fmt.Errorf("sentinel: adapter %s's report on %s: %w", r.adapter, row.OrderID, err)
 		}
-		if r.conditions, err = decodeConditions(conds); err != nil {
-			return nil, fmt.Errorf("sentinel: adapter %s's report on %s: %w", r.adapter, id, err)
-		}
-		out[id] = append(out[id], r)
+		out[row.OrderID] = append(out[row.OrderID], r)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -3,7 +3,9 @@
 // and gives domains one engine-neutral way to run their queries.
 //
 // Domains keep their SQL in .sql files, one directory per engine, loaded with
-// [LoadQueries]. They run statements through a [Querier]: the [DB] for a single
+// [LoadQueries]; cmd querygen (internal/store/querygen, docs/queries.md)
+// generates a typed method per query over them. They run statements through
+// a [Querier]: the [DB] for a single
 // read, or the [Tx] handed to [DB.InTx] when several writes, jobs or events must
 // commit together (the outbox rule of DESIGN §5).
 //

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -84,7 +85,7 @@ type Config struct {
 // concurrent use.
 type Service struct {
 	cfg    Config
-	q      store.Queries
+	q      *queries
 	static map[[sha256.Size]byte]auth.Principal
 
 	mu    sync.Mutex
@@ -104,7 +105,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, static: map[[sha256.Size]byte]auth.Principal{}, cache: map[[sha256.Size]byte]cached{}}
 	if cfg.DB != nil {
-		s.q = store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine())
+		s.q = newQueries(cfg.DB.Engine())
 	}
 	for tok, p := range cfg.Static {
 		s.static[sha256.Sum256([]byte(tok))] = p
@@ -217,8 +218,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 	secret := prefix + t.ID + "_" + hex.EncodeToString(raw[:])
 	sum := sha256.Sum256([]byte(secret))
 	t.secretSHA256 = hex.EncodeToString(sum[:])
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("TokenInsert"), t.ID, t.Name, t.secretSHA256, string(t.Role), t.Project,
-		t.Provider, t.Adapter, t.Operation, t.CreatedBy, t.CreateTime, t.ExpireTime); err != nil {
+	if _, err := s.q.TokenInsert(ctx, s.cfg.DB, TokenInsertParams{ID: t.ID, Name: t.Name, SecretSHA256: t.secretSHA256,
+		Role: string(t.Role), Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, Operation: t.Operation,
+		CreatedBy: t.CreatedBy, CreateTime: t.CreateTime, ExpireTime: t.ExpireTime}); err != nil {
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	return t, secret, nil
@@ -271,27 +273,27 @@ func (s *Service) Get(ctx context.Context, project, id string) (Token, error) {
 }
 
 func (s *Service) get(ctx context.Context, id string) (Token, error) {
-	t, err := scanToken(s.cfg.DB.QueryRow(ctx, s.q.Get("TokenGet"), id))
+	row, err := s.q.TokenGet(ctx, s.cfg.DB, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Token{}, ErrNotFound
 	}
 	if err != nil {
 		return Token{}, fmt.Errorf("read token %s: %w", id, err)
 	}
-	return t, nil
+	return tokenFromRow(row), nil
 }
 
 // List returns a page of tokens, of project when it is not "".
 func (s *Service) List(ctx context.Context, project string, page store.PageRequest) (store.Page[Token], error) {
 	size := cmp.Or(page.Size, store.DefaultPageSize)
 	_, after := page.Keyset()
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("TokenList"), project, project, after, size+1)
+	rows, err := s.q.TokenList(ctx, s.cfg.DB, TokenListParams{Project: project, MinID: after, Limit: int64(size + 1)})
 	if err != nil {
 		return store.Page[Token]{}, fmt.Errorf("list tokens: %w", err)
 	}
-	list, err := store.Collect(rows, scanToken)
-	if err != nil {
-		return store.Page[Token]{}, fmt.Errorf("list tokens: %w", err)
+	list := make([]Token, len(rows))
+	for i, row := range rows {
+		list[i] = tokenFromRow(TokenGetRow(row))
 	}
 	return store.NewPage(list, size, func(t Token) store.Cursor { return store.Cursor{ID: t.ID} }), nil
 }
@@ -302,7 +304,8 @@ func (s *Service) Revoke(ctx context.Context, project, id string) (Token, error)
 	if _, err := s.Get(ctx, project, id); err != nil {
 		return Token{}, err
 	}
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("TokenRevoke"), store.Now(s.cfg.Now), id); err != nil {
+	now := store.Now(s.cfg.Now)
+	if _, err := s.q.TokenRevoke(ctx, s.cfg.DB, &now, id); err != nil {
 		return Token{}, fmt.Errorf("revoke token %s: %w", id, err)
 	}
 	s.mu.Lock()
@@ -314,18 +317,15 @@ func (s *Service) Revoke(ctx context.Context, project, id string) (Token, error)
 // HasAdmin reports whether a live admin token exists: `steward server`
 // outside --dev needs one to start (or a static one).
 func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
-	var n int64
-	if err := s.cfg.DB.QueryRow(ctx, s.q.Get("TokenAnyAdmin"), store.Now(s.cfg.Now)).Scan(&n); err != nil {
+	n, err := s.q.TokenAnyAdmin(ctx, s.cfg.DB, store.Now(s.cfg.Now))
+	if err != nil {
 		return false, fmt.Errorf("look for an admin token: %w", err)
 	}
 	return n > 0, nil
 }
 
-func scanToken(row store.Scanner) (Token, error) {
-	var t Token
-	var role string
-	err := row.Scan(&t.ID, &t.Name, &t.secretSHA256, &role, &t.Project, &t.Provider, &t.Adapter, &t.Operation, &t.CreatedBy,
-		&t.CreateTime, &t.ExpireTime, &t.RevokeTime)
-	t.Role = auth.Role(role)
-	return t, err
+func tokenFromRow(r TokenGetRow) Token {
+	return Token{ID: r.ID, Name: r.Name, secretSHA256: r.SecretSHA256, Role: auth.Role(r.Role), Project: r.Project,
+		Provider: r.Provider, Adapter: r.Adapter, Operation: r.Operation, CreatedBy: r.CreatedBy, CreateTime: r.CreateTime,
+		ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime}
 }

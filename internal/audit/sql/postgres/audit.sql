@@ -3,6 +3,7 @@ INSERT INTO audit_events (id, time, actor_type, actor_id, action, target, projec
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 
 -- name: AuditList :many
+-- params: project, project, action, action, target, target, actor, actor, actor, since, until, after_seq, limit
 SELECT seq, id, time, actor_type, actor_id, action, target, project, outcome, request_id, details
 FROM audit_events
 -- An admin lists every project's records (project ''); a project admin its

@@ -25,6 +25,7 @@ WHERE id = $1
 FOR SHARE;
 
 -- name: CatalogItemList :many
+-- params: service_type, service_type, after_time, after_id, limit
 SELECT id, display_name, service_type, defaults, fields, version, create_time, update_time
 FROM catalog_items
 WHERE ($1::text = '' OR service_type = $2)

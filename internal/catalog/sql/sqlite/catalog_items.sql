@@ -22,6 +22,7 @@ FROM catalog_items
 WHERE id = ?;
 
 -- name: CatalogItemList :many
+-- params: service_type, service_type, after_time, after_id, limit
 SELECT id, display_name, service_type, defaults, fields, version, create_time, update_time
 FROM catalog_items
 WHERE (? = '' OR service_type = ?)

@@ -9,6 +9,7 @@ ORDER BY seq
 LIMIT $1;
 
 -- name: OutboxDeleteBySeqs :exec
+-- params: seqs
 -- Deletes exactly the rows published, given as a JSON array of seqs; never a
 -- range: a sequence number is taken at insert, not at commit, so a row with a
 -- lower seq may commit after the read.
@@ -16,6 +17,7 @@ DELETE FROM event_outbox
 WHERE seq IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint);
 
 -- name: OutboxInsertMany :exec
+-- params: batch, created_at
 -- Inserts a batch of events in its order: a JSON array of {id, subject,
 -- event}.
 INSERT INTO event_outbox (id, subject, event, created_at)

@@ -9,12 +9,14 @@ ORDER BY seq
 LIMIT CAST(? AS INTEGER);
 
 -- name: OutboxDeleteBySeqs :exec
+-- params: seqs
 -- Deletes exactly the rows published, given as a JSON array of seqs; never a
 -- range, which could cover a row committed after the read.
 DELETE FROM event_outbox
 WHERE seq IN (SELECT value FROM json_each(?));
 
 -- name: OutboxInsertMany :exec
+-- params: batch, created_at
 -- Inserts a batch of events in its order: a JSON array of {id, subject,
 -- event}.
 INSERT INTO event_outbox (id, subject, event, created_at)

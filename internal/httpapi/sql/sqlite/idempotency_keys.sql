@@ -4,6 +4,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (principal, key) DO NOTHING;
 
 -- name: IdempotencyKeyTakeOver :exec
+-- params: method, path, request_hash, now, locked_until, expires_at, holder, principal, key, now, now, request_hash
 -- Claims a key whose record expired, or whose first request was abandoned
 -- (in flight past its lock, same request): the process serving it died.
 UPDATE idempotency_keys
@@ -27,10 +28,12 @@ DELETE FROM idempotency_keys
 WHERE principal = ? AND key = ? AND status_code IS NULL;
 
 -- name: IdempotencyKeyPrune :exec
+-- params: now, now
 DELETE FROM idempotency_keys
 WHERE expires_at < ? AND (status_code IS NOT NULL OR locked_until < ?);
 
 -- name: IdempotencyKeyReleaseOfDead :exec
+-- params: holders
 -- The keys whose first request a dead process was serving: a retry runs it
 -- again at once.
 DELETE FROM idempotency_keys

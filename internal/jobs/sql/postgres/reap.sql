@@ -2,6 +2,7 @@
 -- jobs_test.go fail if River's tables change under them.
 
 -- name: JobRequeueOfDead :exec
+-- params: dead_clients
 -- The jobs a dead process was running (the last client that fetched them is
 -- the dead one) run again now; River's attempt count is kept, so a worker
 -- still sees its last attempt as the last.
@@ -11,9 +12,11 @@ WHERE state = 'running'
   AND attempted_by[array_length(attempted_by, 1)] = ANY($1::text[]);
 
 -- name: JobLeaderOfDeadResign :exec
+-- params: dead_clients
 DELETE FROM river_leader WHERE leader_id = ANY($1::text[]);
 
 -- name: JobInsertPlain :exec
+-- params: args, kind, max_attempts, priority, queue
 -- Unused on PostgreSQL (River's insert is a cached prepared statement there
 -- and notifies the queue); kept for the parity of the two files.
 INSERT INTO river_job (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)

@@ -2,6 +2,7 @@
 -- jobs_test.go fail if River's tables change under them.
 
 -- name: JobRequeueOfDead :exec
+-- params: dead_clients
 -- The jobs a dead process was running (the last client that fetched them is
 -- the dead one) run again now; River's attempt count is kept, so a worker
 -- still sees its last attempt as the last.
@@ -11,9 +12,11 @@ WHERE state = 'running'
   AND json_extract(attempted_by, '$[#-1]') IN (SELECT value FROM json_each(?));
 
 -- name: JobLeaderOfDeadResign :exec
+-- params: dead_clients
 DELETE FROM river_leader WHERE leader_id IN (SELECT value FROM json_each(?));
 
 -- name: JobInsertPlain :exec
+-- params: args, kind, max_attempts, priority, queue
 -- A job with River's defaults for everything InsertTx does not set (River's
 -- own insert, for the cases this does not cover, is parsed anew on every
 -- call by River's SQLite driver).

@@ -18,6 +18,7 @@ FROM operations
 WHERE id = $1;
 
 -- name: OperationList :many
+-- params: project, kind, kind, done, done, after_time, after_id, limit
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
 FROM operations
 WHERE project = $1

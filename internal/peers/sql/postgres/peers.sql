@@ -10,4 +10,5 @@ UPDATE steward_processes SET heartbeat_at = $1, expires_at = $2 WHERE id = $3;
 SELECT id, host, pid, expires_at FROM steward_processes WHERE id <> $1 ORDER BY id;
 
 -- name: PeerDelete :exec
+-- params: ids
 DELETE FROM steward_processes WHERE id = ANY($1::text[]);

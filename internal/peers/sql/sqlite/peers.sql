@@ -10,4 +10,5 @@ UPDATE steward_processes SET heartbeat_at = ?, expires_at = ? WHERE id = ?;
 SELECT id, host, pid, expires_at FROM steward_processes WHERE id <> ? ORDER BY id;
 
 -- name: PeerDelete :exec
+-- params: ids
 DELETE FROM steward_processes WHERE id IN (SELECT value FROM json_each(?));

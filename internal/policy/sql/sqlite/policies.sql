@@ -9,6 +9,7 @@ FROM policies
 WHERE id = ?;
 
 -- name: PolicyList :many
+-- params: policy_type, policy_type, enabled, enabled, after_time, after_id, limit
 SELECT id, display_name, policy_type, priority, label_selector, rego_code, enabled, version, create_time, update_time
 FROM policies
 WHERE (? = '' OR policy_type = ?)

@@ -34,6 +34,7 @@ SET status = $1, steps = $2, error = $3, next_safe_action = $4, deliver_time = $
 WHERE id = $8 AND version = $9;
 
 -- name: RepairStale :many
+-- params: silent_since
 SELECT id FROM repair_operations
 WHERE status IN ('pending', 'running') AND update_time < $1
 ORDER BY update_time

@@ -34,6 +34,7 @@ SET status = ?, steps = ?, error = ?, next_safe_action = ?, deliver_time = ?, ve
 WHERE id = ? AND version = ?;
 
 -- name: RepairStale :many
+-- params: silent_since
 SELECT id FROM repair_operations
 WHERE status IN ('pending', 'running') AND update_time < ?
 ORDER BY update_time

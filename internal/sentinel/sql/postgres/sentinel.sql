@@ -1,4 +1,5 @@
 -- name: SentinelCandidates :many
+-- params: service_type, after_id, debounce_cutoff, max_age_cutoff, limit
 -- The orders of a watched service type that may need a
 -- reconcile event, after id (keyset batches): new to the sentinel, changed
 -- since it last evaluated them (the row, its generation or an adapter
@@ -6,7 +7,8 @@
 -- age. The decision itself is the sentinel's CEL rules; this only narrows
 -- what they read. $3 is the debounce cutoff, $4 the max-age cutoff.
 SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       m.order_id IS NOT NULL, COALESCE(m.generation, 0), m.published_time, COALESCE(m.ready, false)
+       m.order_id IS NOT NULL AS marked, COALESCE(m.generation, 0) AS last_generation, m.published_time,
+       COALESCE(m.ready, false) AS was_ready
 FROM catalog_item_instances o
 LEFT JOIN sentinel_marks m ON m.order_id = o.id
 WHERE o.service_type = $1
@@ -23,12 +25,14 @@ ORDER BY o.id
 LIMIT $5;
 
 -- name: SentinelReports :many
+-- params: order_ids
 -- The adapter reports of a batch of orders (an array of ids).
 SELECT order_id, adapter, observed_generation, conditions
 FROM order_adapter_statuses
 WHERE order_id = ANY($1);
 
 -- name: SentinelMarksRepublish :many
+-- params: batch, now
 -- Records the publishes of a batch (a JSON array of {id, generation, ready,
 -- old}) for orders the sentinel had marked, each unless another sentinel
 -- published for it since this one read its mark (old, the published_time
@@ -42,6 +46,7 @@ WHERE sentinel_marks.order_id = v.id AND sentinel_marks.published_time IS NOT DI
 RETURNING order_id;
 
 -- name: SentinelMarksFirstPublish :many
+-- params: batch, now
 -- Records the first publishes of a batch (a JSON array of {id, generation,
 -- ready}) for orders the sentinel had no mark of; an order that has one by
 -- now (another sentinel's) or is gone is left out. Returns the orders
@@ -54,6 +59,7 @@ ON CONFLICT (order_id) DO NOTHING
 RETURNING order_id;
 
 -- name: SentinelMarksEvaluated :exec
+-- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
 -- of {id, generation, ready}); $2 is the evaluation time.
 INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready)

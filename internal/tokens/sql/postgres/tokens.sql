@@ -17,5 +17,6 @@ LIMIT $4;
 UPDATE api_tokens SET revoke_time = $1 WHERE id = $2 AND revoke_time IS NULL;
 
 -- name: TokenAnyAdmin :one
+-- params: now
 SELECT COUNT(*) FROM api_tokens
 WHERE role = 'admin' AND revoke_time IS NULL AND (expire_time IS NULL OR expire_time > $1);

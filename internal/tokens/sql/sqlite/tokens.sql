@@ -17,5 +17,6 @@ LIMIT CAST(? AS INTEGER);
 UPDATE api_tokens SET revoke_time = ? WHERE id = ? AND revoke_time IS NULL;
 
 -- name: TokenAnyAdmin :one
+-- params: now
 SELECT COUNT(*) FROM api_tokens
 WHERE role = 'admin' AND revoke_time IS NULL AND (expire_time IS NULL OR expire_time > ?);
