@@ -34,9 +34,13 @@ func TestCreate_ResumeResolvesAnUnknownOutcomeBothWays(t *testing.T) {
 		// No health checks: a provider gone down must stay "healthy" to
 		// Steward, so that a create reaches it and its outcome is unknown
 		// (an unavailable provider is refused before any call).
+		// No cleanup runs either: step 3 checks that an abandoned instance
+		// waits in the cleanup queue, and a cleanup pass after the provider
+		// comes back would delete it first.
 		e := setup(t, engine, func(c *server.Config) {
 			c.ProviderTimeout = 300 * time.Millisecond
 			c.HealthInterval = time.Hour
+			c.CleanupInterval = 0
 		})
 		ctx := t.Context()
 		create := func(id string) (sprm.Instance, error) {
