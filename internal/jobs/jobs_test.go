@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -260,13 +261,7 @@ func TestPending_TellsQueuedFromWorkedJobs(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the job never ran")
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for pending(db, "a") {
-			if time.Now().After(deadline) {
-				t.Fatal("a worked job is still pending")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		poll.Until(t, "the worked job is no longer pending", func() bool { return !pending(db, "a") })
 	})
 }
 

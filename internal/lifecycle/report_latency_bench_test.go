@@ -73,7 +73,10 @@ func benchReportLatency(b *testing.B, engine store.Engine, clients int) {
 // through it).
 func pollState(b testing.TB, e *orders, id, state string) {
 	b.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
 	for {
 		var o struct {
 			State string `json:"state"`
@@ -82,9 +85,10 @@ func pollState(b testing.TB, e *orders, id, state string) {
 		if o.State == state {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			b.Fatalf("order %s never reached %s (it is %s)", id, state, o.State)
+		case <-tick.C:
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
