@@ -29,9 +29,11 @@
 // The package owns the order (catalog item instance, DESIGN §2) from
 // create to tombstone, at the top of the domains: it calls the catalog
 // (specs, service types) and placement (place, record, update, delete,
-// rehydrate); placement reports what becomes of resources back through
-// placement.OrderObserver, which [Service] implements (ResourceStatusTx and
-// friends): it is the one observer of provider status.
+// rehydrate). Nothing below calls back up: the SPRM and placement record
+// what becomes of an order's resource (an instance's status, an update's
+// outcome, a replacement done or failed) as reconcile changes, and the
+// order's reconcile (order.reconcile job) applies them in the order they
+// were recorded, then checks the deletion gate (reconcile.go).
 //
 // A create builds the spec from the catalog item (a user value at an
 // x-modifier r attribute is 400 ATTRIBUTE_NOT_UPDATABLE), puts it in the

@@ -11,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/schema"
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
@@ -33,6 +34,8 @@ type placer interface {
 	Place(ctx context.Context, p placement.PlaceParams) (placement.Placement, error)
 	RecordTx(ctx context.Context, tx *store.Tx, p placement.RecordParams) error
 	DeleteTx(ctx context.Context, tx *store.Tx, instanceID string) error
+	CompleteReplacementTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
+	AbandonReplacementTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
 	UpdateTx(ctx context.Context, tx *store.Tx, p placement.UpdateParams) (placement.UpdateResult, error)
 	ResourceTx(ctx context.Context, tx *store.Tx, instanceID string) (placement.Resource, error)
 	Rehydrate(ctx context.Context, p placement.RehydrateParams) (operations.Operation, error)

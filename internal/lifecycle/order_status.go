@@ -7,23 +7,57 @@ import (
 
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// The engine is the one observer of resource status (DESIGN §2): these
-// methods make *Service a placement.OrderObserver. Each runs in the
-// transaction that recorded what it reports.
+// The engine is the one reader of what happens to orders' resources
+// (DESIGN §2): the SPRM and placement record it as reconcile changes, and
+// the order's reconcile applies them here, in its transaction, in the
+// order they were recorded.
 
-// ResourceStatusTx mirrors a resource's status on its order and, when the
+// resourceStatus is a status change of an order's resource.
+type resourceStatus struct {
+	InstanceID   string
+	Status       provider.Status
+	Message      string
+	RestartCount *int64
+	// Via says how the provider told it ("report", "resync"); empty for a
+	// status Steward decided.
+	Via string
+	// Updated marks the outcome of an in-place update: accepted (the
+	// status is the instance's since) or refused (FAILED).
+	Updated bool
+}
+
+// applyChangeTx applies one recorded change of an order's resource.
+func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	switch c.Kind {
+	case reconcile.KindStatus, reconcile.KindUpdated:
+		return s.resourceStatusTx(ctx, tx, c.OrderID, resourceStatus{InstanceID: c.InstanceID,
+			Status: provider.Status(c.Status), Message: c.Message, RestartCount: c.RestartCount, Via: c.Via,
+			Updated: c.Kind == reconcile.KindUpdated})
+	case reconcile.KindReplacing:
+		return s.resourceReplacingTx(ctx, tx, c.OrderID, c.InstanceID)
+	case reconcile.KindReplaced:
+		return s.resourceReplacedTx(ctx, tx, c)
+	case reconcile.KindReplacementFailed:
+		return s.replacementFailedTx(ctx, tx, c)
+	}
+	s.log.WarnContext(ctx, "unknown change of an order's resource; ignored", "order_id", c.OrderID, "kind", c.Kind)
+	return nil
+}
+
+// resourceStatusTx mirrors a resource's status on its order and, when the
 // status is a deployment outcome for the order's state, fires the state's
 // resource transfer (success to the target, failure to the error state).
 // A resource the order no longer points at is ignored, and while the order
-// waits on an update (PendingInstanceID) only the update's own report
+// waits on an update (PendingInstanceID) only the update's own outcome
 // (st.Updated) counts.
-func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placement.ResourceStatus) error {
-	o, err := s.lockOrderTx(ctx, tx, st.OrderID)
+func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID string, st resourceStatus) error {
+	o, err := s.lockOrderTx(ctx, tx, orderID)
 	if errors.Is(err, ErrOrderNotFound) {
 		return nil
 	}
@@ -34,9 +68,8 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 		return nil
 	}
 	if st.Updated && st.Status != provider.StatusFailed {
-		// Read the status again now the order is locked: a report that
-		// committed while this transaction waited for the lock saw the
-		// update still pending and left its outcome to this one.
+		// The status the update's outcome was recorded with may be older
+		// than a report recorded before it: the status is read again.
 		cur, err := s.cfg.Placement.ResourceTx(ctx, tx, st.InstanceID)
 		if err != nil {
 			return err
@@ -75,7 +108,7 @@ func (s *Service) ResourceStatusTx(ctx context.Context, tx *store.Tx, st placeme
 
 // statusChanges is what st changes of the status o shows, by member; nil
 // when nothing. A report without a restart count leaves the count as it is.
-func statusChanges(o Order, st placement.ResourceStatus) map[string]Change {
+func statusChanges(o Order, st resourceStatus) map[string]Change {
 	var c map[string]Change
 	add := func(member string, from, to any) {
 		if c == nil {
@@ -129,45 +162,51 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 		step{transfer: tr, trigger: statemachine.TriggerResource, failed: failed, reason: reason}, depth)
 }
 
-// ResourceReplacedTx moves the order to its new resource (a rehydration,
-// or an update realised by replacement) and reads the new resource's
-// status as a report. It returns placement.ErrOrderGone when the order was
-// deleted or no longer points at the old resource.
-func (s *Service) ResourceReplacedTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-	o, err := s.lockOrderTx(ctx, tx, r.OrderID)
-	if errors.Is(err, ErrOrderNotFound) {
-		return fmt.Errorf("%w: order %s", placement.ErrOrderGone, r.OrderID)
+// resourceReplacedTx moves the order to its new resource (a rehydration,
+// or an update realised by replacement), has placement retire the old one
+// and finish the operation, and takes the new resource's current status. An order deleted meanwhile, or no longer on the old resource,
+// keeps what it has, and placement deletes the new resource instead.
+func (s *Service) resourceReplacedTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	o, err := s.lockOrderTx(ctx, tx, c.OrderID)
+	if err != nil && !errors.Is(err, ErrOrderNotFound) {
+		return err
 	}
+	if err != nil || o.DeletedAt != nil || o.InstanceID != c.PreviousID {
+		return s.cfg.Placement.AbandonReplacementTx(ctx, tx, c)
+	}
+	next, err := s.cfg.Placement.ResourceTx(ctx, tx, c.InstanceID)
 	if err != nil {
 		return err
 	}
-	if o.DeletedAt != nil || o.InstanceID != r.OldInstanceID {
-		return fmt.Errorf("%w: order %s", placement.ErrOrderGone, r.OrderID)
+	if err := s.cfg.Placement.CompleteReplacementTx(ctx, tx, c); err != nil {
+		return err
 	}
 	read := o.Version
-	o.InstanceID, o.ProviderName, o.Status, o.StatusMessage = r.NewInstanceID, r.ProviderName, r.Status, r.Message
+	// The new resource's status now, not as the change recorded it: a
+	// status change of the new instance committed meanwhile was skipped
+	// (the order was not on it yet), and may have been recorded before the
+	// replacement was and read by it still unchanged.
+	o.InstanceID, o.ProviderName, o.Status, o.StatusMessage = c.InstanceID, c.ProviderName, next.Status, next.StatusMessage
 	o.RestartCount = nil // the new instance's count comes with its first report
-	if o.PendingInstanceID == r.NewInstanceID {
+	if o.PendingInstanceID == c.InstanceID {
 		o.PendingInstanceID = ""
 	}
 	if o.PendingInstanceID == "" {
 		// The new resource realises the active set: a rehydration ran the
 		// policy chain again, and the order shows what it made of the set.
-		o.showRunning(o.Attributes.Asked(), r.Spec)
-	}
-	if o.PendingInstanceID == "" {
+		o.showRunning(o.Attributes.Asked(), next.ValidatedRequest)
 		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
 			return err
 		}
 	}
-	s.log.InfoContext(ctx, "order repointed", "order_id", o.ID, "old_instance_id", r.OldInstanceID,
-		"new_instance_id", r.NewInstanceID, "provider", r.ProviderName)
+	s.log.InfoContext(ctx, "order repointed", "order_id", o.ID, "old_instance_id", c.PreviousID,
+		"new_instance_id", c.InstanceID, "provider", c.ProviderName)
 	return s.saveOrderTx(ctx, tx, &o, read)
 }
 
-// ResourceReplacingTx notes that an update planned in place is realised by
+// resourceReplacingTx notes that an update planned in place is realised by
 // replacement: the order now waits on the new resource.
-func (s *Service) ResourceReplacingTx(ctx context.Context, tx *store.Tx, orderID, newInstanceID string) error {
+func (s *Service) resourceReplacingTx(ctx context.Context, tx *store.Tx, orderID, newInstanceID string) error {
 	o, err := s.lockOrderTx(ctx, tx, orderID)
 	if errors.Is(err, ErrOrderNotFound) {
 		return nil
@@ -180,15 +219,15 @@ func (s *Service) ResourceReplacingTx(ctx context.Context, tx *store.Tx, orderID
 	return s.saveOrderTx(ctx, tx, &o, read)
 }
 
-// ReplacementFailedTx takes the error edge of the order's resource
+// replacementFailedTx takes the error edge of the order's resource
 // transfer when the replacement it was waiting on could not be created.
 // A failed rehydration (nothing was waiting) leaves the order as it is.
-func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-	o, err := s.lockOrderTx(ctx, tx, r.OrderID)
+func (s *Service) replacementFailedTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	o, err := s.lockOrderTx(ctx, tx, c.OrderID)
 	if errors.Is(err, ErrOrderNotFound) {
 		return nil
 	}
-	if err != nil || o.PendingInstanceID != r.NewInstanceID {
+	if err != nil || o.PendingInstanceID != c.InstanceID {
 		return err
 	}
 	read := o.Version
@@ -199,7 +238,7 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 	}
 	if tr, ok := def.Transfer(o.State, statemachine.TriggerResource); ok {
 		if err := s.fireTx(ctx, tx, &o, def, step{transfer: tr, trigger: statemachine.TriggerResource, failed: true,
-			reason: "replacement " + r.NewInstanceID + " failed: " + r.Message}, 0); err != nil {
+			reason: "replacement " + c.InstanceID + " failed: " + c.Message}, 0); err != nil {
 			return err
 		}
 	}
@@ -209,7 +248,7 @@ func (s *Service) ReplacementFailedTx(ctx context.Context, tx *store.Tx, r place
 // RehydrateOrder triggers the rehydration of an order (rehydration seed):
 // a new instance id is generated and placement rehydrates the order's
 // current resource into it from its original intent; the order is
-// repointed once the new create is accepted ([Service.ResourceReplacedTx]).
+// repointed by its reconcile once the new create is accepted.
 func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey string) (operations.Operation, error) {
 	o, err := s.Order(ctx, project, ref)
 	if err != nil {

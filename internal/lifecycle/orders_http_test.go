@@ -137,13 +137,17 @@ func TestOrders_ProviderReportsAreLogged(t *testing.T) {
 				got.Version, got.State, up.Version)
 		}
 
-		log := e.log(t, "web")
-		var reports []event
-		for _, ev := range log {
-			if ev.Trigger == "report" {
-				reports = append(reports, ev)
+		// The order's reconcile logs a report soon after it is taken.
+		var log, reports []event
+		poll.Until(t, "the restart is logged", func() bool {
+			log, reports = e.log(t, "web"), nil
+			for _, ev := range log {
+				if ev.Trigger == "report" {
+					reports = append(reports, ev)
+				}
 			}
-		}
+			return len(reports) >= 2
+		})
 		// The report that made the order up (PROVISIONING -> RUNNING), then the restart.
 		if len(reports) != 2 {
 			t.Fatalf("report events %+v, want 2 (the RUNNING that made it up, the restart); log %+v", reports, log)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/riverqueue/river"
 
@@ -15,12 +16,25 @@ import (
 type reconciles interface {
 	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
 	TakeTx(ctx context.Context, tx *store.Tx, orderID string) error
+	TakeChangesTx(ctx context.Context, tx *store.Tx, orderID string) ([]reconcile.Change, error)
 }
 
-// reconcileTx brings an order up to date with what it reads below it: a
-// deleting order whose resource is gone is removed once its deletion gate
-// opens (the adapters' reports, its children).
+// reconcileTx brings an order up to date with what happened below it: the
+// changes of its resource recorded since the last reconcile, in the order
+// they were recorded (its instance's status, an update's outcome, a
+// replacement done or failed), each firing what it means for the order's
+// state; then a deleting order whose resource is gone is removed once its
+// deletion gate opens (the adapters' reports, its children).
 func (s *Service) reconcileTx(ctx context.Context, tx *store.Tx, orderID string) error {
+	changes, err := s.cfg.Reconciles.TakeChangesTx(ctx, tx, orderID)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := s.applyChangeTx(ctx, tx, c); err != nil {
+			return fmt.Errorf("apply %s change of order %s: %w", c.Kind, orderID, err)
+		}
+	}
 	return s.recheckDeletionTx(ctx, tx, orderID)
 }
 

@@ -2,8 +2,9 @@
 // (rehydration-flow.txt). It owns resources: one per instance id, holding
 // the original intent (the spec built from the catalog item and the user's
 // values, exactly as ordered), the validated request (that spec after the
-// policy chain: what the provider gets), the provider chosen and the status
-// the SPRM last saw.
+// policy chain: what the provider gets) and the provider chosen. A
+// resource's status is its instance's, read from the SPRM's record, unless
+// placement decided it (outcome: a create given up, nothing left to delete).
 //
 // [Service.Place] runs the policy chain and picks a provider when no policy
 // selected one (policy.PickProvider: healthy, serving the service type,
@@ -21,16 +22,18 @@
 // [Service.DeleteTx] marks a resource deleted in the caller's transaction
 // and queues the job that deletes the instance through the SPRM.
 //
-// Status flows SPRM → placement → lifecycle: placement observes the SPRM's
-// instance status changes ([Service.InstanceStatusChangedTx]) and reports
-// them to Config.Orders, an [OrderObserver] (the lifecycle), all in the
-// SPRM's transaction.
+// Status flows one way (DESIGN §2). Placement is told nothing by the SPRM
+// and calls nothing above it: what it decides about an order's resource (a
+// create given up, an update's outcome, a replacement done or failed) it
+// records as a reconcile.Change for the order (Config.Changes), in the
+// transaction that decides it, and the lifecycle's reconcile of the order
+// acts on it.
 //
 // [Service.UpdateTx] realises a new intent of an order: in place when the
 // placement keeps the provider and it registered the "update" operation
-// (the placement.update job sends sprm.Update and reports the update's
-// outcome with ResourceStatus.Updated), else as a replacement through the
-// rehydration job below (no operation; ReplacementFailedTx if it fails).
+// (the placement.update job sends sprm.Update and records the update's
+// outcome, reconcile.KindUpdated), else as a replacement through the
+// rehydration job below (no operation; KindReplacementFailed if it fails).
 //
 // [Service.Rehydrate] (POST /api/v1/resources/{instance_id}:rehydrate, and
 // the order's :rehydrate through it) re-runs today's policy chain on the
@@ -41,10 +44,12 @@
 // allows one per order), starts the "rehydrate" operation and queues the
 // placement.rehydrate job. The job creates the new instance through the
 // SPRM (a retry finds it, sprm.ErrInstanceExists) and only once that create
-// was accepted, in one transaction, queues the old instance's deferred
-// deletion (sprm CleanupEnqueueTx), soft-removes the old resource, repoints
-// the order (Config.Orders.ResourceReplacedTx) and finishes the operation. Until then the
-// order's current resource is the old one, so status reports for the new
-// instance do not reach the order. A failed create finishes the operation
-// with the error and leaves the old resource current.
+// was accepted records the replacement for the order
+// (reconcile.KindReplaced). The order's reconcile then, in one
+// transaction, repoints the order, retires the old resource
+// ([Service.CompleteReplacementTx]: soft-removed, its instance's deletion
+// deferred to the cleanup queue) and finishes the operation. Until then the order's current
+// resource is the old one, so status changes of the new instance do not
+// move the order. A failed create finishes the operation with the error and
+// leaves the old resource current.
 package placement

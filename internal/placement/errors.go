@@ -17,8 +17,9 @@ var ErrRehydrationInProgress = errors.New("a rehydration of this order is alread
 // already taken.
 var ErrResourceExists = errors.New("a resource with this instance id already exists")
 
-// ErrOrderGone is returned by an [OrderObserver]'s ResourceReplacedTx when the order no longer
-// points at the rehydrated resource (it was deleted meanwhile).
+// ErrOrderGone ends a rehydration whose order no longer points at the
+// rehydrated resource (it was deleted meanwhile): the new resource is
+// deleted and the operation fails with it.
 var ErrOrderGone = errors.New("the order no longer points at the rehydrated resource")
 
 // ErrPolicyBrokeSpec is returned by Place when the policy chain's patches

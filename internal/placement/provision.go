@@ -48,12 +48,18 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	if err != nil {
 		return err
 	}
-	if r.DeletedAt != nil || r.Status != provider.StatusPending {
-		return nil // deleted before it was provisioned, or already provisioned
+	if r.DeletedAt != nil {
+		return nil // deleted before it was provisioned
+	}
+	if r.Status != provider.StatusPending {
+		return s.noteCreated(ctx, instanceID) // provisioned by an attempt that died before noting it
 	}
 	err = s.createInstance(ctx, r)
 	switch {
 	case err == nil:
+		if err := s.noteCreated(ctx, instanceID); err != nil {
+			return err
+		}
 		return s.deleteIfOrderGone(ctx, instanceID)
 	case transient(err) && !last:
 		return fmt.Errorf("provision %s on %s: %w", instanceID, r.ProviderName, err)
@@ -75,6 +81,17 @@ func (s *Service) createInstance(ctx context.Context, r Resource) error {
 		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
 	})
 	return err
+}
+
+// noteCreated notes that a resource's create was answered, so the sweep of
+// stalled creates passes it by. Its status from then on is its instance's.
+func (s *Service) noteCreated(ctx context.Context, instanceID string) error {
+	t := s.now()
+	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("ResourceSetCreated"), string(provider.StatusProvisioning), t,
+		instanceID); err != nil {
+		return fmt.Errorf("record create of %s: %w", instanceID, err)
+	}
+	return nil
 }
 
 // giveUp abandons a create whose outcome is still unknown at the last
@@ -169,8 +186,8 @@ func (w *deprovisionWorker) NextRetry(job *river.Job[deprovisionArgs]) time.Time
 }
 
 // deprovision deletes the instance through the SPRM (not deferred). The
-// SPRM records the outcome and tells placement through its observer; an
-// instance the SPRM does not hold (never created, refused, or already
+// SPRM records the outcome for the order; an instance the SPRM does not
+// hold (never created, refused, or already
 // deleted) marks the resource DELETED here.
 func (s *Service) deprovision(ctx context.Context, instanceID string) error {
 	_, err := s.cfg.SPRM.Delete(ctx, "", instanceID, false)

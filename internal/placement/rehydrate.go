@@ -11,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
@@ -51,8 +52,8 @@ type RehydrateParams struct {
 // the new instance and, only once that create is accepted, retires the old
 // one. It returns the running operation.
 func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.Operation, error) {
-	if s.cfg.Operations == nil || s.cfg.Orders == nil {
-		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Orders)")
+	if s.cfg.Operations == nil || s.cfg.Changes == nil {
+		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Changes)")
 	}
 	switch {
 	case p.NewInstanceID == "":
@@ -265,11 +266,13 @@ type rehydrationResponse struct {
 	ProviderName  string `json:"provider_name"`
 }
 
-// completeRehydration retires the old resource and repoints the order, in
-// one transaction. An order deleted meanwhile keeps its old resource (the
-// order's deletion took it) and the new one is deleted instead.
+// completeRehydration records, in one transaction, that the new resource
+// replaces the old one for its order. The order's reconcile then moves the
+// order to it, retires the old resource and finishes the operation
+// ([Service.CompleteReplacementTx]), or, when the order was deleted
+// meanwhile or no longer stands on the old resource, deletes the new one
+// ([Service.AbandonReplacementTx]).
 func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Resource) error {
-	var gone bool
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		t := s.now()
 		n, err := tx.Exec(ctx, s.q.Get("ResourceRehydrationEnd"), rehydrationDone, t, a.NewInstanceID)
@@ -280,49 +283,57 @@ func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Re
 		if err != nil {
 			return err
 		}
-		err = s.cfg.Orders.ResourceReplacedTx(ctx, tx, Repoint{
-			OrderID: r.CatalogItemInstanceID, OldInstanceID: a.OldInstanceID, NewInstanceID: a.NewInstanceID,
-			ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Status: cur.Status, Message: cur.StatusMessage,
-		})
-		if errors.Is(err, ErrOrderGone) {
-			gone = true
-			if err := s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{Err: err}); err != nil {
-				return err
-			}
-			return s.DeleteTx(ctx, tx, a.NewInstanceID)
+		if _, err := tx.Exec(ctx, s.q.Get("ResourceSetCreated"), string(cur.Status), t, a.NewInstanceID); err != nil {
+			return fmt.Errorf("record create of %s: %w", a.NewInstanceID, err)
 		}
-		if err != nil {
-			return err
-		}
-		// The old instance's deletion is deferred: queued, the provider
-		// is not contacted here.
-		if err := s.cfg.SPRM.CleanupEnqueueTx(ctx, tx, a.OldInstanceID); err != nil &&
-			!errors.Is(err, sprm.ErrInstanceNotFound) {
-			return fmt.Errorf("queue deletion of %s: %w", a.OldInstanceID, err)
-		}
-		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.OldInstanceID); err != nil {
-			return fmt.Errorf("remove resource %s: %w", a.OldInstanceID, err)
-		}
-		return s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{
-			Response: rehydrationResponse{a.OldInstanceID, a.NewInstanceID, r.ProviderName},
-		})
+		return s.recordTx(ctx, tx, reconcile.Change{OrderID: r.CatalogItemInstanceID, Kind: reconcile.KindReplaced,
+			InstanceID: a.NewInstanceID, PreviousID: a.OldInstanceID, OperationID: a.OperationID,
+			ProviderName: r.ProviderName, Status: string(cur.Status), Message: cur.StatusMessage})
 	})
 	if err != nil {
 		return fmt.Errorf("complete rehydration of %s: %w", a.OldInstanceID, err)
 	}
-	if gone {
-		s.log.WarnContext(ctx, "order deleted during its rehydration; new instance deleted",
-			"order_id", r.CatalogItemInstanceID, "new_instance_id", a.NewInstanceID)
-		return nil
-	}
-	s.log.InfoContext(ctx, "rehydration done", "order_id", r.CatalogItemInstanceID, "old_instance_id", a.OldInstanceID,
-		"new_instance_id", a.NewInstanceID, "provider", r.ProviderName)
+	s.log.InfoContext(ctx, "replacement created", "order_id", r.CatalogItemInstanceID,
+		"old_instance_id", a.OldInstanceID, "new_instance_id", a.NewInstanceID, "provider", r.ProviderName)
 	return nil
 }
 
+// CompleteReplacementTx ends a replacement its order has moved to, in tx
+// (the order's reconcile): the old resource is removed and its instance's
+// deletion deferred (queued; the provider is not contacted here), and the
+// operation that asked for it, if any, finishes.
+func (s *Service) CompleteReplacementTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	if err := s.cfg.SPRM.CleanupEnqueueTx(ctx, tx, c.PreviousID); err != nil &&
+		!errors.Is(err, sprm.ErrInstanceNotFound) {
+		return fmt.Errorf("queue deletion of %s: %w", c.PreviousID, err)
+	}
+	t := s.now()
+	if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, c.PreviousID); err != nil {
+		return fmt.Errorf("remove resource %s: %w", c.PreviousID, err)
+	}
+	return s.finishOperationTx(ctx, tx, c.OperationID, operations.FinishParams{
+		Response: rehydrationResponse{c.PreviousID, c.InstanceID, c.ProviderName},
+	})
+}
+
+// AbandonReplacementTx ends a replacement whose order was deleted, or no
+// longer stands on the old resource, before it could move, in tx (the
+// order's reconcile): the new resource is deleted and the operation fails
+// with [ErrOrderGone].
+func (s *Service) AbandonReplacementTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	if err := s.DeleteTx(ctx, tx, c.InstanceID); err != nil && !errors.Is(err, ErrResourceNotFound) {
+		return err
+	}
+	s.log.WarnContext(ctx, "order deleted or moved on during its replacement; new instance deleted",
+		"order_id", c.OrderID, "new_instance_id", c.InstanceID)
+	return s.finishOperationTx(ctx, tx, c.OperationID, operations.FinishParams{
+		Err: fmt.Errorf("%w: order %s", ErrOrderGone, c.OrderID)})
+}
+
 // failRehydration ends a rehydration whose create failed: the new resource
-// is FAILED and removed, the old stays current with a note saying why, and
-// the operation finishes with the error; all in one transaction.
+// is FAILED and removed, the old stays current with a note saying why, the
+// failure is recorded for the order and the operation finishes with the
+// error; all in one transaction.
 func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		t := s.now()
@@ -330,9 +341,8 @@ func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause er
 		if err != nil || n == 0 {
 			return err
 		}
-		if err := s.InstanceStatusChangedTx(ctx, tx, sprm.InstanceStatus{
-			InstanceID: a.NewInstanceID, Status: provider.StatusFailed, Message: "rehydration failed: " + cause.Error(),
-		}); err != nil {
+		if _, err := tx.Exec(ctx, s.q.Get("ResourceSetOutcome"), string(provider.StatusFailed),
+			"rehydration failed: "+cause.Error(), t, string(provider.StatusFailed), t, a.NewInstanceID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.NewInstanceID); err != nil {
@@ -346,8 +356,9 @@ func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause er
 		if err != nil {
 			return err
 		}
-		if err := s.cfg.Orders.ReplacementFailedTx(ctx, tx, Repoint{OrderID: orderID, OldInstanceID: a.OldInstanceID,
-			NewInstanceID: a.NewInstanceID, Status: provider.StatusFailed, Message: cause.Error()}); err != nil {
+		if err := s.recordTx(ctx, tx, reconcile.Change{OrderID: orderID, Kind: reconcile.KindReplacementFailed,
+			InstanceID: a.NewInstanceID, PreviousID: a.OldInstanceID, Status: string(provider.StatusFailed),
+			Message: cause.Error()}); err != nil {
 			return err
 		}
 		return s.finishOperationTx(ctx, tx, a.OperationID, operations.FinishParams{Err: cause})
@@ -370,13 +381,4 @@ func (s *Service) finishOperationTx(ctx context.Context, tx *store.Tx, id string
 		return nil
 	}
 	return err
-}
-
-// orderOf returns the order a resource realises, read in tx.
-func (s *Service) orderOf(ctx context.Context, tx *store.Tx, instanceID string) (string, error) {
-	var orderID string
-	if err := tx.QueryRow(ctx, s.q.Get("ResourceOrderID"), instanceID).Scan(&orderID); err != nil {
-		return "", fmt.Errorf("read order of resource %s: %w", instanceID, err)
-	}
-	return orderID, nil
 }

@@ -353,3 +353,40 @@ func TestRehydrate_RefusedCreateLeavesTheOldCurrent(t *testing.T) {
 		wantResponse(t, e.waitOperation(t, op2.ID), o.InstanceID, op2.Metadata["new_instance_id"].(string), "vm-sp")
 	})
 }
+
+// An order deleted while its rehydration's create is under way keeps its
+// old resource (its deletion takes it): the order's reconcile abandons the
+// replacement, so the new instance is deleted too and the operation fails
+// with ORDER_GONE, whichever of the deletion and the create commits first.
+func TestRehydrate_OrderDeletedMeanwhileDeletesTheNewInstance(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		o := e.upOrder(t, "gone", 2)
+		e.p.BlockCreates()
+		op := e.rehydrate(t, "/api/v1/catalog-item-instances/gone:rehydrate", nil, "catalog-item-instances/gone",
+			o.InstanceID)
+		newID := op.Metadata["new_instance_id"].(string)
+		e.p.WaitForCall(t, providertest.MethodCreate, newID)
+
+		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/gone", nil).Want(t, http.StatusAccepted)
+		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
+		e.p.UnblockCreates()
+
+		done := e.waitOperation(t, op.ID)
+		var problem struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "ORDER_GONE" || len(done.Response) != 0 {
+			t.Fatalf("operation %+v: want it failed with ORDER_GONE", done)
+		}
+		e.p.WaitForCall(t, providertest.MethodDelete, newID)
+		if r := e.resource(t, newID); r.DeleteTime == nil {
+			t.Errorf("new resource %+v: want it deleted", r)
+		}
+		if now := e.order(t, "gone"); now.InstanceID != o.InstanceID {
+			t.Errorf("order %+v moved to the new instance after its deletion", now)
+		}
+	})
+}

@@ -71,9 +71,10 @@ type Config struct {
 	// Specs checks a spec changed by the policy chain against its service
 	// type's schema. Defaults to no check.
 	Specs specValidator
-	// Orders is told what becomes of orders' resources, in the
-	// transaction that records it (the lifecycle). Required for orders.
-	Orders OrderObserver
+	// Changes records what becomes of orders' resources, in the
+	// transaction that decides it, for the orders' reconciles
+	// (*reconcile.Queue). Required for orders.
+	Changes changeRecorder
 	// Operations records the operations rehydrations answer with. Required
 	// for rehydration.
 	Operations operationRecorder

@@ -4,44 +4,66 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// InstanceStatusChangedTx records an instance's new status on its resource
-// and passes it on to Config.Orders, in tx (the SPRM's transaction; it
-// makes *Service a sprm.StatusObserver). An instance that has no resource
-// (created directly through the SPRM's API) is ignored.
-func (s *Service) InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
-	t := s.now()
-	n, err := tx.Exec(ctx, s.q.Get("ResourceSetStatus"), string(st.Status), st.Message, t, string(st.Status), t, st.InstanceID)
-	if err != nil {
-		return fmt.Errorf("record status of resource %s: %w", st.InstanceID, err)
-	}
-	if n == 0 || s.cfg.Orders == nil {
+// changeRecorder records, in the caller's transaction, what became of an
+// order's resource, for the order's reconcile (*reconcile.Queue). Placement
+// records its own facts there and calls nobody above it: status flows one
+// way (DESIGN §2).
+type changeRecorder interface {
+	RecordTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
+}
+
+// recordTx records c, when an order's reconciles are wired.
+func (s *Service) recordTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+	if s.cfg.Changes == nil {
 		return nil
 	}
-	orderID, err := s.orderOf(ctx, tx, st.InstanceID)
+	return s.cfg.Changes.RecordTx(ctx, tx, c)
+}
+
+// decideTx records what placement itself decided about a resource (FAILED:
+// its create was given up; DELETED: nothing is left to delete), which
+// outranks its instance's status, and records the change for its order.
+func (s *Service) decideTx(ctx context.Context, tx *store.Tx, instanceID string, status provider.Status, message string) error {
+	t := s.now()
+	n, err := tx.Exec(ctx, s.q.Get("ResourceSetOutcome"), string(status), message, t, string(status), t, instanceID)
+	if err != nil {
+		return fmt.Errorf("record outcome of resource %s: %w", instanceID, err)
+	}
+	if n == 0 {
+		return nil // not a resource: an instance created directly through the SPRM
+	}
+	orderID, err := s.orderOf(ctx, tx, instanceID)
 	if err != nil {
 		return err
 	}
-	return s.cfg.Orders.ResourceStatusTx(ctx, tx, ResourceStatus{OrderID: orderID, InstanceID: st.InstanceID,
-		Status: st.Status, Message: st.Message, RestartCount: st.RestartCount, Via: st.Via})
+	return s.recordTx(ctx, tx, reconcile.Change{OrderID: orderID, Kind: reconcile.KindStatus, InstanceID: instanceID,
+		Status: string(status), Message: message})
 }
 
-// fail marks a resource FAILED, with the order, in one transaction.
+// fail marks a resource FAILED, for its order, in one transaction.
 func (s *Service) fail(ctx context.Context, instanceID, message string) error {
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		return s.InstanceStatusChangedTx(ctx, tx, sprm.InstanceStatus{
-			InstanceID: instanceID, Status: provider.StatusFailed, Message: message,
-		})
+		return s.decideTx(ctx, tx, instanceID, provider.StatusFailed, message)
 	})
 }
 
-// deleted marks a resource DELETED, with the order, in one transaction.
+// deleted marks a resource DELETED, for its order, in one transaction.
 func (s *Service) deleted(ctx context.Context, instanceID string) error {
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		return s.InstanceStatusChangedTx(ctx, tx, sprm.InstanceStatus{InstanceID: instanceID, Status: provider.StatusDeleted})
+		return s.decideTx(ctx, tx, instanceID, provider.StatusDeleted, "")
 	})
+}
+
+// orderOf returns the order a resource realises, read in tx.
+func (s *Service) orderOf(ctx context.Context, tx *store.Tx, instanceID string) (string, error) {
+	var orderID string
+	if err := tx.QueryRow(ctx, s.q.Get("ResourceOrderID"), instanceID).Scan(&orderID); err != nil {
+		return "", fmt.Errorf("read order of resource %s: %w", instanceID, err)
+	}
+	return orderID, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -43,8 +44,8 @@ type UpdateResult struct {
 // intent and a job updates its instance in place (provider PUT);
 // otherwise a new resource is recorded and created as in a rehydration,
 // and the current one is retired once the new one is accepted. Either way
-// the outcome reaches the [OrderObserver]: the resource's status (in
-// place), or ResourceReplacedTx / ReplacementFailedTx.
+// the outcome is recorded for the order's reconcile: the update accepted
+// or refused (in place), or the replacement done or failed.
 func (s *Service) UpdateTx(ctx context.Context, tx *store.Tx, p UpdateParams) (UpdateResult, error) {
 	return s.updateTx(ctx, tx, p, true)
 }
@@ -107,9 +108,9 @@ func (w *updateWorker) NextRetry(job *river.Job[updateArgs]) time.Time {
 }
 
 // update sends the resource's validated request to its instance. The SPRM
-// records the accepted update and the status reports that follow reach the
-// order; a refusal, or the last failed attempt, reports the resource FAILED
-// to the order so its lifecycle takes the error edge. A provider that lost
+// records the accepted update and the status reports that follow; the
+// update's outcome is recorded for the order (a refusal, or the last failed
+// attempt, as FAILED, so its lifecycle takes the error edge). A provider that lost
 // the update operation since the update was planned gets a replacement.
 func (s *Service) update(ctx context.Context, instanceID string, last bool) error {
 	r, err := s.Resource(ctx, "", instanceID, true)
@@ -132,8 +133,8 @@ func (s *Service) update(ctx context.Context, instanceID string, last bool) erro
 			if err != nil {
 				return err
 			}
-			return s.cfg.Orders.ResourceStatusTx(ctx, tx, ResourceStatus{OrderID: r.CatalogItemInstanceID,
-				InstanceID: r.ID, Status: cur.Status, Message: cur.StatusMessage, Updated: true})
+			return s.recordTx(ctx, tx, reconcile.Change{OrderID: r.CatalogItemInstanceID, Kind: reconcile.KindUpdated,
+				InstanceID: r.ID, Status: string(cur.Status), Message: cur.StatusMessage})
 		})
 	case errors.Is(err, sprm.ErrUpdateNotSupported):
 		return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -144,14 +145,15 @@ func (s *Service) update(ctx context.Context, instanceID string, last bool) erro
 			if err != nil {
 				return err
 			}
-			return s.cfg.Orders.ResourceReplacingTx(ctx, tx, r.CatalogItemInstanceID, res.NewInstanceID)
+			return s.recordTx(ctx, tx, reconcile.Change{OrderID: r.CatalogItemInstanceID, Kind: reconcile.KindReplacing,
+				InstanceID: res.NewInstanceID, PreviousID: r.ID})
 		})
 	case transient(err) && !last:
 		return fmt.Errorf("update %s on %s: %w", r.ID, r.ProviderName, err)
 	}
 	s.log.WarnContext(ctx, "update failed", "instance_id", r.ID, "provider", r.ProviderName, "error", err)
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		return s.cfg.Orders.ResourceStatusTx(ctx, tx, ResourceStatus{OrderID: r.CatalogItemInstanceID,
-			InstanceID: r.ID, Status: provider.StatusFailed, Message: "update failed: " + err.Error(), Updated: true})
+		return s.recordTx(ctx, tx, reconcile.Change{OrderID: r.CatalogItemInstanceID, Kind: reconcile.KindUpdated,
+			InstanceID: r.ID, Status: string(provider.StatusFailed), Message: "update failed: " + err.Error()})
 	})
 }

@@ -11,6 +11,8 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
+	changeRecord         string
+	changeTake           string
 	reconcileListWaiting string
 	reconcileRenew       string
 	reconcileRequest     string
@@ -21,11 +23,66 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
+		changeRecord:         qs.Get("ChangeRecord"),
+		changeTake:           qs.Get("ChangeTake"),
 		reconcileListWaiting: qs.Get("ReconcileListWaiting"),
 		reconcileRenew:       qs.Get("ReconcileRenew"),
 		reconcileRequest:     qs.Get("ReconcileRequest"),
 		reconcileTake:        qs.Get("ReconcileTake"),
 	}
+}
+
+// ChangeRecordParams are the arguments of ChangeRecord.
+type ChangeRecordParams struct {
+	OrderID      string
+	Kind         string
+	InstanceID   string
+	PreviousID   string
+	OperationID  string
+	ProviderName string
+	Status       string
+	Message      string
+	RestartCount *int64
+	Via          string
+	RecordedAt   time.Time
+}
+
+// ChangeRecord runs ChangeRecord (sql/*/changes.sql) and returns the number of rows it affected.
+func (q *queries) ChangeRecord(ctx context.Context, db store.Querier, arg ChangeRecordParams) (int64, error) {
+	return db.Exec(ctx, q.changeRecord, arg.OrderID, arg.Kind, arg.InstanceID, arg.PreviousID, arg.OperationID, arg.ProviderName, arg.Status, arg.Message, arg.RestartCount, arg.Via, arg.RecordedAt)
+}
+
+// ChangeTakeRow is a row of ChangeTake.
+type ChangeTakeRow struct {
+	Seq          int64
+	Kind         string
+	InstanceID   string
+	PreviousID   string
+	OperationID  string
+	ProviderName string
+	Status       string
+	Message      string
+	RestartCount *int64
+	Via          string
+	RecordedAt   time.Time
+}
+
+// ChangeTake runs ChangeTake (sql/*/changes.sql) and returns its rows.
+func (q *queries) ChangeTake(ctx context.Context, db store.Querier, orderID string) ([]ChangeTakeRow, error) {
+	rows, err := db.Query(ctx, q.changeTake, orderID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ChangeTakeRow
+	for rows.Next() {
+		var v ChangeTakeRow
+		if err := rows.Scan(&v.Seq, &v.Kind, &v.InstanceID, &v.PreviousID, &v.OperationID, &v.ProviderName, &v.Status, &v.Message, &v.RestartCount, &v.Via, &v.RecordedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // ReconcileListWaiting runs ReconcileListWaiting (sql/*/reconciles.sql) and returns its rows.

@@ -52,10 +52,12 @@ var allowedImports = map[string][]string{
 	"internal/crashtest": {"pkg/provider"},
 	"internal/catalog": {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema",
 		"internal/statemachine", "internal/store"},
+	// The SPRM and placement record what happens to orders' resources as
+	// reconcile changes (status flows one way, DESIGN §2).
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
-		"internal/policy", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
+		"internal/policy", "internal/reconcile", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
 	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid",
-		"internal/resourceid", "internal/store", "pkg/provider"},
+		"internal/reconcile", "internal/resourceid", "internal/store", "pkg/provider"},
 	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
 	// The sentinel reads orders and adapter reports it does not own, by

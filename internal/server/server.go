@@ -409,14 +409,14 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
+	// What happens below the lifecycle is recorded there, per order, and
+	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
+	reconciles := reconcile.New(s.db, lazyJobs{s})
 	s.sprm = sprm.New(sprm.Config{
-		DB:        s.db,
-		Providers: providers,
-		Specs:     serviceTypes,
-		// Status flows SPRM → placement → orders, in the SPRM's transaction.
-		Observer: sprm.StatusObserverFunc(func(ctx context.Context, tx *store.Tx, st sprm.InstanceStatus) error {
-			return s.placement.InstanceStatusChangedTx(ctx, tx, st)
-		}),
+		DB:                 s.db,
+		Providers:          providers,
+		Specs:              serviceTypes,
+		Changes:            reconciles,
 		Logger:             s.logger,
 		Registerer:         s.registry,
 		HealthInterval:     s.cfg.HealthInterval,
@@ -433,26 +433,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
 		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
-		// The lifecycle is the one observer of resource status (DESIGN §2);
-		// it is built below, so the observer reaches it late.
-		Orders: placement.OrderObserverFuncs{
-			StatusFunc: func(ctx context.Context, tx *store.Tx, st placement.ResourceStatus) error {
-				return s.lifecycle.ResourceStatusTx(ctx, tx, st)
-			},
-			ReplacedFunc: func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-				return s.lifecycle.ResourceReplacedTx(ctx, tx, r)
-			},
-			ReplacingFunc: func(ctx context.Context, tx *store.Tx, orderID, newInstanceID string) error {
-				return s.lifecycle.ResourceReplacingTx(ctx, tx, orderID, newInstanceID)
-			},
-			ReplacementFailedFunc: func(ctx context.Context, tx *store.Tx, r placement.Repoint) error {
-				return s.lifecycle.ReplacementFailedTx(ctx, tx, r)
-			},
-		},
-		Operations: s.operations,
+		Changes: reconciles, Operations: s.operations,
 	})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
-	reconciles := reconcile.New(s.db, lazyJobs{s})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	if err := s.buildTokens(ctx); err != nil {

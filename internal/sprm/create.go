@@ -64,7 +64,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 		}
 		t := s.now()
 		n, err := tx.Exec(ctx, s.q.Get("InstanceInsert"), p.ID, p.Project, instanceName(p.Spec), prov.Name, serviceType,
-			store.JSON(p.Spec), t, t)
+			store.JSON(p.Spec), t, t, p.Metadata.OrderID)
 		switch {
 		case err != nil:
 			return err

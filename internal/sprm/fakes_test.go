@@ -165,7 +165,7 @@ func (c clocked) intent(t *testing.T, id string) {
 	t.Helper()
 	at := c.s.now()
 	if _, err := c.s.cfg.DB.Exec(context.Background(), c.s.q.Get("InstanceInsert"), id, "default", id, "vm-sp", "vm",
-		store.JSON(map[string]any{"service_type": "vm"}), at, at); err != nil {
+		store.JSON(map[string]any{"service_type": "vm"}), at, at, ""); err != nil {
 		t.Fatalf("record intent %s: %v", id, err)
 	}
 }

@@ -31,10 +31,11 @@ type Config struct {
 	DB        *store.DB
 	Providers providerClient
 	Specs     specValidator
-	// Observer, when set, is told of every status change of an instance,
-	// in the transaction that writes it. Defaults to none.
-	Observer StatusObserver
-	Logger   *slog.Logger
+	// Changes records every status change of an instance created for an
+	// order, in the transaction that writes it, for the order's reconcile
+	// (*reconcile.Queue). Defaults to none.
+	Changes changeRecorder
+	Logger  *slog.Logger
 	// Registerer receives the SPRM's metrics. Defaults to none.
 	Registerer prometheus.Registerer
 	// Now reads the clock. It dates every write and decides every timing:

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -76,20 +77,20 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	if !status.Valid() || status == provider.StatusPending {
 		status = provider.StatusProvisioning
 	}
-	// The row keeps a report newer than the update; the observer is told
+	// The row keeps a report newer than the update; the change recorded is
 	// the status the row has.
 	t := s.now()
 	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
 		n, err := tx.Exec(wctx, s.q.Get("InstanceRecordUpdate"), store.JSON(p.Spec), sent, string(status), sent,
 			got.Message, sent, sent, t, t, s.resyncDue(status, t), p.ID)
-		if err != nil || n == 0 || s.cfg.Observer == nil {
+		if err != nil || n == 0 {
 			return err
 		}
 		cur, err := scanInstance(tx.QueryRow(wctx, s.q.Get("InstanceGet"), p.ID, "", ""))
 		if err != nil {
 			return err
 		}
-		return s.cfg.Observer.InstanceStatusChangedTx(wctx, tx, InstanceStatus{InstanceID: p.ID, Status: cur.Status,
+		return s.recordChangeTx(wctx, tx, reconcile.KindStatus, InstanceStatus{InstanceID: p.ID, Status: cur.Status,
 			Message: cur.StatusMessage})
 	})
 	if err != nil {

@@ -4,31 +4,48 @@ INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_t
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', $10, $11);
 
 -- name: ResourceGet :one
-SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
-       rehydrated_from, rehydration_status, last_rehydration
-FROM resources
-WHERE instance_id = $1 AND ($2::text = '' OR project = $3);
+-- A resource's status is its instance's (the SPRM holds it), unless
+-- placement decided it (outcome); before the instance exists, its own.
+SELECT r.instance_id, r.catalog_item_instance_id, r.project, r.service_type, r.labels, r.original_request,
+       r.validated_request, r.provider_name, r.policy_status,
+       COALESCE(NULLIF(r.outcome, ''), i.status, r.status) AS status,
+       CASE WHEN r.outcome <> '' THEN r.outcome_message WHEN i.id IS NOT NULL THEN i.status_message
+            ELSE r.status_message END AS status_message,
+       r.create_time, r.update_time,
+       COALESCE(r.deleted_at, CASE WHEN i.status = 'DELETED' THEN i.update_time END) AS deleted_at,
+       r.rehydrated_from, r.rehydration_status, r.last_rehydration
+FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
+WHERE r.instance_id = $1 AND ($2::text = '' OR r.project = $3);
 
 -- name: ResourceList :many
-SELECT instance_id, catalog_item_instance_id, project, service_type, labels, original_request, validated_request,
-       provider_name, policy_status, status, status_message, create_time, update_time, deleted_at,
-       rehydrated_from, rehydration_status, last_rehydration
-FROM resources
-WHERE project = $1
-  AND ($2::text = '' OR catalog_item_instance_id = $3)
-  AND ($4::text = '' OR provider_name = $5)
-  AND ($6::boolean OR deleted_at IS NULL)
-  AND (create_time, instance_id) > ($7, $8)
-ORDER BY create_time, instance_id
+SELECT r.instance_id, r.catalog_item_instance_id, r.project, r.service_type, r.labels, r.original_request,
+       r.validated_request, r.provider_name, r.policy_status,
+       COALESCE(NULLIF(r.outcome, ''), i.status, r.status) AS status,
+       CASE WHEN r.outcome <> '' THEN r.outcome_message WHEN i.id IS NOT NULL THEN i.status_message
+            ELSE r.status_message END AS status_message,
+       r.create_time, r.update_time,
+       COALESCE(r.deleted_at, CASE WHEN i.status = 'DELETED' THEN i.update_time END) AS deleted_at,
+       r.rehydrated_from, r.rehydration_status, r.last_rehydration
+FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
+WHERE r.project = $1
+  AND ($2::text = '' OR r.catalog_item_instance_id = $3)
+  AND ($4::text = '' OR r.provider_name = $5)
+  AND ($6::boolean OR (r.deleted_at IS NULL AND (i.status IS NULL OR i.status <> 'DELETED')))
+  AND (r.create_time, r.instance_id) > ($7, $8)
+ORDER BY r.create_time, r.instance_id
 LIMIT $9;
 
--- name: ResourceSetStatus :exec
--- A status of DELETED also marks the resource deleted.
+-- name: ResourceSetOutcome :exec
+-- What placement decided about a resource: FAILED (its create given up) or
+-- DELETED (nothing is left to delete; also marks it deleted).
 UPDATE resources
-SET status = $1, status_message = $2, update_time = $3,
+SET outcome = $1, outcome_message = $2, update_time = $3,
     deleted_at = CASE WHEN $4::text = 'DELETED' THEN COALESCE(deleted_at, $5) ELSE deleted_at END
 WHERE instance_id = $6;
+
+-- name: ResourceSetCreated :exec
+-- The resource's create was answered: it no longer waits for one.
+UPDATE resources SET status = $1, update_time = $2 WHERE instance_id = $3 AND status = 'PENDING';
 
 -- name: ResourceMarkDeleting :exec
 UPDATE resources
@@ -42,7 +59,14 @@ INSERT INTO resources (instance_id, catalog_item_instance_id, project, service_t
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', $10, $11, $12, 'RUNNING', $13);
 
 -- name: ResourceRehydrationRunning :one
-SELECT instance_id FROM resources WHERE catalog_item_instance_id = $1 AND rehydration_status = 'RUNNING';
+-- A rehydration of the order under way: running, or done and waiting for
+-- the order's reconcile to move to it and retire the old resource.
+SELECT n.instance_id FROM resources n
+WHERE n.catalog_item_instance_id = $1
+  AND (n.rehydration_status = 'RUNNING'
+       OR (n.rehydration_status = 'DONE' AND n.deleted_at IS NULL
+           AND EXISTS (SELECT 1 FROM resources o WHERE o.instance_id = n.rehydrated_from AND o.deleted_at IS NULL)))
+LIMIT 1;
 
 -- name: ResourceRehydrationEnd :exec
 UPDATE resources SET rehydration_status = $1, update_time = $2
@@ -72,6 +96,6 @@ LIMIT 100;
 -- Resources waiting for their first create for a while (not rehydrations,
 -- which the query above covers): their job may have been given up.
 SELECT instance_id FROM resources
-WHERE status = 'PENDING' AND deleted_at IS NULL AND rehydration_status IS NULL AND update_time < $1
+WHERE status = 'PENDING' AND outcome = '' AND deleted_at IS NULL AND rehydration_status IS NULL AND update_time < $1
 ORDER BY update_time
 LIMIT 100;

@@ -1,7 +1,8 @@
 -- name: InstanceInsert :exec
 -- Records a create's intent; no row is inserted when the id exists.
-INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time)
-VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 1, $7, $8)
+INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time,
+                                   order_id)
+VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 1, $7, $8, $9)
 ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
@@ -146,3 +147,7 @@ WHERE id = $4 AND resync_claimed_by = $5;
 -- The instances a dead process had claimed are due again at once.
 UPDATE service_type_instances SET resync_time = $1, resync_claimed_by = ''
 WHERE resync_claimed_by = ANY($2::text[]) AND resync_time IS NOT NULL;
+
+-- name: InstanceOrderID :one
+-- The order an instance was created for ('' when none).
+SELECT order_id FROM service_type_instances WHERE id = $1;

@@ -1,7 +1,8 @@
 -- name: InstanceInsert :exec
 -- Records a create's intent; no row is inserted when the id exists.
-INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time)
-VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 1, ?, ?)
+INSERT INTO service_type_instances (id, project, name, provider_name, service_type, spec, status, version, create_time, update_time,
+                                   order_id)
+VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 1, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
@@ -145,3 +146,7 @@ WHERE id = ? AND resync_claimed_by = ?;
 -- The instances a dead process had claimed are due again at once.
 UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
 WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
+
+-- name: InstanceOrderID :one
+-- The order an instance was created for ('' when none).
+SELECT order_id FROM service_type_instances WHERE id = ?;

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
-// InstanceStatus is a change of an instance's status as a [StatusObserver]
-// sees it.
+// InstanceStatus is a change of an instance's status.
 type InstanceStatus struct {
 	InstanceID string
 	Status     provider.Status
@@ -29,34 +29,36 @@ const (
 	ViaResync = "resync" // Steward read the instance back ([Service.RunResync])
 )
 
-// StatusObserver is told of an instance's status changes: the status the
-// provider answered a create or delete with, a status report (HTTP or
-// NATS), and a deletion completed by the cleanup queue. It is called inside
-// the transaction that writes the new status, so the observer's own writes
-// commit or roll back with it; an error it returns rolls the change back
-// (a status report is then retried by its sender). It must not call back
-// into the SPRM. Placement and the order flow observe through it (wired in
-// internal/server), so the SPRM imports neither.
-type StatusObserver interface {
-	InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st InstanceStatus) error
+// changeRecorder records, in the caller's transaction, a change of an
+// order's resource for the order's reconcile (*reconcile.Queue). The SPRM
+// records its own facts there and calls nobody above it: status flows one
+// way (DESIGN §2).
+type changeRecorder interface {
+	RecordTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
 }
 
-// StatusObserverFunc adapts a function to [StatusObserver].
-type StatusObserverFunc func(ctx context.Context, tx *store.Tx, st InstanceStatus) error
-
-// InstanceStatusChangedTx calls f.
-func (f StatusObserverFunc) InstanceStatusChangedTx(ctx context.Context, tx *store.Tx, st InstanceStatus) error {
-	return f(ctx, tx, st)
-}
-
-// setStatusTx runs a status update in tx and, when it changed a row, tells
-// the observer in the same transaction.
+// setStatusTx runs a status update in tx and, when it changed a row of an
+// instance created for an order, records the change for that order.
 func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStatus, query string, args ...any) (int64, error) {
 	n, err := tx.Exec(ctx, query, args...)
-	if err != nil || n == 0 || s.cfg.Observer == nil {
+	if err != nil || n == 0 {
 		return n, err
 	}
-	return n, s.cfg.Observer.InstanceStatusChangedTx(ctx, tx, st)
+	return n, s.recordChangeTx(ctx, tx, reconcile.KindStatus, st)
+}
+
+// recordChangeTx records st for the order its instance was created for,
+// if any.
+func (s *Service) recordChangeTx(ctx context.Context, tx *store.Tx, kind reconcile.ChangeKind, st InstanceStatus) error {
+	if s.cfg.Changes == nil {
+		return nil
+	}
+	var orderID string
+	if err := tx.QueryRow(ctx, s.q.Get("InstanceOrderID"), st.InstanceID).Scan(&orderID); err != nil {
+		return fmt.Errorf("read order of instance %s: %w", st.InstanceID, err)
+	}
+	return s.cfg.Changes.RecordTx(ctx, tx, reconcile.Change{OrderID: orderID, Kind: kind, InstanceID: st.InstanceID,
+		Status: string(st.Status), Message: st.Message, RestartCount: st.RestartCount, Via: st.Via})
 }
 
 // setStatus is setStatusTx in a transaction of its own, which then reads
