@@ -38,20 +38,28 @@ func (s *Service) reconcileTx(ctx context.Context, tx *store.Tx, orderID string)
 	return s.recheckDeletionTx(ctx, tx, orderID)
 }
 
-// reconcileWorker works the order.reconcile jobs.
+// reconcileWorker works the order.reconcile jobs an earlier version
+// queued (reconcile.Args).
 type reconcileWorker struct {
 	river.WorkerDefaults[reconcile.Args]
 	s *Service
 }
 
 func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[reconcile.Args]) error {
+	return w.s.Reconcile(ctx, job.Args.OrderID)
+}
+
+// Reconcile reconciles one order (a reconcile.Reconciler: the queue's
+// workers run it when a request is committed, and its sweep for requests
+// left waiting).
+func (s *Service) Reconcile(ctx context.Context, orderID string) error {
 	// The request goes first: a change committed from here on asks again,
 	// so none is missed by the reads below.
-	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := w.s.cfg.Reconciles.TakeTx(ctx, tx, job.Args.OrderID); err != nil {
+	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.cfg.Reconciles.TakeTx(ctx, tx, orderID); err != nil {
 			return err
 		}
-		return w.s.reconcileTx(ctx, tx, job.Args.OrderID)
+		return s.reconcileTx(ctx, tx, orderID)
 	})
 }
 

@@ -1,29 +1,38 @@
 // Package reconcile is the queue of per-order reconciles (DESIGN §2, issue
 // 23). Status flows one way: what changes below the lifecycle (an adapter's
-// report on an order, later an instance's status and the end of a
-// replacement) records only its own facts and, in the same transaction,
+// report on an order, an instance's status, an update's outcome, the end of
+// a replacement) records only its own facts and, in the same transaction,
 // asks for the order to be reconciled. The lifecycle works the request: it
 // locks the order, reads down and fires the transfers. Nothing below the
 // lifecycle calls up into it.
 //
-// A request is unique per order while it waits: asking again for an order
-// whose request has not been taken adds no job, so a burst of reports is
-// one reconcile. River's unique jobs cannot say that: a unique job also
-// blocks a new one while it runs, and a change committed after the running
-// reconcile read would then be missed. So a request is a row of
-// order_reconciles plus a plain job; the worker deletes the row first in
-// its transaction, before it reads, and a change committed after that asks,
-// and is reconciled, again.
+// A request is a row of order_reconciles, written in the transaction of
+// the change it follows, so it is as durable as the change. Once that
+// transaction commits, the first request of an order (none waiting) wakes
+// one of the queue's workers in this process, which runs the lifecycle's
+// reconcile at once; asking again while the request waits adds nothing, so
+// a burst of changes is one reconcile. The worker's transaction deletes the
+// row first, before it reads, and a change committed after that asks, and
+// is reconciled, again. A request no worker took (the process died between
+// the commit and the reconcile, the wake-up was dropped under load, or the
+// reconcile failed and rolled back) is found by a sweep every replica runs
+// each second, for requests older than [SweepAfter], and at start for all.
+//
+// No River job per request: a job's insert, fetch and completion cost more
+// than the reconcile itself, and on SQLite a transactional insert waits for
+// River's next poll (50ms).
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
-	"github.com/riverqueue/river"
-
+	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -31,7 +40,9 @@ import (
 //go:embed sql
 var sqlFS embed.FS
 
-// Args is the job that reconciles one order.
+// Args is the River job an earlier version queued to reconcile one order;
+// the lifecycle keeps its worker so that jobs queued before an upgrade
+// still run.
 type Args struct {
 	OrderID string `json:"order_id"`
 }
@@ -39,23 +50,29 @@ type Args struct {
 // Kind names the job.
 func (Args) Kind() string { return "order.reconcile" }
 
-// jobInserter queues a job in the caller's transaction (jobs.Client).
-type jobInserter interface {
-	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
-}
+// Reconciler reconciles one order: the lifecycle, whose reconcile takes
+// the order's request ([Queue.TakeTx]) first in its transaction.
+type Reconciler func(ctx context.Context, orderID string) error
 
 // Queue asks for and hands out order reconciles. It is safe for concurrent
 // use.
 type Queue struct {
 	db   *store.DB
-	jobs jobInserter
 	q    *queries
 	now  func() time.Time
+	log  *slog.Logger
+	wake chan string
+	loop background.Loop
 }
 
-// New returns a Queue that queues its jobs through jobs.
-func New(db *store.DB, jobs jobInserter) *Queue {
-	return &Queue{db: db, jobs: jobs, q: newQueries(db.Engine()), now: time.Now}
+// wakeBuffer bounds the wake-ups waiting for a worker; one that does not
+// fit is dropped and its request left to the sweep.
+const wakeBuffer = 4096
+
+// New returns a Queue.
+func New(db *store.DB, logger *slog.Logger) *Queue {
+	return &Queue{db: db, q: newQueries(db.Engine()), now: time.Now,
+		log: cmp.Or(logger, slog.New(slog.DiscardHandler)), wake: make(chan string, wakeBuffer)}
 }
 
 // RequestTx asks, in tx, for the order to be reconciled once tx commits.
@@ -64,10 +81,15 @@ func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) err
 	if err != nil {
 		return fmt.Errorf("request reconcile of order %s: %w", orderID, err)
 	}
-	if requests > 1 {
-		return nil // a job is queued and has not taken the request yet
+	if requests == 1 { // else a worker has been woken and not taken it yet
+		tx.AfterCommit(func() {
+			select {
+			case q.wake <- orderID:
+			default: // the sweep takes it
+			}
+		})
 	}
-	return q.jobs.InsertTx(ctx, tx, Args{OrderID: orderID}, nil)
+	return nil
 }
 
 // TakeTx removes the order's waiting request in tx, the worker's first
@@ -83,38 +105,86 @@ func (q *Queue) TakeTx(ctx context.Context, tx *store.Tx, orderID string) error 
 	return nil
 }
 
-// requeueBatch bounds the requests one requeue pass renews.
-const requeueBatch = 500
+// SweepAfter is how long a request waits before the sweep of every replica
+// takes it; the worker woken by its commit takes it well before.
+const SweepAfter = 5 * time.Second
 
-// GivenUpAfter is how long a request waits before [Queue.RequeueGivenUp]
-// takes its job for given up. A queue that deep is far behind anyway, and
-// a second job for an order is harmless: a reconcile is idempotent.
-const GivenUpAfter = 5 * time.Minute
+// sweepEvery is the time between two sweeps.
+const sweepEvery = time.Second
 
-// RequeueGivenUp queues a job again for every request that has waited
-// longer than [GivenUpAfter], and returns how many. A request outlives its
-// job only when the job was given up (its retries exhausted, or discarded
-// by hand): the request then stays and asks no more, so this is the resync
-// of last resort for them.
-func (q *Queue) RequeueGivenUp(ctx context.Context) (int, error) {
-	return q.requeue(ctx, GivenUpAfter)
+// sweepBatch bounds the requests one sweep hands out.
+const sweepBatch = 500
+
+// Start runs workers goroutines that reconcile the orders whose requests
+// this process committed, and the sweep; its first pass, at once, takes
+// every waiting request (what a process that died left). Stop ends them.
+func (q *Queue) Start(ctx context.Context, workers int, reconcile Reconciler) error {
+	return q.loop.Start(ctx, func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for range max(workers, 1) {
+			wg.Go(func() { q.work(ctx, reconcile) })
+		}
+		q.sweepLoop(ctx)
+		wg.Wait()
+	})
 }
 
-func (q *Queue) requeue(ctx context.Context, olderThan time.Duration) (int, error) {
+// Stop stops the workers and the sweep, and waits for the reconciles under
+// way (or for ctx). A request not reconciled yet stays for the next sweep.
+func (q *Queue) Stop(ctx context.Context) error { return q.loop.Stop(ctx) }
+
+func (q *Queue) work(ctx context.Context, reconcile Reconciler) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-q.wake:
+			if err := reconcile(ctx, id); err != nil && ctx.Err() == nil {
+				// Rolled back: the request stays, and the sweep tries again.
+				q.log.ErrorContext(ctx, "reconcile order; the sweep retries it", "order_id", id, "error", err)
+			}
+		}
+	}
+}
+
+func (q *Queue) sweepLoop(ctx context.Context) {
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	olderThan := time.Duration(-1) // the first pass takes every request
+	for {
+		n, err := q.sweep(ctx, olderThan)
+		if err != nil && ctx.Err() == nil {
+			q.log.WarnContext(ctx, "sweep of waiting reconciles", "error", err)
+		}
+		if n > 0 && olderThan > 0 {
+			q.log.InfoContext(ctx, "reconciles taken by the sweep", "orders", n)
+		}
+		olderThan = SweepAfter
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// sweep hands every request older than olderThan to the workers, renewing
+// it first (so another replica's sweep passes it by for a while), and
+// returns how many.
+func (q *Queue) sweep(ctx context.Context, olderThan time.Duration) (int, error) {
 	now := q.now().UTC()
-	ids, err := q.q.ReconcileListWaiting(ctx, q.db, now.Add(-olderThan), requeueBatch)
+	ids, err := q.q.ReconcileListWaiting(ctx, q.db, now.Add(-olderThan), sweepBatch)
 	if err != nil {
 		return 0, fmt.Errorf("list waiting reconcile requests: %w", err)
 	}
-	for _, id := range ids {
-		err := q.db.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := q.q.ReconcileRenew(ctx, tx, now, id); err != nil {
-				return err
-			}
-			return q.jobs.InsertTx(ctx, tx, Args{OrderID: id}, nil)
-		})
-		if err != nil {
-			return 0, fmt.Errorf("requeue reconcile of order %s: %w", id, err)
+	for i, id := range ids {
+		if _, err := q.q.ReconcileRenew(ctx, q.db, now, id); err != nil {
+			return i, fmt.Errorf("renew reconcile request of order %s: %w", id, err)
+		}
+		select {
+		case q.wake <- id:
+		case <-ctx.Done():
+			return i, ctx.Err()
 		}
 	}
 	return len(ids), nil

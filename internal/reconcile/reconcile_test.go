@@ -5,33 +5,47 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/riverqueue/river"
-
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-// jobLog records the jobs queued (whether their transaction commits or
-// not).
-type jobLog struct {
-	mu     sync.Mutex
-	orders []string
+// reconciles records the orders reconciled, each taking its request as the
+// lifecycle's reconcile does; a reconcile of an order in hold waits for its
+// release before it takes the request.
+type reconciles struct {
+	db   *store.DB
+	q    *reconcile.Queue
+	mu   sync.Mutex
+	done []string
+	hold map[string]chan struct{}
 }
 
-func (l *jobLog) InsertTx(_ context.Context, _ *store.Tx, args river.JobArgs, _ *river.InsertOpts) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.orders = append(l.orders, args.(reconcile.Args).OrderID)
+func (r *reconciles) reconcile(ctx context.Context, id string) error {
+	r.mu.Lock()
+	gate := r.hold[id]
+	delete(r.hold, id)
+	r.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if err := r.db.InTx(ctx, func(tx *store.Tx) error { return r.q.TakeTx(ctx, tx, id) }); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = append(r.done, id)
 	return nil
 }
 
-func (l *jobLog) queued() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.orders)
+func (r *reconciles) reconciled() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.done)
+	slices.Sort(out)
+	return out
 }
 
 func request(t *testing.T, db *store.DB, q *reconcile.Queue, orderID string) {
@@ -41,56 +55,61 @@ func request(t *testing.T, db *store.DB, q *reconcile.Queue, orderID string) {
 	}
 }
 
-// A burst of requests for an order is one job until the worker takes the
-// request; a request after the take is a job again, and a request whose job
-// was given up is queued again by the requeue pass.
-func TestQueue_OneJobPerOrderWhileTheRequestWaits(t *testing.T) {
+func start(t *testing.T, q *reconcile.Queue, r *reconciles) {
+	t.Helper()
+	if err := q.Start(t.Context(), 4, r.reconcile); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+}
+
+// A committed request wakes a worker, which reconciles the order; asking
+// again while the request waits is the same reconcile, a rolled-back
+// request is none, and a request after the take is a reconcile again. A
+// request no worker of its process took (the process died) is taken by
+// another's sweep when it starts.
+func TestQueue_OneReconcilePerOrderWhileTheRequestWaits(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		db := storetest.Open(t, engine)
-		jobs := &jobLog{}
-		q := reconcile.New(db, jobs)
+		q := reconcile.New(db, nil)
+		release := make(chan struct{})
+		r := &reconciles{db: db, q: q, hold: map[string]chan struct{}{"a": release}}
+		start(t, q, r)
 
-		request(t, db, q, "a")
+		request(t, db, q, "a") // its reconcile waits for release
 		request(t, db, q, "a")
 		request(t, db, q, "b")
 		request(t, db, q, "a")
-		if got, want := jobs.queued(), []string{"a", "b"}; !slices.Equal(got, want) {
-			t.Fatalf("jobs after a burst = %v, want %v", got, want)
-		}
-
-		// A request rolled back with its transaction leaves no request
-		// behind: the next one queues a job again.
 		_ = db.InTx(t.Context(), func(tx *store.Tx) error {
 			if err := q.RequestTx(t.Context(), tx, "c"); err != nil {
 				t.Fatal(err)
 			}
 			return context.Canceled
 		})
-		request(t, db, q, "c")
-		if got, want := jobs.queued(), []string{"a", "b", "c", "c"}; !slices.Equal(got, want) {
-			t.Fatalf("jobs after a rolled-back request = %v, want %v", got, want)
-		}
+		poll.Until(t, "b reconciled", func() bool { return slices.Equal(r.reconciled(), []string{"b"}) })
+		close(release)
+		poll.Until(t, "a reconciled", func() bool { return slices.Equal(r.reconciled(), []string{"a", "b"}) })
 
-		if err := db.InTx(t.Context(), func(tx *store.Tx) error { return q.TakeTx(t.Context(), tx, "a") }); err != nil {
+		request(t, db, q, "a")
+		poll.Until(t, "a reconciled again", func() bool { return slices.Equal(r.reconciled(), []string{"a", "a", "b"}) })
+
+		// Another process's request, never reconciled there: a queue that
+		// starts takes it at once.
+		other := reconcile.New(db, nil)
+		request(t, db, other, "d")
+		if got := r.reconciled(); slices.Contains(got, "d") {
+			t.Fatalf("reconciled %v: d's wake-up went to its own process, which runs no workers", got)
+		}
+		late := &reconciles{db: db, q: other}
+		start(t, other, late)
+		poll.Until(t, "d taken by the starting queue's sweep", func() bool { return slices.Contains(late.reconciled(), "d") })
+		if err := q.Stop(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		request(t, db, q, "a")
-		if got, want := jobs.queued(), []string{"a", "b", "c", "c", "a"}; !slices.Equal(got, want) {
-			t.Fatalf("jobs after the take = %v, want %v", got, want)
-		}
-
-		if n, err := q.Requeue(t.Context(), time.Hour); err != nil || n != 0 {
-			t.Fatalf("requeue of requests younger than an hour = %d, %v; want 0", n, err)
-		}
-		if n, err := q.Requeue(t.Context(), -time.Second); err != nil || n != 3 {
-			t.Fatalf("requeue of every waiting request = %d, %v; want 3 (a, b, c)", n, err)
-		}
-		got := jobs.queued()[5:]
-		slices.Sort(got)
-		if want := []string{"a", "b", "c"}; !slices.Equal(got, want) {
-			t.Fatalf("requeued jobs = %v, want %v", got, want)
+		if got, want := r.reconciled(), []string{"a", "a", "b"}; !slices.Equal(got, want) {
+			t.Errorf("reconciled %v, want %v: one per request taken, none for the rolled-back c", got, want)
 		}
 	})
 }

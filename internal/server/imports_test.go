@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	// A build tool (go generate), not linked into the binary.
 	"internal/store/querygen":  {"internal/store"},
 	"internal/jobs":            {"internal/store"},
-	"internal/reconcile":       {"internal/store"},
+	"internal/reconcile":       {"internal/background", "internal/store"},
 	"internal/peers":           {"internal/background", "internal/store"},
 	"internal/events":          {"internal/background", "internal/store"},
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},

@@ -196,6 +196,7 @@ type Server struct {
 
 	processProvider *processprovider.Daemon
 	resync          background.Loop // reads instances back from their providers
+	reconciles      *reconcile.Queue
 
 	// lock holds the data directory while the server runs (see claim).
 	lock *dataDirLock
@@ -270,6 +271,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("server: start jobs: %w", err)
 	}
 	s.startResync(ctx)
+	if !s.cfg.PauseJobs { // reconciles are jobs too
+		if err := s.reconciles.Start(ctx, reconcileWorkers, s.lifecycle.Reconcile); err != nil {
+			return fmt.Errorf("server: start reconciles: %w", err)
+		}
+	}
 	if err := s.relay.Start(ctx); err != nil {
 		return fmt.Errorf("server: start event relay: %w", err)
 	}
@@ -357,8 +363,13 @@ func (s *Server) startEvents(ctx context.Context) error {
 }
 
 // periodicJobs are the passes the elected leader runs on a schedule; the
+// reconcileWorkers is how many order reconciles a replica runs at once.
+// On SQLite their writes share group commits, so a few go further than
+// one; each holds one order's lock for a short transaction.
+const reconcileWorkers = 4
+
 // services they call are built.
-func (s *Server) periodicJobs(reconciles *reconcile.Queue) []jobs.Periodic {
+func (s *Server) periodicJobs() []jobs.Periodic {
 	periodic := []jobs.Periodic{
 		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
 			Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
@@ -377,9 +388,6 @@ func (s *Server) periodicJobs(reconciles *reconcile.Queue) []jobs.Periodic {
 			Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)},
 		{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
 			Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)},
-		// A reconcile request whose job was given up asks no more.
-		{Name: "reconcile_requeue", Interval: time.Minute,
-			Run: counted(s.logger, slog.LevelWarn, "queued again reconciles whose job was given up", reconciles.RequeueGivenUp)},
 		{Name: "repair_silent", Interval: time.Minute,
 			Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)},
 	}
@@ -411,12 +419,12 @@ func (s *Server) buildServices(ctx context.Context) error {
 	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
 	// What happens below the lifecycle is recorded there, per order, and
 	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
-	reconciles := reconcile.New(s.db, lazyJobs{s})
+	s.reconciles = reconcile.New(s.db, s.logger.With("component", "reconcile"))
 	s.sprm = sprm.New(sprm.Config{
 		DB:                 s.db,
 		Providers:          providers,
 		Specs:              serviceTypes,
-		Changes:            reconciles,
+		Changes:            s.reconciles,
 		Logger:             s.logger,
 		Registerer:         s.registry,
 		HealthInterval:     s.cfg.HealthInterval,
@@ -433,10 +441,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
 		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
-		Changes: reconciles, Operations: s.operations,
+		Changes: s.reconciles, Operations: s.operations,
 	})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
-	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: reconciles,
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
 	if err := s.buildTokens(ctx); err != nil {
 		return err
@@ -445,7 +453,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
+		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
 		Runtimes: runtimeHealths{s.repair}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	// Read-only questions from below about orders, answered by the
 	// lifecycle once it is built.
@@ -459,7 +467,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
 	s.repair.RegisterWorkers(workers)
-	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: s.periodicJobs(reconciles),
+	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: s.periodicJobs(),
 		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
 	if err != nil {
 		return err
@@ -737,6 +745,9 @@ func (s *Server) Stop(ctx context.Context) error {
 			errs = append(errs, s.relay.Stop(ctx))
 		}
 		s.stopResync(ctx)
+		if s.reconciles != nil {
+			errs = append(errs, s.reconciles.Stop(ctx))
+		}
 		if s.stopStatus != nil {
 			s.stopStatus()
 		}

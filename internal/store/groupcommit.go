@@ -138,7 +138,9 @@ func (g *groupCommitter) commit(group []*groupReq) {
 	}
 	if err := ltx.Commit(); err != nil {
 		fail(fmt.Errorf("store: commit: %w", classify(err)))
+		return
 	}
+	tx.runCommitted()
 }
 
 // member runs one transaction in its savepoint. It returns an error only
@@ -147,7 +149,7 @@ func (g *groupCommitter) member(ctx context.Context, tx *Tx, r *groupReq) (err e
 	if _, err := tx.cached.ExecContext(ctx, "SAVEPOINT steward_member"); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
-	appended := len(tx.pending)
+	appended, committed := len(tx.pending), len(tx.committed)
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -158,6 +160,7 @@ func (g *groupCommitter) member(ctx context.Context, tx *Tx, r *groupReq) (err e
 	}()
 	if r.err != nil || r.pan != nil {
 		tx.pending = tx.pending[:appended] // its rows go with it
+		tx.committed = tx.committed[:committed]
 		if _, err := tx.cached.ExecContext(ctx, "ROLLBACK TO steward_member"); err != nil {
 			return fmt.Errorf("store: rollback to savepoint: %w", err)
 		}

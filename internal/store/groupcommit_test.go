@@ -15,7 +15,9 @@ import (
 
 // Many transactions at once share SQLite commits (group commit); each must
 // still succeed, fail or panic on its own: a failing or panicking one
-// leaves nothing behind, and the others' writes all commit.
+// leaves nothing behind (its AfterCommit functions never run), and the
+// others' writes all commit, each one's AfterCommit run once, after its
+// commit.
 func TestInTx_ConcurrentTransactionsSucceedAndFailEachOnItsOwn(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -27,6 +29,9 @@ func TestInTx_ConcurrentTransactionsSucceedAndFailEachOnItsOwn(t *testing.T) {
 		const n = 200
 		errs := make([]error, n)
 		panicked := make([]bool, n)
+		var afterMu sync.Mutex
+		after := make([]int, n)
+		visible := make([]bool, n)
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
@@ -35,6 +40,11 @@ func TestInTx_ConcurrentTransactionsSucceedAndFailEachOnItsOwn(t *testing.T) {
 					if err := insertOp(ctx, tx, engine, fmt.Sprintf("op-%d", i), now, json.RawMessage(`{}`)); err != nil {
 						return err
 					}
+					tx.AfterCommit(func() {
+						afterMu.Lock()
+						defer afterMu.Unlock()
+						after[i]++
+					})
 					switch i % 10 {
 					case 3:
 						return boom
@@ -48,6 +58,10 @@ func TestInTx_ConcurrentTransactionsSucceedAndFailEachOnItsOwn(t *testing.T) {
 		wg.Wait()
 		for i := range n {
 			_, err := readOp(ctx, db, engine, fmt.Sprintf("op-%d", i))
+			visible[i] = err == nil
+			if want := map[bool]int{true: 1, false: 0}[visible[i]]; after[i] != want {
+				t.Errorf("tx %d (committed %v): AfterCommit ran %d times, want %d", i, visible[i], after[i], want)
+			}
 			switch i % 10 {
 			case 3:
 				if !errors.Is(errs[i], boom) || !errors.Is(err, store.ErrNotFound) {

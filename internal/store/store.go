@@ -226,6 +226,24 @@ type Tx struct {
 	grouped bool
 	// pending holds the group's appended rows (see Appender).
 	pending []pendingRow
+	// committed holds what runs once the transaction commits (AfterCommit).
+	committed []func()
+}
+
+// AfterCommit has f run once the transaction has committed, and never if
+// it rolls back (a member of a group commit that fails drops its own). f
+// runs on the committing goroutine, which may be the one every SQLite write
+// goes through: it must not block or touch the store (e.g. a non-blocking
+// send that wakes a worker).
+func (tx *Tx) AfterCommit(f func()) {
+	tx.committed = append(tx.committed, f)
+}
+
+// runCommitted runs the AfterCommit functions of a committed transaction.
+func (tx *Tx) runCommitted() {
+	for _, f := range tx.committed {
+		f()
+	}
 }
 
 // Exec runs a statement in the transaction.
@@ -353,6 +371,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: commit: %w", classify(err))
 	}
+	tx.runCommitted()
 	return nil
 }
 
