@@ -54,12 +54,10 @@ func (s *Service) claim(ctx context.Context) ([]CleanupTask, error) {
 	var tasks []CleanupTask
 	t := s.now()
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, s.q.Get("CleanupTaskClaim"), t.Add(s.cfg.ClaimTimeout), t, s.cfg.ProcessID, t,
-			s.cfg.CleanupBatch)
-		if err != nil {
-			return err
-		}
-		tasks, err = store.Collect(rows, scanTask)
+		until := t.Add(s.cfg.ClaimTimeout)
+		rows, err := s.q.CleanupTaskClaim(ctx, tx, CleanupTaskClaimParams{ClaimedUntil: &until, UpdateTime: t,
+			ClaimedBy: s.cfg.ProcessID, Now: t, Limit: int64(s.cfg.CleanupBatch)})
+		tasks, err = fromRows(rows, err, taskFromRow[CleanupTaskClaimRow])
 		return err
 	})
 	if err != nil {
@@ -122,11 +120,12 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 	t := s.now()
 	if err == nil || errors.Is(err, provider.ErrNotFound) {
 		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskDelete"), task.ID); err != nil {
+			if _, err := s.q.CleanupTaskDelete(ctx, tx, task.ID); err != nil {
 				return err
 			}
+			deleted := InstanceMarkDeletedParams{DeletedAt: t, DeleteTime: t, UpdateTime: t, ID: task.InstanceID}
 			if _, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
-				s.q.Get("InstanceMarkDeleted"), t, t, t, task.InstanceID); err != nil {
+				func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleted(ctx, tx, deleted) }); err != nil {
 				return err
 			}
 			return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil))
@@ -145,8 +144,8 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 		status = TaskFailed
 	}
 	rerr := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskRecordFailure"), retries, status, t, err.Error(), t,
-			task.ID); err != nil || status != TaskFailed {
+		if _, err := s.q.CleanupTaskRecordFailure(ctx, tx, CleanupTaskRecordFailureParams{RetryCount: int64(retries),
+			Status: status, LastAttempt: &t, LastError: err.Error(), UpdateTime: t, ID: task.ID}); err != nil || status != TaskFailed {
 			return err
 		}
 		return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeError, t,
@@ -171,7 +170,7 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 func (s *Service) releaseAll(ctx context.Context, tasks []CleanupTask) {
 	ctx = context.WithoutCancel(ctx)
 	for _, task := range tasks {
-		if _, err := s.cfg.DB.Exec(ctx, s.q.Get("CleanupTaskRelease"), s.now(), task.ID); err != nil {
+		if _, err := s.q.CleanupTaskRelease(ctx, s.cfg.DB, s.now(), task.ID); err != nil {
 			s.log.WarnContext(ctx, "release skipped cleanup task; its claim will expire", "task_id", task.ID, "error", err)
 		}
 	}
@@ -181,21 +180,13 @@ func (s *Service) releaseAll(ctx context.Context, tasks []CleanupTask) {
 // before recording its outcome (the process crashed, or the outcome and the
 // fallback both failed to write): "reconcile leftovers on start".
 func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("InstanceListStalePending"), s.now().Add(-s.cfg.PendingGrace), s.cfg.CleanupBatch)
+	list, err := s.q.InstanceListStalePending(ctx, s.cfg.DB, s.now().Add(-s.cfg.PendingGrace), int64(s.cfg.CleanupBatch))
 	if err != nil {
 		return 0, fmt.Errorf("list stale intents: %w", err)
 	}
-	type stale struct{ id, provider, serviceType string }
-	list, err := store.Collect(rows, func(r scanner) (stale, error) {
-		var st stale
-		return st, r.Scan(&st.id, &st.provider, &st.serviceType)
-	})
-	if err != nil {
-		return 0, err
-	}
 	for _, st := range list {
 		// A failure is logged; the next sweep finds the intent again.
-		_ = s.queueUnknown(ctx, st.id, st.provider, st.serviceType, errors.New("create request ended without an outcome"))
+		_ = s.queueUnknown(ctx, st.ID, st.ProviderName, st.ServiceType, errors.New("create request ended without an outcome"))
 	}
 	return len(list), nil
 }
@@ -203,7 +194,7 @@ func (s *Service) sweepStalePending(ctx context.Context) (int, error) {
 // ReapTx puts back to PENDING the cleanup tasks that dead processes had
 // claimed, in the reaping transaction (a peers.Reaper).
 func (s *Service) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error {
-	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskReleaseOfDead"), store.Strings(dead)); err != nil {
+	if _, err := s.q.CleanupTaskReleaseOfDead(ctx, tx, dead); err != nil {
 		return fmt.Errorf("release the cleanup tasks of %v: %w", dead, err)
 	}
 	return nil
@@ -211,7 +202,7 @@ func (s *Service) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error
 
 // CleanupTask returns one task.
 func (s *Service) CleanupTask(ctx context.Context, id string) (CleanupTask, error) {
-	return scanTask(s.cfg.DB.QueryRow(ctx, s.q.Get("CleanupTaskGet"), id))
+	return taskFromRow(s.q.CleanupTaskGet(ctx, s.cfg.DB, id))
 }
 
 // ListCleanupTasksParams filters and pages cleanup tasks.
@@ -223,7 +214,7 @@ type ListCleanupTasksParams struct {
 
 // CleanupTasks lists the queue, oldest first.
 func (s *Service) CleanupTasks(ctx context.Context, p ListCleanupTasksParams) (store.Page[CleanupTask], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("CleanupTaskList"), p.Page, scanTask,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.cleanupTaskList, p.Page, scanTask,
 		func(t CleanupTask) store.Cursor { return store.Cursor{Time: t.CreateTime, ID: t.ID} },
 		p.Status, p.Status, p.ProviderName, p.ProviderName)
 	if err != nil {
@@ -239,11 +230,11 @@ func (s *Service) RetryCleanupTask(ctx context.Context, id string) (CleanupTask,
 	// Update and read in one transaction: the answer is the state :retry
 	// set, even if a worker claims the task right after the commit.
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		n, err := tx.Exec(ctx, s.q.Get("CleanupTaskRetry"), s.now(), id)
+		n, err := s.q.CleanupTaskRetry(ctx, tx, s.now(), id)
 		if err != nil {
 			return fmt.Errorf("retry cleanup task: %w", err)
 		}
-		if task, err = scanTask(tx.QueryRow(ctx, s.q.Get("CleanupTaskGet"), id)); err != nil {
+		if task, err = taskFromRow(s.q.CleanupTaskGet(ctx, tx, id)); err != nil {
 			return err
 		}
 		if n == 0 {

@@ -100,7 +100,7 @@ func TestRunCleanup_RecordsFailedAttemptsAtTheClocksTime(t *testing.T) {
 		c := setupClocked(t, engine, func(cfg *Config) { cfg.CleanupMaxRetries = 2 })
 		c.intent(t, "old")
 		c.queueCleanup(t, "old")
-		task, err := scanTask(c.s.cfg.DB.QueryRow(t.Context(), c.s.q.Get("CleanupTaskGetByInstance"), "old"))
+		task, err := taskFromRow(c.s.q.CleanupTaskGetByInstance(t.Context(), c.s.cfg.DB, "old"))
 		if err != nil {
 			t.Fatal(err)
 		}

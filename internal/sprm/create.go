@@ -52,7 +52,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 	var resume bool
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		resume = false
-		prov, err = scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), p.ProviderName))
+		prov, err = providerFromRow(s.q.ProviderLockByName(ctx, tx, p.ProviderName))
 		if err != nil {
 			return err
 		}
@@ -63,8 +63,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 			return fmt.Errorf("%w: %q is %s", ErrProviderUnavailable, prov.Name, prov.Status)
 		}
 		t := s.now()
-		n, err := tx.Exec(ctx, s.q.Get("InstanceInsert"), p.ID, p.Project, instanceName(p.Spec), prov.Name, serviceType,
-			store.JSON(p.Spec), t, t, p.Metadata.OrderID)
+		n, err := s.q.InstanceInsert(ctx, tx, InstanceInsertParams{ID: p.ID, Project: p.Project, Name: instanceName(p.Spec),
+			ProviderName: prov.Name, ServiceType: serviceType, Spec: store.JSON(p.Spec), CreateTime: t, UpdateTime: t,
+			OrderID: p.Metadata.OrderID})
 		switch {
 		case err != nil:
 			return err
@@ -108,8 +109,10 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 		status = provider.StatusProvisioning
 	}
 	t := s.now()
+	arg := InstanceRecordCreatedParams{Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
+		ResyncTime: s.resyncDue(status, t), ID: p.ID}
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		s.q.Get("InstanceRecordCreated"), string(status), got.Message, t, t, s.resyncDue(status, t), p.ID)
+		func(tx *store.Tx) (int64, error) { return s.q.InstanceRecordCreated(ctx, tx, arg) })
 	if err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)
@@ -187,8 +190,9 @@ func (s *Service) outcomeUnknown(ctx context.Context, p CreateParams, providerNa
 		_ = s.queueUnknown(ctx, p.ID, providerName, serviceType, cause)
 		return &OutcomeUnknownError{InstanceID: p.ID, Kind: kind, Err: cause}
 	}
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
-		"create outcome unknown ("+cause.Error()+"); resolving", s.now(), noResync, p.ID); err != nil {
+	if _, err := s.q.InstanceSetStatus(ctx, s.cfg.DB, InstanceSetStatusParams{Status: string(provider.StatusUnknown),
+		StatusMessage: "create outcome unknown (" + cause.Error() + "); resolving", UpdateTime: s.now(),
+		ResyncTime: noResync, ID: p.ID}); err != nil {
 		// Still PENDING: the next attempt resolves it all the same.
 		s.log.WarnContext(ctx, "mark a create of unknown outcome", "instance_id", p.ID, "error", err)
 	}
@@ -204,7 +208,7 @@ func (s *Service) createFailed(ctx context.Context, p CreateParams, prov Provide
 	var refused *provider.ResponseError
 	if errors.As(err, &refused) {
 		s.metrics.creates.WithLabelValues("refused").Inc()
-		if _, derr := s.cfg.DB.Exec(ctx, s.q.Get("InstanceDeleteIntent"), id); derr != nil {
+		if _, derr := s.q.InstanceDeleteIntent(ctx, s.cfg.DB, id); derr != nil {
 			// The sweep will queue it for cleanup; the refusal is still the answer.
 			s.log.ErrorContext(ctx, "remove refused intent", "instance_id", id, "error", derr)
 		}
@@ -218,8 +222,9 @@ func (s *Service) createFailed(ctx context.Context, p CreateParams, prov Provide
 // its deletion. If even that fails, the periodic sweep finds the intent.
 func (s *Service) queueUnknown(ctx context.Context, id, providerName, serviceType string, cause error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, s.q.Get("InstanceSetStatus"), string(provider.StatusUnknown),
-			"create outcome unknown ("+cause.Error()+"); queued for cleanup", s.now(), noResync, id); err != nil {
+		if _, err := s.q.InstanceSetStatus(ctx, tx, InstanceSetStatusParams{Status: string(provider.StatusUnknown),
+			StatusMessage: "create outcome unknown (" + cause.Error() + "); queued for cleanup", UpdateTime: s.now(),
+			ResyncTime: noResync, ID: id}); err != nil {
 			return err
 		}
 		_, err := s.enqueueCleanupTx(ctx, tx, id, providerName, serviceType)
@@ -277,5 +282,5 @@ func instanceName(spec map[string]any) string {
 
 // instance reads one instance; project "" means any (system callers).
 func (s *Service) instance(ctx context.Context, project, id string) (Instance, error) {
-	return scanInstance(s.cfg.DB.QueryRow(ctx, s.q.Get("InstanceGet"), id, project, project))
+	return instanceFromRow(s.q.InstanceGet(ctx, s.cfg.DB, id, project))
 }

@@ -31,7 +31,7 @@ type ListInstancesParams struct {
 
 // Instances lists a project's instances, oldest first.
 func (s *Service) Instances(ctx context.Context, p ListInstancesParams) (store.Page[Instance], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("InstanceList"), p.Page, scanInstance,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.instanceList, p.Page, scanInstance,
 		func(i Instance) store.Cursor { return store.Cursor{Time: i.CreateTime, ID: i.ID} },
 		p.Project, p.ProviderName, p.ProviderName, p.ServiceType, p.ServiceType, p.Status, p.Status, p.ShowDeleted)
 	if err != nil {
@@ -80,8 +80,9 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 		return Instance{}, err
 	}
 	t := s.now()
+	deleting := InstanceMarkDeletingParams{DeleteTime: t, UpdateTime: t, ResyncTime: s.resyncDue(provider.StatusDeleting, t), ID: id}
 	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
-		s.q.Get("InstanceMarkDeleting"), t, t, s.resyncDue(provider.StatusDeleting, t), id); err != nil {
+		func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) }); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
 	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)
@@ -89,8 +90,9 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	defer cancel()
 	switch {
 	case errors.Is(err, provider.ErrNotFound) || (err == nil && got.Status == provider.StatusDeleted):
+		deleted := InstanceMarkDeletedParams{DeletedAt: s.now(), DeleteTime: s.now(), UpdateTime: s.now(), ID: id}
 		if _, _, err := s.setStatus(wctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleted},
-			s.q.Get("InstanceMarkDeleted"), s.now(), s.now(), s.now(), id); err != nil {
+			func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleted(wctx, tx, deleted) }); err != nil {
 			return Instance{}, fmt.Errorf("mark instance deleted: %w", err)
 		}
 	case err != nil:
@@ -122,7 +124,7 @@ func (s *Service) queueDeletion(ctx context.Context, in Instance, why string, if
 // caller's transaction (placement's rehydration uses it). It is idempotent:
 // an instance has at most one task.
 func (s *Service) CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID string) error {
-	in, err := scanInstance(tx.QueryRow(ctx, s.q.Get("InstanceGet"), instanceID, "", ""))
+	in, err := instanceFromRow(s.q.InstanceGet(ctx, tx, instanceID, ""))
 	if err != nil {
 		return err
 	}
@@ -133,10 +135,11 @@ func (s *Service) CleanupEnqueueTx(ctx context.Context, tx *store.Tx, instanceID
 func (s *Service) enqueueCleanupTx(ctx context.Context, tx *store.Tx, instanceID, providerName, serviceType string) (string, error) {
 	t := s.now()
 	id := store.NewID()
-	if _, err := tx.Exec(ctx, s.q.Get("CleanupTaskInsert"), id, instanceID, providerName, serviceType, t, t, t); err != nil {
+	if _, err := s.q.CleanupTaskInsert(ctx, tx, CleanupTaskInsertParams{ID: id, InstanceID: instanceID,
+		ProviderName: providerName, ServiceType: serviceType, RequestedAt: t, CreateTime: t, UpdateTime: t}); err != nil {
 		return "", fmt.Errorf("queue cleanup of %s: %w", instanceID, err)
 	}
-	if _, err := tx.Exec(ctx, s.q.Get("InstanceDeleteRequested"), t, instanceID); err != nil {
+	if _, err := s.q.InstanceDeleteRequested(ctx, tx, t, instanceID); err != nil {
 		return "", fmt.Errorf("note the deletion of %s: %w", instanceID, err)
 	}
 	return id, nil

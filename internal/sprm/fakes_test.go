@@ -164,8 +164,9 @@ func setupClocked(t *testing.T, engine store.Engine, adjust func(*Config)) clock
 func (c clocked) intent(t *testing.T, id string) {
 	t.Helper()
 	at := c.s.now()
-	if _, err := c.s.cfg.DB.Exec(context.Background(), c.s.q.Get("InstanceInsert"), id, "default", id, "vm-sp", "vm",
-		store.JSON(map[string]any{"service_type": "vm"}), at, at, ""); err != nil {
+	if _, err := c.s.q.InstanceInsert(context.Background(), c.s.cfg.DB, InstanceInsertParams{ID: id, Project: "default",
+		Name: id, ProviderName: "vm-sp", ServiceType: "vm", Spec: store.JSON(map[string]any{"service_type": "vm"}),
+		CreateTime: at, UpdateTime: at}); err != nil {
 		t.Fatalf("record intent %s: %v", id, err)
 	}
 }

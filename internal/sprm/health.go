@@ -62,11 +62,11 @@ func (s *Service) nextHealth(r checkResult, failures int, at time.Time) healthSt
 // CheckHealth checks every provider whose next check is due, concurrently,
 // and records the outcome. It runs as a periodic job on the leader.
 func (s *Service) CheckHealth(ctx context.Context) error {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("ProviderListDue"), s.now(), healthBatch)
+	rows, err := s.q.ProviderListDue(ctx, s.cfg.DB, s.now(), healthBatch)
 	if err != nil {
 		return fmt.Errorf("list providers due for a health check: %w", err)
 	}
-	due, err := store.Collect(rows, scanProvider)
+	due, err := fromRows(rows, nil, providerFromRow[ProviderListDueRow])
 	if err != nil {
 		return err
 	}
@@ -99,8 +99,9 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	at := s.now()
 	st := s.nextHealth(r, p.Health.ConsecutiveFailures, at)
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, s.q.Get("ProviderUpdateHealth"), st.status, st.failures, st.message, at, st.next, at,
-			p.ID); err != nil {
+		if _, err := s.q.ProviderUpdateHealth(ctx, tx, ProviderUpdateHealthParams{Status: st.status,
+			ConsecutiveFailures: int64(st.failures), HealthMessage: st.message, LastCheckTime: &at, NextCheckTime: st.next,
+			UpdateTime: at, ID: p.ID}); err != nil {
 			return err
 		}
 		if st.status == p.Status {

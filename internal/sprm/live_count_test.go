@@ -33,11 +33,12 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 			c.intent(t, id)
 		}
 		check("four intents")
-		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceDeleteIntent"), "a"); err != nil {
+		if _, err := c.s.q.InstanceDeleteIntent(ctx, c.s.cfg.DB, "a"); err != nil {
 			t.Fatal(err)
 		}
 		check("an intent refused")
-		if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceMarkDeleted"), c.s.now(), c.s.now(), c.s.now(), "b"); err != nil {
+		if _, err := c.s.q.InstanceMarkDeleted(ctx, c.s.cfg.DB, InstanceMarkDeletedParams{DeletedAt: c.s.now(),
+			DeleteTime: c.s.now(), UpdateTime: c.s.now(), ID: "b"}); err != nil {
 			t.Fatal(err)
 		}
 		check("one marked deleted")
@@ -45,7 +46,8 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
 			at := c.s.now()
 			c.clock.Advance(1)
-			if _, err := c.s.cfg.DB.Exec(ctx, c.s.q.Get("InstanceApplyStatus"), status, "", at, at, nil, status, at, status, at, at, noResync, "c", at); err != nil {
+			if _, err := c.s.q.InstanceApplyStatus(ctx, c.s.cfg.DB, InstanceApplyStatusParams{Status: status, ObservedTime: &at,
+				UpdateTime: at, DeletedAt: at, DeleteTime: at, StatusTime: &at, ResyncTime: noResync, ID: "c"}); err != nil {
 				t.Fatal(err)
 			}
 			check("report " + status)

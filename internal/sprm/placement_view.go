@@ -21,23 +21,12 @@ type ProviderLoad struct {
 // placement rule.
 func (s *Service) ProviderLoads(ctx context.Context) ([]ProviderLoad, error) {
 	counts := map[string]int{}
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("InstanceCountLivePerProvider"))
+	cs, err := s.q.InstanceCountLivePerProvider(ctx, s.cfg.DB)
 	if err != nil {
 		return nil, fmt.Errorf("count live instances: %w", err)
 	}
-	type count struct {
-		name string
-		n    int
-	}
-	cs, err := store.Collect(rows, func(r scanner) (count, error) {
-		var c count
-		return c, r.Scan(&c.name, &c.n)
-	})
-	if err != nil {
-		return nil, err
-	}
 	for _, c := range cs {
-		counts[c.name] = c.n
+		counts[c.ProviderName] = int(c.Live)
 	}
 	providers, err := s.registry.providers(ctx, s.allProviders)
 	if err != nil {

@@ -34,11 +34,13 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 	var moved string // the endpoint before, on a re-registration
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		moved = ""
-		existing, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), reg.Name))
+		existing, err := providerFromRow(s.q.ProviderLockByName(ctx, tx, reg.Name))
 		switch {
 		case errors.Is(err, ErrProviderNotFound):
-			_, err = tx.Exec(ctx, s.q.Get("ProviderInsert"), id, reg.Name, reg.Endpoint, store.JSON(nonNil(reg.ServiceTypes)),
-				store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)), store.JSON(nonNil(reg.Operations)), t, t, t)
+			_, err = s.q.ProviderInsert(ctx, tx, ProviderInsertParams{ID: id, Name: reg.Name, Endpoint: reg.Endpoint,
+				ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
+				Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
+				NextCheckTime: t, CreateTime: t, UpdateTime: t})
 			if errors.Is(err, store.ErrAlreadyExists) {
 				return fmt.Errorf("%w: id %q belongs to another provider", ErrProviderIDConflict, id)
 			}
@@ -49,9 +51,10 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		case existing.ID != id:
 			return fmt.Errorf("%w: %q is registered with id %q", ErrProviderIDConflict, reg.Name, existing.ID)
 		}
-		_, err = tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, reg.Endpoint, t, reg.Endpoint,
-			store.JSON(nonNil(reg.ServiceTypes)), store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)),
-			store.JSON(nonNil(reg.Operations)), t, t, existing.ID, existing.Version)
+		_, err = s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
+			EndpointChangeTime: t, ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
+			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
+			NextCheckTime: t, UpdateTime: t, ID: existing.ID, Version: existing.Version})
 		moved = existing.Endpoint
 		return err
 	})
@@ -70,7 +73,7 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 
 // Provider returns the provider with the id or name, or ErrProviderNotFound.
 func (s *Service) Provider(ctx context.Context, idOrName string) (Provider, error) {
-	return scanProvider(s.cfg.DB.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+	return providerFromRow(s.q.ProviderGet(ctx, s.cfg.DB, idOrName))
 }
 
 // ListProvidersParams filters and pages providers.
@@ -82,7 +85,7 @@ type ListProvidersParams struct {
 
 // Providers lists registered providers, oldest first.
 func (s *Service) Providers(ctx context.Context, p ListProvidersParams) (store.Page[Provider], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("ProviderList"), p.Page, scanProvider,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.providerList, p.Page, scanProvider,
 		func(p Provider) store.Cursor { return store.Cursor{Time: p.CreateTime, ID: p.ID} },
 		p.ServiceType, p.ServiceType, p.Status, p.Status)
 	if err != nil {
@@ -106,7 +109,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 	defer s.registry.invalidate() // after the commit: see registrySnapshot
 	var id, moved, endpoint string
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+		p, err := providerFromRow(s.q.ProviderGet(ctx, tx, idOrName))
 		if err != nil {
 			return err
 		}
@@ -131,9 +134,10 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 		}
 		id = p.ID
 		t := s.now()
-		n, err := tx.Exec(ctx, s.q.Get("ProviderUpdateRegistration"), reg.Endpoint, reg.Endpoint, t, reg.Endpoint,
-			store.JSON(reg.ServiceTypes), store.JSON(nonNilMap(reg.Metadata)), store.JSON(nonNilMap(reg.Capacity)),
-			store.JSON(nonNil(reg.Operations)), p.nextCheckTime, t, p.ID, p.Version)
+		n, err := s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
+			EndpointChangeTime: t, ServiceTypes: store.JSON(reg.ServiceTypes), Metadata: store.JSON(nonNilMap(reg.Metadata)),
+			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
+			NextCheckTime: p.nextCheckTime, UpdateTime: t, ID: p.ID, Version: p.Version})
 		moved, endpoint = p.Endpoint, reg.Endpoint
 		if err == nil && n == 0 {
 			return store.ErrStale
@@ -166,24 +170,24 @@ func (s *Service) warnMoved(ctx context.Context, name, from, to string) {
 func (s *Service) Deregister(ctx context.Context, idOrName string, ifMatch *int64) error {
 	defer s.registry.invalidate() // after the commit: see registrySnapshot
 	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		p, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGet"), idOrName, idOrName, idOrName))
+		p, err := providerFromRow(s.q.ProviderGet(ctx, tx, idOrName))
 		if err != nil {
 			return err
 		}
-		if _, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderLockByName"), p.Name)); err != nil {
+		if _, err := providerFromRow(s.q.ProviderLockByName(ctx, tx, p.Name)); err != nil {
 			return err
 		}
 		if ifMatch != nil && *ifMatch != p.Version {
 			return store.ErrStale
 		}
-		var live int64
-		if err := tx.QueryRow(ctx, s.q.Get("InstanceCountLiveByProvider"), p.Name).Scan(&live); err != nil {
+		live, err := s.q.InstanceCountLiveByProvider(ctx, tx, p.Name)
+		if err != nil {
 			return fmt.Errorf("count instances of %s: %w", p.Name, err)
 		}
 		if live > 0 {
 			return &InUseError{Provider: p.Name, LiveInstances: live}
 		}
-		if _, err := tx.Exec(ctx, s.q.Get("ProviderDelete"), p.ID, p.Version); err != nil {
+		if _, err := s.q.ProviderDelete(ctx, tx, p.ID, p.Version); err != nil {
 			return err
 		}
 		s.log.InfoContext(ctx, "provider deregistered", "provider", p.Name)

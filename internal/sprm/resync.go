@@ -134,17 +134,12 @@ func (s *Service) claimResync(ctx context.Context) ([]resyncClaim, error) {
 	var claimed []resyncClaim
 	t := s.now()
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, s.q.Get("InstanceResyncClaim"), t.Add(s.cfg.ClaimTimeout), s.cfg.ProcessID, t,
-			s.cfg.ResyncBatch)
-		if err != nil {
-			return err
-		}
-		claimed, err = store.Collect(rows, func(r scanner) (resyncClaim, error) {
-			var c resyncClaim
-			var status string
-			err := r.Scan(&c.id, &c.provider, &status, &c.message, &c.attempts)
-			c.status = provider.Status(status)
-			return c, err
+		until := t.Add(s.cfg.ClaimTimeout)
+		rows, err := s.q.InstanceResyncClaim(ctx, tx, InstanceResyncClaimParams{ResyncTime: &until,
+			ResyncClaimedBy: s.cfg.ProcessID, Now: t, Limit: int64(s.cfg.ResyncBatch)})
+		claimed, err = fromRows(rows, err, func(r InstanceResyncClaimRow, _ error) (resyncClaim, error) {
+			return resyncClaim{id: r.ID, provider: r.ProviderName, status: provider.Status(r.Status),
+				message: r.StatusMessage, attempts: int(r.ResyncAttempts)}, nil
 		})
 		return err
 	})
@@ -226,7 +221,9 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 		return resyncError
 	}
 	if got.Status == c.status && got.Message == c.message {
-		n, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceResyncUnchanged"), s.now(), c.id, string(c.status), c.message)
+		now := s.now()
+		n, err := s.q.InstanceResyncUnchanged(ctx, s.cfg.DB, InstanceResyncUnchangedParams{StatusTime: &now, ID: c.id,
+			Status: string(c.status), StatusMessage: c.message})
 		if err != nil {
 			s.log.WarnContext(ctx, "resync: record an unchanged status", "instance_id", c.id, "error", err)
 			return resyncError
@@ -269,7 +266,9 @@ func (s *Service) scheduleResync(ctx context.Context, c resyncClaim, outcome str
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("InstanceResyncDone"), settledAt, t.Add(s.resyncBackoff(attempts)),
+	// Not the typed method: settledAt may be NULL (settled instances are
+	// not read again), which querygen cannot tell of a parameter in a CASE.
+	if _, err := s.cfg.DB.Exec(ctx, s.q.instanceResyncDone, settledAt, t.Add(s.resyncBackoff(attempts)),
 		attempts, c.id, s.cfg.ProcessID); err != nil {
 		s.log.WarnContext(ctx, "resync: schedule the next read; the claim will expire", "instance_id", c.id, "error", err)
 	}
@@ -278,7 +277,8 @@ func (s *Service) scheduleResync(ctx context.Context, c resyncClaim, outcome str
 // ReapResyncTx makes the instances dead processes had claimed for resync
 // due again at once, in the reaping transaction (a peers.Reaper).
 func (s *Service) ReapResyncTx(ctx context.Context, tx *store.Tx, dead []string) error {
-	if _, err := tx.Exec(ctx, s.q.Get("InstanceResyncReleaseOfDead"), s.now(), store.Strings(dead)); err != nil {
+	now := s.now()
+	if _, err := s.q.InstanceResyncReleaseOfDead(ctx, tx, &now, dead); err != nil {
 		return fmt.Errorf("release the resync claims of %v: %w", dead, err)
 	}
 	return nil

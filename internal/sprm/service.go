@@ -100,7 +100,7 @@ type Config struct {
 type Service struct {
 	cfg      Config
 	log      *slog.Logger
-	q        store.Queries
+	q        *queries
 	metrics  *metrics
 	registry registrySnapshot
 }
@@ -131,7 +131,7 @@ func New(cfg Config) *Service {
 	return &Service{
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "sprm"),
-		q:       store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:       newQueries(cfg.DB.Engine()),
 		metrics: newMetrics(cfg.Registerer),
 	}
 }

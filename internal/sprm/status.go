@@ -7,6 +7,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -49,8 +50,11 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 	for attempt := 0; ; attempt++ {
 		t := s.now()
 		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
-			s.q.Get("InstanceApplyStatus"), string(r.Status), r.Message, observed, t, r.RestartCount, string(r.Status), t,
-			string(r.Status), t, t, s.resyncDue(r.Status, t), id, observed)
+			func(tx *store.Tx) (int64, error) {
+				return s.q.InstanceApplyStatus(ctx, tx, InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
+					ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
+					StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), ID: id})
+			})
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}

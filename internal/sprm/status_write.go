@@ -37,10 +37,14 @@ type changeRecorder interface {
 	RecordTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
 }
 
+// statusWrite is a status update of one instance, run in tx; it returns
+// the rows it changed.
+type statusWrite func(tx *store.Tx) (int64, error)
+
 // setStatusTx runs a status update in tx and, when it changed a row of an
 // instance created for an order, records the change for that order.
-func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStatus, query string, args ...any) (int64, error) {
-	n, err := tx.Exec(ctx, query, args...)
+func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStatus, write statusWrite) (int64, error) {
+	n, err := write(tx)
 	if err != nil || n == 0 {
 		return n, err
 	}
@@ -53,8 +57,8 @@ func (s *Service) recordChangeTx(ctx context.Context, tx *store.Tx, kind reconci
 	if s.cfg.Changes == nil {
 		return nil
 	}
-	var orderID string
-	if err := tx.QueryRow(ctx, s.q.Get("InstanceOrderID"), st.InstanceID).Scan(&orderID); err != nil {
+	orderID, err := s.q.InstanceOrderID(ctx, tx, st.InstanceID)
+	if err != nil {
 		return fmt.Errorf("read order of instance %s: %w", st.InstanceID, err)
 	}
 	return s.cfg.Changes.RecordTx(ctx, tx, reconcile.Change{OrderID: orderID, Kind: kind, InstanceID: st.InstanceID,
@@ -66,13 +70,13 @@ func (s *Service) recordChangeTx(ctx context.Context, tx *store.Tx, kind reconci
 // writer's page cache is the only one a stream of writes does not
 // invalidate, so a separate read afterwards cost a fresh read transaction
 // and its page reads (13% of the CPU of an SPRM create).
-func (s *Service) setStatus(ctx context.Context, st InstanceStatus, query string, args ...any) (int64, Instance, error) {
-	return s.setStatusIf(ctx, nil, st, query, args...)
+func (s *Service) setStatus(ctx context.Context, st InstanceStatus, write statusWrite) (int64, Instance, error) {
+	return s.setStatusIf(ctx, nil, st, write)
 }
 
 // setStatusIf is setStatus under an If-Match precondition (see
 // checkVersionTx): a nil ifMatch is none, and costs no extra query.
-func (s *Service) setStatusIf(ctx context.Context, ifMatch *int64, st InstanceStatus, query string, args ...any) (int64, Instance, error) {
+func (s *Service) setStatusIf(ctx context.Context, ifMatch *int64, st InstanceStatus, write statusWrite) (int64, Instance, error) {
 	var n int64
 	var in Instance
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -80,10 +84,10 @@ func (s *Service) setStatusIf(ctx context.Context, ifMatch *int64, st InstanceSt
 			return err
 		}
 		var err error
-		if n, err = s.setStatusTx(ctx, tx, st, query, args...); err != nil {
+		if n, err = s.setStatusTx(ctx, tx, st, write); err != nil {
 			return err
 		}
-		in, err = scanInstance(tx.QueryRow(ctx, s.q.Get("InstanceGet"), st.InstanceID, "", ""))
+		in, err = instanceFromRow(s.q.InstanceGet(ctx, tx, st.InstanceID, ""))
 		return err
 	})
 	return n, in, err
@@ -98,8 +102,7 @@ func (s *Service) checkVersionTx(ctx context.Context, tx *store.Tx, id string, i
 	if ifMatch == nil {
 		return nil
 	}
-	var version int64
-	err := tx.QueryRow(ctx, s.q.Get("InstanceLockVersion"), id).Scan(&version)
+	version, err := s.q.InstanceLockVersion(ctx, tx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return ErrInstanceNotFound

@@ -46,7 +46,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	if err := s.cfg.Specs.ValidateSpec(ctx, in.ServiceType, p.Spec); err != nil {
 		return Instance{}, err
 	}
-	prov, err := scanProvider(s.cfg.DB.QueryRow(ctx, s.q.Get("ProviderGetByName"), in.ProviderName))
+	prov, err := providerFromRow(s.q.ProviderGetByName(ctx, s.cfg.DB, in.ProviderName))
 	if err != nil {
 		return Instance{}, err
 	}
@@ -81,12 +81,13 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	// the status the row has.
 	t := s.now()
 	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
-		n, err := tx.Exec(wctx, s.q.Get("InstanceRecordUpdate"), store.JSON(p.Spec), sent, string(status), sent,
-			got.Message, sent, sent, t, t, s.resyncDue(status, t), p.ID)
+		n, err := s.q.InstanceRecordUpdate(wctx, tx, InstanceRecordUpdateParams{Spec: store.JSON(p.Spec), SentTime: sent,
+			Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
+			ResyncTime: s.resyncDue(status, t), ID: p.ID})
 		if err != nil || n == 0 {
 			return err
 		}
-		cur, err := scanInstance(tx.QueryRow(wctx, s.q.Get("InstanceGet"), p.ID, "", ""))
+		cur, err := instanceFromRow(s.q.InstanceGet(wctx, tx, p.ID, ""))
 		if err != nil {
 			return err
 		}
@@ -104,7 +105,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 // (provider.OperationUpdate, ...), read in tx. An unknown provider is
 // ErrProviderNotFound.
 func (s *Service) ProviderSupportsTx(ctx context.Context, tx *store.Tx, name, operation string) (bool, error) {
-	prov, err := scanProvider(tx.QueryRow(ctx, s.q.Get("ProviderGetByName"), name))
+	prov, err := providerFromRow(s.q.ProviderGetByName(ctx, tx, name))
 	if err != nil {
 		return false, err
 	}

@@ -18,6 +18,7 @@ FROM cleanup_tasks
 WHERE instance_id = $1;
 
 -- name: CleanupTaskList :many
+-- params: status, status, provider_name, provider_name, after_time, after_id, limit
 SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
        create_time, update_time
 FROM cleanup_tasks
@@ -28,6 +29,7 @@ ORDER BY create_time, id
 LIMIT $7;
 
 -- name: CleanupTaskClaim :many
+-- params: claimed_until, update_time, claimed_by, now, limit
 -- Takes a batch of pending tasks (or ones whose claim expired: the worker
 -- died) so that no two workers run one task at once.
 UPDATE cleanup_tasks
@@ -59,6 +61,7 @@ UPDATE cleanup_tasks SET status = 'PENDING', retry_count = 0, update_time = $1
 WHERE id = $2 AND status = 'FAILED';
 
 -- name: CleanupTaskReleaseOfDead :exec
+-- params: dead_process_ids
 -- The tasks a dead process's worker had claimed go back to PENDING at once.
 UPDATE cleanup_tasks SET status = 'PENDING', claimed_until = NULL, claimed_by = ''
 WHERE status = 'IN_PROGRESS' AND claimed_by = ANY($1::text[]);

@@ -4,6 +4,7 @@ INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, op
 VALUES (?, ?, ?, ?, ?, ?, ?, 'healthy', 0, '', ?, 1, ?, ?);
 
 -- name: ProviderGet :one
+-- params: id_or_name, id_or_name, id_or_name
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
@@ -21,6 +22,7 @@ FROM providers
 WHERE name = ?;
 
 -- name: ProviderList :many
+-- params: service_type, service_type, status, status, after_time, after_id, limit
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
        endpoint_change_time
@@ -41,6 +43,7 @@ ORDER BY next_check_time, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderUpdateRegistration :exec
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, service_types, metadata, capacity, operations, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
 -- the provider (issue 22: replicas registering one name).
 UPDATE providers

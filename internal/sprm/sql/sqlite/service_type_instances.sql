@@ -7,14 +7,15 @@ ON CONFLICT (id) DO NOTHING;
 
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
        i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = ? AND (? = '' OR i.project = ?);
 
 -- name: InstanceList :many
+-- params: project, provider_name, provider_name, service_type, service_type, status, status, show_deleted, after_time, after_id, limit
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
-       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id, t.status,
+       i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
        i.restart_count, i.delete_time
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = ?
@@ -42,9 +43,10 @@ WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
 -- name: InstanceApplyStatus :exec
+-- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
-    restart_count = COALESCE(?, restart_count),
+    restart_count = CASE WHEN ? IS NULL THEN restart_count ELSE ? END,
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
     delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
     status_time = ?, resync_time = ?, resync_attempts = 0
@@ -58,12 +60,14 @@ SET status = ?, status_message = ?, version = version + 1, update_time = ?, resy
 WHERE id = ?;
 
 -- name: InstanceMarkDeleted :exec
+-- params: deleted_at, delete_time, update_time, id
 UPDATE service_type_instances
 SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), delete_time = COALESCE(delete_time, ?),
     version = version + 1, update_time = ?, resync_time = NULL
 WHERE id = ?;
 
 -- name: InstanceMarkDeleting :exec
+-- params: delete_time, update_time, resync_time, id
 -- A delete accepted: delete_time is when, and a later one does not move it.
 UPDATE service_type_instances
 SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, ?), version = version + 1,
@@ -71,6 +75,7 @@ SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time
 WHERE id = ?;
 
 -- name: InstanceDeleteRequested :exec
+-- params: delete_time, id
 -- A deletion queued for the cleanup worker: delete_time is when, unless
 -- one was requested before.
 UPDATE service_type_instances SET delete_time = COALESCE(delete_time, ?) WHERE id = ?;
@@ -92,6 +97,7 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_
 SELECT provider_name, live FROM provider_live_instances;
 
 -- name: InstanceRecordUpdate :exec
+-- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, id
 -- An in-place update the provider accepted: the new spec and the status it
 -- answered, unless a report observed after the update was sent got there
 -- first. Reports observed before it was sent are of the old spec and are
@@ -111,6 +117,7 @@ WHERE id = ? AND deleted_at IS NULL;
 SELECT version FROM service_type_instances WHERE id = ?;
 
 -- name: InstanceResyncClaim :many
+-- params: resync_time, resync_claimed_by, now, limit
 -- Takes a batch of instances due to be read back from their providers
 -- (issue 22), moving each one's resync_time to the claim's end so that no
 -- other process takes it meanwhile. An instance whose deletion is queued
@@ -132,6 +139,7 @@ UPDATE service_type_instances SET status_time = ?
 WHERE id = ? AND status = ? AND status_message = ?;
 
 -- name: InstanceResyncDone :exec
+-- params: settled_resync_time, unsettled_resync_time, resync_attempts, id, resync_claimed_by
 -- Schedules the next read of a claimed instance by the status it has now:
 -- settled at the first time (spread), unsettled at the second after that
 -- many reads in a row, deleted never.
@@ -143,6 +151,7 @@ SET resync_time = CASE WHEN deleted_at IS NOT NULL THEN NULL
 WHERE id = ? AND resync_claimed_by = ?;
 
 -- name: InstanceResyncReleaseOfDead :exec
+-- params: resync_time, dead_process_ids
 -- The instances a dead process had claimed are due again at once.
 UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
 WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
