@@ -54,8 +54,10 @@ func TestQueue_ChangesAreTakenOnceInOrder(t *testing.T) {
 		record(t, db, q, reconcile.Change{OrderID: "", Kind: reconcile.KindStatus, InstanceID: "x", Status: "RUNNING"})
 		r := &reconciles{db: db, q: q}
 		start(t, q, r)
+		// The wake-ups and the starting queue's first sweep may both
+		// reconcile an order; at least one each.
 		poll.Until(t, "a reconcile of each order with changes", func() bool {
-			return slices.Equal(r.reconciled(), []string{"o", "p"})
+			return slices.Equal(slices.Compact(r.reconciled()), []string{"o", "p"})
 		})
 
 		if got := take(t, db, q, "o", true); len(got) != 2 {
