@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -65,7 +66,7 @@ type Config struct {
 // concurrent use.
 type Service struct {
 	cfg      Config
-	q        store.Queries
+	q        *queries
 	reports  *prometheus.CounterVec
 	resolver OrderResolver
 }
@@ -81,7 +82,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, q: store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+	s := &Service{cfg: cfg, q: newQueries(cfg.DB.Engine()),
 		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "steward_adapter_status_reports_total",
 			Help: "Adapter status reports, by outcome (stored, or discarded as older, past_generation, future_generation, future_time).",
@@ -129,7 +130,9 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 	}
 	var stored Report
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		o, err := reportedOrder(tx.QueryRow(ctx, s.q.Get("OrderForReportLock"), p.OrderID), p.Project)
+		// OrderForReport and OrderForReportLock read the same columns, as do the
+		// AdapterStatus queries: reportedOrder and scanReport decode each shape.
+		o, err := reportedOrder(tx.QueryRow(ctx, s.q.orderForReportLock, p.OrderID), p.Project)
 		if err != nil {
 			return err
 		}
@@ -142,7 +145,7 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 				fmt.Sprintf("observed_generation %d is ahead of the order's generation %d", gen, o.Generation))
 		}
 		// The upsert returns the stored row: one statement, no read-back.
-		stored, err = scanReport(tx.QueryRow(ctx, s.q.Get("AdapterStatusUpsert"), p.OrderID, p.Adapter,
+		stored, err = scanReport(tx.QueryRow(ctx, s.q.adapterStatusUpsert, p.OrderID, p.Adapter,
 			*p.ObservedGeneration, observed, store.JSON(p.Conditions), data, now, now))
 		if errors.Is(err, store.ErrNotFound) {
 			return s.discard(p, discardOlder, "the stored report is newer (same generation, later observed_time)")
@@ -179,16 +182,16 @@ type ListParams struct {
 // List returns a page of an order's reports, oldest adapter first. It
 // reads the order to answer 404 for one the caller cannot see.
 func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Report], error) {
-	if _, err := reportedOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderForReport"), p.OrderID), p.Project); err != nil {
+	if _, err := reportedOrder(s.cfg.DB.QueryRow(ctx, s.q.orderForReport, p.OrderID), p.Project); err != nil {
 		return store.Page[Report]{}, err
 	}
-	return store.ListPage(ctx, s.cfg.DB, s.q.Get("AdapterStatusList"), p.Page, scanReport,
+	return store.ListPage(ctx, s.cfg.DB, s.q.adapterStatusList, p.Page, scanReport,
 		func(r Report) store.Cursor { return store.Cursor{Time: r.CreateTime, ID: r.Adapter} }, p.OrderID)
 }
 
 // AllTx returns every stored report of an order, read in tx.
 func (s *Service) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]Report, error) {
-	rows, err := tx.Query(ctx, s.q.Get("AdapterStatusAll"), orderID)
+	rows, err := tx.Query(ctx, s.q.adapterStatusAll, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("read adapter statuses of %s: %w", orderID, err)
 	}
@@ -197,7 +200,7 @@ func (s *Service) AllTx(ctx context.Context, tx *store.Tx, orderID string) ([]Re
 
 // All returns every stored report of an order.
 func (s *Service) All(ctx context.Context, orderID string) ([]Report, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("AdapterStatusAll"), orderID)
+	rows, err := s.cfg.DB.Query(ctx, s.q.adapterStatusAll, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("read adapter statuses of %s: %w", orderID, err)
 	}

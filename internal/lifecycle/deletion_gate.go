@@ -40,8 +40,8 @@ func (s *Service) deletionGateTx(ctx context.Context, tx *store.Tx, o *Order) (s
 		}
 		adapters = status.Adapters{Required: st.RequiredAdapters, Reports: statusReports(reports)}
 	}
-	var children int64
-	if err := tx.QueryRow(ctx, s.q.Get("OrderCountChildrenLeft"), o.ID).Scan(&children); err != nil {
+	children, err := s.q.OrderCountChildrenLeft(ctx, tx, o.ID)
+	if err != nil {
 		return "", fmt.Errorf("count children of %s: %w", o.ID, err)
 	}
 	return status.DeletionGate(statusOrder(o, statemachine.State{}), adapters, children > 0), nil
@@ -112,16 +112,15 @@ func (s *Service) queueParentRecheckTx(ctx context.Context, tx *store.Tx, o *Ord
 	if o.ParentID == nil || *o.ParentID == "" {
 		return nil
 	}
-	var id string
-	err := tx.QueryRow(ctx, s.q.Get("OrderLockParent"), *o.ParentID).Scan(&id)
+	_, err := s.q.OrderLockParent(ctx, tx, *o.ParentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("lock parent %s of %s: %w", *o.ParentID, o.ID, err)
 	}
-	var left int64
-	if err := tx.QueryRow(ctx, s.q.Get("OrderCountSiblingsLeft"), *o.ParentID, o.ID).Scan(&left); err != nil {
+	left, err := s.q.OrderCountSiblingsLeft(ctx, tx, *o.ParentID, o.ID)
+	if err != nil {
 		return fmt.Errorf("count siblings of %s: %w", o.ID, err)
 	}
 	if left > 0 {
@@ -139,16 +138,9 @@ const deletionSweepBatch = 500
 // as a gate that failed to be checked). It returns how many orders it
 // removed.
 func (s *Service) SweepDeletions(ctx context.Context) (int, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderListWaitingDeletion"), deletionSweepBatch)
+	ids, err := s.q.OrderListWaitingDeletion(ctx, s.cfg.DB, deletionSweepBatch)
 	if err != nil {
 		return 0, fmt.Errorf("list orders waiting for deletion: %w", err)
-	}
-	ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
-	if err != nil {
-		return 0, err
 	}
 	removed := 0
 	for _, id := range ids {

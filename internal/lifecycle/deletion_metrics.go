@@ -8,7 +8,6 @@ import (
 
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/status"
-	"github.com/stewardhq/steward/internal/store"
 )
 
 // Stuck deletions, as HyperFleet's operators asked for them (research §1.6):
@@ -65,15 +64,7 @@ func (m *DeletionMetrics) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s := m.s
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderListDeleting"), metricsScan)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(deletingDesc, err)
-		return
-	}
-	deleting, err := store.Collect(rows, func(r store.Scanner) (Order, error) {
-		var o Order
-		return o, r.Scan(&o.ID, &o.DeletedAt, &o.Generation)
-	})
+	deleting, err := s.q.OrderListDeleting(ctx, s.cfg.DB, metricsScan)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(deletingDesc, err)
 		return
@@ -83,7 +74,8 @@ func (m *DeletionMetrics) Collect(ch chan<- prometheus.Metric) {
 	oldest := 0.0
 	held := map[string]float64{}
 	stuck := 0.0
-	for i, o := range deleting {
+	for i, r := range deleting {
+		o := Order{ID: r.ID, DeletedAt: r.DeletedAt, Generation: r.Generation}
 		age := now.Sub(*o.DeletedAt)
 		if i == 0 {
 			oldest = age.Seconds()

@@ -64,14 +64,7 @@ func (s *Service) ForceDeleteOrder(ctx context.Context, project, ref string, p F
 
 // forceRemoveTx removes o's descendants, then o.
 func (s *Service) forceRemoveTx(ctx context.Context, tx *store.Tx, o *Order, p ForceDeleteParams) error {
-	rows, err := tx.Query(ctx, s.q.Get("OrderListChildrenToForce"), o.ID)
-	if err != nil {
-		return fmt.Errorf("list children of %s: %w", o.ID, err)
-	}
-	children, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	children, err := s.q.OrderListChildrenToForce(ctx, tx, o.ID)
 	if err != nil {
 		return fmt.Errorf("list children of %s: %w", o.ID, err)
 	}

@@ -70,40 +70,30 @@ func (s *Service) markDeletedTx(ctx context.Context, tx *store.Tx, o *Order, def
 	return s.fireTx(ctx, tx, o, def, step{transfer: tr, trigger: statemachine.TriggerOnDelete}, 0)
 }
 
-// childRef is a child order as its parent's delete lists it.
-type childRef struct{ id, serviceType string }
-
 // deleteChildrenTx deletes, in the parent's transaction, every child of
 // parent not yet being deleted, and theirs in turn, with the parent's
 // deleted_at: cascade children are marked; a restrict one refuses the
 // parent's delete.
 func (s *Service) deleteChildrenTx(ctx context.Context, tx *store.Tx, parent *Order, t time.Time) error {
-	rows, err := tx.Query(ctx, s.q.Get("OrderListLiveChildren"), parent.ID)
-	if err != nil {
-		return fmt.Errorf("list children of %s: %w", parent.ID, err)
-	}
-	children, err := store.Collect(rows, func(r store.Scanner) (childRef, error) {
-		var c childRef
-		return c, r.Scan(&c.id, &c.serviceType)
-	})
+	children, err := s.q.OrderListLiveChildren(ctx, tx, parent.ID)
 	if err != nil {
 		return fmt.Errorf("list children of %s: %w", parent.ID, err)
 	}
 	var restricted []string
 	for _, c := range children {
-		st, _, err := s.serviceType(ctx, c.serviceType)
+		st, _, err := s.serviceType(ctx, c.ServiceType)
 		if err != nil {
 			return err
 		}
 		if st.OnParentDelete == catalog.OnParentDeleteRestrict {
-			restricted = append(restricted, c.id)
+			restricted = append(restricted, c.ID)
 		}
 	}
 	if len(restricted) > 0 {
 		return &ChildrenExistError{OrderID: parent.ID, Children: restricted}
 	}
 	for _, c := range children {
-		child, err := s.lockOrderTx(ctx, tx, c.id)
+		child, err := s.lockOrderTx(ctx, tx, c.ID)
 		if err != nil {
 			return err
 		}
@@ -148,22 +138,15 @@ func (s *Service) PurgeTombstones(ctx context.Context) (int, error) {
 	for {
 		n := 0
 		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-			rows, err := tx.Query(ctx, s.q.Get("OrderListExpired"), s.now(), purgeBatch)
-			if err != nil {
-				return fmt.Errorf("list expired tombstones: %w", err)
-			}
-			ids, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-				var id string
-				return id, r.Scan(&id)
-			})
+			ids, err := s.q.OrderListExpired(ctx, tx, s.now(), purgeBatch)
 			if err != nil {
 				return fmt.Errorf("list expired tombstones: %w", err)
 			}
 			for _, id := range ids {
-				if _, err := tx.Exec(ctx, s.q.Get("OrderEventsPurge"), id); err != nil {
+				if _, err := s.q.OrderEventsPurge(ctx, tx, id); err != nil {
 					return fmt.Errorf("purge events of %s: %w", id, err)
 				}
-				if _, err := tx.Exec(ctx, s.q.Get("OrderPurge"), id); err != nil {
+				if _, err := s.q.OrderPurge(ctx, tx, id); err != nil {
 					return fmt.Errorf("purge order %s: %w", id, err)
 				}
 			}

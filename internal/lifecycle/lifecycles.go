@@ -95,8 +95,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error)
 	}
 	t := s.now()
 	l := Lifecycle{ID: p.ID, Definition: def, Compact: compact, Version: 1, CreateTime: t, UpdateTime: t}
-	_, err = s.cfg.DB.Exec(ctx, s.q.Get("LifecycleInsert"), l.ID, l.InitialState, jsonArg(l.States),
-		jsonArg(l.Transfers), string(l.Compact), t, t)
+	_, err = s.q.LifecycleInsert(ctx, s.cfg.DB, LifecycleInsertParams{ID: l.ID, InitialState: l.InitialState,
+		States: jsonArg(l.States), Transfers: jsonArg(l.Transfers), Compact: string(l.Compact), CreateTime: t, UpdateTime: t})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return Lifecycle{}, fmt.Errorf("lifecycle %q: %w", l.ID, ErrLifecycleExists)
 	}
@@ -171,8 +171,9 @@ func (s *Service) Replace(ctx context.Context, p ReplaceParams) (Lifecycle, erro
 	}
 	next := Lifecycle{ID: cur.ID, Definition: def, Compact: compact, Version: cur.Version + 1,
 		CreateTime: cur.CreateTime, UpdateTime: s.now()}
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("LifecycleUpdate"), next.InitialState, jsonArg(next.States),
-		jsonArg(next.Transfers), string(next.Compact), next.UpdateTime, cur.ID, cur.Version)
+	n, err := s.q.LifecycleUpdate(ctx, s.cfg.DB, LifecycleUpdateParams{InitialState: next.InitialState,
+		States: jsonArg(next.States), Transfers: jsonArg(next.Transfers), Compact: string(next.Compact),
+		UpdateTime: next.UpdateTime, ID: cur.ID, Version: cur.Version})
 	if err != nil {
 		return Lifecycle{}, fmt.Errorf("replace lifecycle %q: %w", p.ID, err)
 	}
@@ -213,7 +214,7 @@ func (s *Service) Delete(ctx context.Context, id string, ifMatch *int64) error {
 			return &InUseError{LifecycleID: id, ServiceTypes: slices.Sorted(slices.Values(types))}
 		}
 	}
-	n, err := s.cfg.DB.Exec(ctx, s.q.Get("LifecycleDelete"), cur.ID, cur.Version)
+	n, err := s.q.LifecycleDelete(ctx, s.cfg.DB, cur.ID, cur.Version)
 	if err != nil {
 		return fmt.Errorf("delete lifecycle %q: %w", id, err)
 	}

@@ -77,11 +77,15 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 // insertOrderTx stores a new order as it stands after its create and the
 // transfers that followed in the same transaction.
 func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) error {
-	_, err := tx.Exec(ctx, s.q.Get("OrderInsert"), o.ID, o.Project, o.CatalogItemID, o.ServiceType, o.DisplayName,
-		store.JSON(nonNilMap(o.Labels)), store.JSON(nonNilSlice(o.UserValues)), o.ParentID, o.State, o.Lifecycle,
-		o.Version, o.Generation, store.JSON(o.Attributes), o.InstanceID, o.ProviderName, string(o.Status),
-		o.StatusMessage, o.CreateTime, o.UpdateTime, o.Terminal, o.Identity, o.PendingInstanceID,
-		store.JSON(o.validationJSON()), o.LastError, o.requestKey, store.JSON(o.valueSets))
+	_, err := s.q.OrderInsert(ctx, tx, OrderInsertParams{ID: o.ID, Project: o.Project,
+		CatalogItemID: o.CatalogItemID, ServiceType: o.ServiceType, DisplayName: o.DisplayName,
+		Labels: store.JSON(nonNilMap(o.Labels)), UserValues: store.JSON(nonNilSlice(o.UserValues)),
+		ParentID: o.ParentID, State: o.State, Lifecycle: o.Lifecycle, Version: o.Version, Generation: o.Generation,
+		Attributes: store.JSON(o.Attributes), InstanceID: o.InstanceID, ProviderName: o.ProviderName,
+		Status: string(o.Status), StatusMessage: o.StatusMessage, CreateTime: o.CreateTime, UpdateTime: o.UpdateTime,
+		Terminal: o.Terminal, Identity: o.Identity, PendingInstanceID: o.PendingInstanceID,
+		Validation: store.JSON(o.validationJSON()), LastError: o.LastError, RequestKey: o.requestKey,
+		UserValueSets: store.JSON(o.valueSets)})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return &OrderExistsError{ID: o.ID, Identity: o.Identity}
 	}
@@ -98,17 +102,22 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 	var n int64
 	var err error
 	if o.wide {
-		n, err = tx.Exec(ctx, s.q.Get("OrderSave"), o.DisplayName, store.JSON(nonNilMap(o.Labels)),
-			store.JSON(nonNilSlice(o.UserValues)), o.State, o.Version, o.Generation, store.JSON(o.Attributes),
-			o.InstanceID, o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.Identity, o.PendingInstanceID, store.JSON(o.validationJSON()), o.LastError, o.ExpireTime,
-			store.JSON(o.valueSets), o.RestartCount, o.ID, read)
+		n, err = s.q.OrderSave(ctx, tx, OrderSaveParams{DisplayName: o.DisplayName,
+			Labels: store.JSON(nonNilMap(o.Labels)), UserValues: store.JSON(nonNilSlice(o.UserValues)),
+			State: o.State, Version: o.Version, Generation: o.Generation, Attributes: store.JSON(o.Attributes),
+			InstanceID: o.InstanceID, ProviderName: o.ProviderName, Status: string(o.Status),
+			StatusMessage: o.StatusMessage, UpdateTime: o.UpdateTime, DeletedAt: o.DeletedAt, Terminal: o.Terminal,
+			Identity: o.Identity, PendingInstanceID: o.PendingInstanceID, Validation: store.JSON(o.validationJSON()),
+			LastError: o.LastError, ExpireTime: o.ExpireTime, UserValueSets: store.JSON(o.valueSets),
+			RestartCount: o.RestartCount, ID: o.ID, ReadVersion: read})
 	} else {
 		// Most saves are a status report or a transfer without operation:
 		// the attribute sets are as read, so they are not encoded again.
-		n, err = tx.Exec(ctx, s.q.Get("OrderSaveState"), o.State, o.Version, o.Generation, o.InstanceID,
-			o.ProviderName, string(o.Status), o.StatusMessage, o.UpdateTime, o.DeletedAt, o.Terminal,
-			o.PendingInstanceID, o.LastError, o.ExpireTime, o.RestartCount, o.ID, read)
+		n, err = s.q.OrderSaveState(ctx, tx, OrderSaveStateParams{State: o.State, Version: o.Version,
+			Generation: o.Generation, InstanceID: o.InstanceID, ProviderName: o.ProviderName, Status: string(o.Status),
+			StatusMessage: o.StatusMessage, UpdateTime: o.UpdateTime, DeletedAt: o.DeletedAt, Terminal: o.Terminal,
+			PendingInstanceID: o.PendingInstanceID, LastError: o.LastError, ExpireTime: o.ExpireTime,
+			RestartCount: o.RestartCount, ID: o.ID, ReadVersion: read})
 	}
 	if err != nil {
 		return fmt.Errorf("save order %s: %w", o.ID, err)
@@ -122,7 +131,9 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 // lockOrderTx reads an order for a transfer in tx (locking its row on
 // PostgreSQL).
 func (s *Service) lockOrderTx(ctx context.Context, tx *store.Tx, id string) (Order, error) {
-	return scanOrder(tx.QueryRow(ctx, s.q.Get("OrderLock"), id))
+	// OrderGet, OrderLock and OrderList read an order's row: scanOrder
+	// decodes that one shape for all three.
+	return scanOrder(tx.QueryRow(ctx, s.q.orderLock, id))
 }
 
 // recordEvent appends an event to the order's lifecycle log; it is
@@ -137,7 +148,7 @@ func (s *Service) flushEventsTx(ctx context.Context, tx *store.Tx, o *Order) err
 	if len(o.events) == 0 {
 		return nil
 	}
-	base := s.q.Get("OrderEventInsert")
+	base := s.q.orderEventInsert // widened below to one row of VALUES per event
 	head, _, ok := strings.Cut(base, "VALUES")
 	if !ok {
 		return fmt.Errorf("query OrderEventInsert has no VALUES")
@@ -175,8 +186,9 @@ func (s *Service) flushEventsTx(ctx context.Context, tx *store.Tx, o *Order) err
 // events of its version (seq), in tx. The order's row is locked, so no
 // other report of the order takes the same seq.
 func (s *Service) recordReportTx(ctx context.Context, tx *store.Tx, orderID string, e Event) error {
-	_, err := tx.Exec(ctx, s.q.Get("OrderEventInsertReport"), orderID, e.Version, e.Time, e.Trigger, e.From, e.To,
-		e.ReportedBy, store.JSON(e.Changes), orderID, e.Version)
+	_, err := s.q.OrderEventInsertReport(ctx, tx, OrderEventInsertReportParams{OrderID: orderID, Version: e.Version,
+		Time: e.Time, Trigger: e.Trigger, Source: e.From, Target: e.To, ReportedBy: e.ReportedBy,
+		Changes: store.JSON(e.Changes)})
 	if err != nil {
 		return fmt.Errorf("record a report on order %s: %w", orderID, err)
 	}
@@ -220,22 +232,21 @@ func (s *Service) Events(ctx context.Context, project, ref string, page store.Pa
 			return store.Page[Event]{}, err
 		}
 	}
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("OrderEventList"), o.ID, after, after, afterSeq, size+1)
+	rows, err := s.q.OrderEventList(ctx, s.cfg.DB, OrderEventListParams{OrderID: o.ID, MinVersion: after,
+		Version: after, MinSeq: afterSeq, Limit: int64(size) + 1})
 	if err != nil {
 		return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)
 	}
-	events, err := store.Collect(rows, func(row store.Scanner) (Event, error) {
-		var e Event
-		var changes []byte
-		err := row.Scan(&e.Version, &e.seq, &e.Time, &e.Trigger, &e.From, &e.To, &e.Operation, &e.Error,
-			&e.ReportedBy, &changes)
-		if err == nil && len(changes) > 0 {
-			err = json.Unmarshal(changes, &e.Changes)
+	events := make([]Event, 0, len(rows))
+	for _, r := range rows {
+		e := Event{Version: r.Version, seq: r.Seq, Time: r.Time, Trigger: r.Trigger, From: r.Source, To: r.Target,
+			Operation: r.Operation, Error: r.Error, ReportedBy: r.ReportedBy}
+		if len(r.Changes) > 0 {
+			if err := json.Unmarshal(r.Changes, &e.Changes); err != nil {
+				return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)
+			}
 		}
-		return e, err
-	})
-	if err != nil {
-		return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)
+		events = append(events, e)
 	}
 	return store.NewPage(events, size, func(e Event) store.Cursor {
 		return store.Cursor{Time: eventCursorTime, ID: strconv.FormatInt(e.Version, 10) + "." + strconv.FormatInt(e.seq, 10)}

@@ -144,8 +144,7 @@ func (s *Service) orderOfRequest(ctx context.Context, p CreateOrderParams) (Orde
 	if p.RequestKey == "" {
 		return Order{}, false, nil
 	}
-	var id string
-	err := s.cfg.DB.QueryRow(ctx, s.q.Get("OrderIDByRequestKey"), p.RequestKey).Scan(&id)
+	id, err := s.q.OrderIDByRequestKey(ctx, s.cfg.DB, p.RequestKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, false, nil
 	}
@@ -197,7 +196,7 @@ func (s *Service) Order(ctx context.Context, project, ref string) (Order, error)
 	if err != nil {
 		return Order{}, err
 	}
-	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderGet"), id, project))
+	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.orderGet, id, project))
 }
 
 // ResolveOrder turns an order's id or identity into its id, for routes of
@@ -221,8 +220,8 @@ func (s *Service) resolve(ctx context.Context, project, ref string) (string, err
 	if err != nil || st.IdentityAttribute == nil || *st.IdentityAttribute != attr {
 		return "", fmt.Errorf("%w: service type %q has no identity attribute %q", ErrOrderNotFound, serviceType, attr)
 	}
-	var id string
-	err = s.cfg.DB.QueryRow(ctx, s.q.Get("OrderIDByIdentity"), serviceType, value, project).Scan(&id)
+	id, err := s.q.OrderIDByIdentity(ctx, s.cfg.DB, OrderIDByIdentityParams{ServiceType: serviceType, Identity: value,
+		Project: project})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", fmt.Errorf("%w: %s", ErrOrderNotFound, ref)
 	}
@@ -231,7 +230,7 @@ func (s *Service) resolve(ctx context.Context, project, ref string) (string, err
 
 // orderByID reads an order in any project.
 func (s *Service) orderByID(ctx context.Context, id string) (Order, error) {
-	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.Get("OrderLock"), id))
+	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.orderLock, id))
 }
 
 // ListOrdersParams filters and pages orders.
@@ -251,7 +250,7 @@ type ListOrdersParams struct {
 // Orders lists a project's orders, oldest first. Their attribute sets are left
 // undecoded, for a view (see scanListedOrder).
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("OrderList"), p.Page, scanListedOrder,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.orderList, p.Page, scanListedOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,
 		p.ParentID, store.JSON(nonNilMap(p.Labels)), p.ShowDeleted)

@@ -76,7 +76,7 @@ const (
 type Service struct {
 	cfg Config
 	log *slog.Logger
-	q   store.Queries
+	q   *queries
 }
 
 // New returns a Service. It panics when Config.DB is missing.
@@ -93,7 +93,7 @@ func New(cfg Config) *Service {
 	return &Service{
 		cfg: cfg,
 		log: cfg.Logger.With("component", "lifecycle"),
-		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:   newQueries(cfg.DB.Engine()),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 
@@ -44,7 +45,9 @@ func (s *Service) lifecycleGet(ctx context.Context, id string) (Lifecycle, error
 // lifecycleGetQ reads a stored lifecycle through q (a transaction, so a
 // transfer holding one never waits for a second connection).
 func (s *Service) lifecycleGetQ(ctx context.Context, q store.Querier, id string) (Lifecycle, error) {
-	l, err := scanLifecycle(q.QueryRow(ctx, s.q.Get("LifecycleGet"), id))
+	// LifecycleGet and LifecycleList read the same columns: one scanner
+	// turns both into a Lifecycle.
+	l, err := scanLifecycle(q.QueryRow(ctx, s.q.lifecycleGet, id))
 	if err != nil {
 		return Lifecycle{}, fmt.Errorf("lifecycle %q: %w", id, err)
 	}
@@ -54,7 +57,7 @@ func (s *Service) lifecycleGetQ(ctx context.Context, q store.Querier, id string)
 // lifecycleListAfter reads up to limit stored lifecycles whose id sorts
 // after after, by id.
 func (s *Service) lifecycleListAfter(ctx context.Context, after string, limit int) ([]Lifecycle, error) {
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("LifecycleList"), after, limit)
+	rows, err := s.cfg.DB.Query(ctx, s.q.lifecycleList, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list lifecycles: %w", err)
 	}

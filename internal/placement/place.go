@@ -83,9 +83,11 @@ type RecordParams struct {
 func (s *Service) RecordTx(ctx context.Context, tx *store.Tx, p RecordParams) error {
 	serviceType, _ := p.OriginalRequest["service_type"].(string)
 	t := s.now()
-	if _, err := tx.Exec(ctx, s.q.Get("ResourceInsert"), p.InstanceID, p.OrderID, p.Project, serviceType,
-		store.JSON(nonNilMap(p.Labels)), store.JSON(p.OriginalRequest), store.JSON(p.Placement.Spec), p.Placement.ProviderName,
-		p.Placement.PolicyStatus, t, t); err != nil {
+	if _, err := s.q.ResourceInsert(ctx, tx, ResourceInsertParams{InstanceID: p.InstanceID,
+		CatalogItemInstanceID: p.OrderID, Project: p.Project, ServiceType: serviceType,
+		Labels: store.JSON(nonNilMap(p.Labels)), OriginalRequest: store.JSON(p.OriginalRequest),
+		ValidatedRequest: store.JSON(p.Placement.Spec), ProviderName: p.Placement.ProviderName,
+		PolicyStatus: p.Placement.PolicyStatus, CreateTime: t, UpdateTime: t}); err != nil {
 		return fmt.Errorf("record resource %s: %w", p.InstanceID, err)
 	}
 	return s.cfg.Jobs.InsertTx(ctx, tx, provisionArgs{InstanceID: p.InstanceID}, s.insertOpts())
@@ -97,7 +99,7 @@ func (s *Service) RecordTx(ctx context.Context, tx *store.Tx, p RecordParams) er
 // deleted. A missing resource is [ErrResourceNotFound].
 func (s *Service) DeleteTx(ctx context.Context, tx *store.Tx, instanceID string) error {
 	t := s.now()
-	n, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, instanceID)
+	n, err := s.q.ResourceMarkDeleting(ctx, tx, t, instanceID)
 	if err != nil {
 		return fmt.Errorf("mark resource %s deleted: %w", instanceID, err)
 	}
@@ -110,13 +112,15 @@ func (s *Service) DeleteTx(ctx context.Context, tx *store.Tx, instanceID string)
 // ResourceTx returns the resource with the instance id, read in tx,
 // deleted or not.
 func (s *Service) ResourceTx(ctx context.Context, tx *store.Tx, instanceID string) (Resource, error) {
-	return scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), instanceID, "", ""))
+	// ResourceGet and ResourceList read a resource's row: scanResource
+	// decodes that one shape for both. Project "" is any project.
+	return scanResource(tx.QueryRow(ctx, s.q.resourceGet, instanceID, "", ""))
 }
 
 // Resource returns the resource with the instance id in project ("" for
 // any). A deleted resource is [ErrResourceNotFound] unless showDeleted.
 func (s *Service) Resource(ctx context.Context, project, instanceID string, showDeleted bool) (Resource, error) {
-	r, err := scanResource(s.cfg.DB.QueryRow(ctx, s.q.Get("ResourceGet"), instanceID, project, project))
+	r, err := scanResource(s.cfg.DB.QueryRow(ctx, s.q.resourceGet, instanceID, project, project))
 	if err == nil && r.DeletedAt != nil && !showDeleted {
 		return Resource{}, ErrResourceNotFound
 	}
@@ -134,7 +138,7 @@ type ListResourcesParams struct {
 
 // Resources lists a project's resources, oldest first.
 func (s *Service) Resources(ctx context.Context, p ListResourcesParams) (store.Page[Resource], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.Get("ResourceList"), p.Page, scanResource,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.resourceList, p.Page, scanResource,
 		func(r Resource) store.Cursor { return store.Cursor{Time: r.CreateTime, ID: r.ID} },
 		p.Project, p.CatalogItemInstanceID, p.CatalogItemInstanceID, p.ProviderName, p.ProviderName, p.ShowDeleted)
 	if err != nil {

@@ -87,8 +87,8 @@ func (s *Service) createInstance(ctx context.Context, r Resource) error {
 // stalled creates passes it by. Its status from then on is its instance's.
 func (s *Service) noteCreated(ctx context.Context, instanceID string) error {
 	t := s.now()
-	if _, err := s.cfg.DB.Exec(ctx, s.q.Get("ResourceSetCreated"), string(provider.StatusProvisioning), t,
-		instanceID); err != nil {
+	if _, err := s.q.ResourceSetCreated(ctx, s.cfg.DB, ResourceSetCreatedParams{
+		Status: string(provider.StatusProvisioning), UpdateTime: t, InstanceID: instanceID}); err != nil {
 		return fmt.Errorf("record create of %s: %w", instanceID, err)
 	}
 	return nil

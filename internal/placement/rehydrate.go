@@ -98,7 +98,7 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		if err := s.checkNoRehydration(ctx, tx, old.CatalogItemInstanceID); err != nil {
 			return err
 		}
-		cur, err := scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), old.ID, "", ""))
+		cur, err := s.ResourceTx(ctx, tx, old.ID)
 		if err != nil {
 			return err
 		}
@@ -113,9 +113,12 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 			return err
 		}
 		t := s.now()
-		_, err = tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, old.CatalogItemInstanceID,
-			old.Project, old.ServiceType, store.JSON(nonNilMap(old.Labels)), store.JSON(old.OriginalRequest),
-			store.JSON(placed.Spec), placed.ProviderName, placed.PolicyStatus, t, t, old.ID, op.ID)
+		_, err = s.q.ResourceInsertRehydration(ctx, tx, ResourceInsertRehydrationParams{InstanceID: p.NewInstanceID,
+			CatalogItemInstanceID: old.CatalogItemInstanceID, Project: old.Project, ServiceType: old.ServiceType,
+			Labels: store.JSON(nonNilMap(old.Labels)), OriginalRequest: store.JSON(old.OriginalRequest),
+			ValidatedRequest: store.JSON(placed.Spec), ProviderName: placed.ProviderName,
+			PolicyStatus: placed.PolicyStatus, CreateTime: t, UpdateTime: t, RehydratedFrom: &old.ID,
+			RehydrationOperation: op.ID})
 		if errors.Is(err, store.ErrAlreadyExists) {
 			// The instance id is checked first; what is left is a
 			// concurrent rehydration of the same order.
@@ -159,8 +162,7 @@ func (s *Service) checkFreeID(ctx context.Context, id string) error {
 // checkNoRehydration refuses when the order has a running rehydration. The
 // unique partial index resources_one_rehydration settles races.
 func (s *Service) checkNoRehydration(ctx context.Context, q store.Querier, orderID string) error {
-	var running string
-	err := q.QueryRow(ctx, s.q.Get("ResourceRehydrationRunning"), orderID).Scan(&running)
+	running, err := s.q.ResourceRehydrationRunning(ctx, q, orderID)
 	switch {
 	case err == nil:
 		return fmt.Errorf("%w: order %s, new instance %s", ErrRehydrationInProgress, orderID, running)
@@ -199,7 +201,8 @@ func (s *Service) noteRehydrationTx(ctx context.Context, tx *store.Tx, instanceI
 	t := s.now()
 	note := map[string]any{"time": t, "outcome": outcome, "new_instance_id": newID, "operation_id": operationID,
 		"message": message}
-	_, err := tx.Exec(ctx, s.q.Get("ResourceNoteRehydration"), store.JSON(note), t, instanceID)
+	_, err := s.q.ResourceNoteRehydration(ctx, tx, ResourceNoteRehydrationParams{LastRehydration: store.JSON(note),
+		UpdateTime: t, InstanceID: instanceID})
 	return err
 }
 
@@ -275,15 +278,18 @@ type rehydrationResponse struct {
 func (s *Service) completeRehydration(ctx context.Context, a rehydrateArgs, r Resource) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		t := s.now()
-		n, err := tx.Exec(ctx, s.q.Get("ResourceRehydrationEnd"), rehydrationDone, t, a.NewInstanceID)
+		done := rehydrationDone
+		n, err := s.q.ResourceRehydrationEnd(ctx, tx, ResourceRehydrationEndParams{RehydrationStatus: &done,
+			UpdateTime: t, InstanceID: a.NewInstanceID})
 		if err != nil || n == 0 {
 			return err // n == 0: finished by an earlier attempt
 		}
-		cur, err := scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), a.NewInstanceID, "", ""))
+		cur, err := s.ResourceTx(ctx, tx, a.NewInstanceID)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q.Get("ResourceSetCreated"), string(cur.Status), t, a.NewInstanceID); err != nil {
+		if _, err := s.q.ResourceSetCreated(ctx, tx, ResourceSetCreatedParams{Status: string(cur.Status),
+			UpdateTime: t, InstanceID: a.NewInstanceID}); err != nil {
 			return fmt.Errorf("record create of %s: %w", a.NewInstanceID, err)
 		}
 		return s.recordTx(ctx, tx, reconcile.Change{OrderID: r.CatalogItemInstanceID, Kind: reconcile.KindReplaced,
@@ -308,7 +314,7 @@ func (s *Service) CompleteReplacementTx(ctx context.Context, tx *store.Tx, c rec
 		return fmt.Errorf("queue deletion of %s: %w", c.PreviousID, err)
 	}
 	t := s.now()
-	if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, c.PreviousID); err != nil {
+	if _, err := s.q.ResourceMarkDeleting(ctx, tx, t, c.PreviousID); err != nil {
 		return fmt.Errorf("remove resource %s: %w", c.PreviousID, err)
 	}
 	return s.finishOperationTx(ctx, tx, c.OperationID, operations.FinishParams{
@@ -337,15 +343,17 @@ func (s *Service) AbandonReplacementTx(ctx context.Context, tx *store.Tx, c reco
 func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		t := s.now()
-		n, err := tx.Exec(ctx, s.q.Get("ResourceRehydrationEnd"), rehydrationFailed, t, a.NewInstanceID)
+		failed := rehydrationFailed
+		n, err := s.q.ResourceRehydrationEnd(ctx, tx, ResourceRehydrationEndParams{RehydrationStatus: &failed,
+			UpdateTime: t, InstanceID: a.NewInstanceID})
 		if err != nil || n == 0 {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q.Get("ResourceSetOutcome"), string(provider.StatusFailed),
-			"rehydration failed: "+cause.Error(), t, string(provider.StatusFailed), t, a.NewInstanceID); err != nil {
+		if _, err := s.q.ResourceSetOutcome(ctx, tx, ResourceSetOutcomeParams{Outcome: string(provider.StatusFailed),
+			OutcomeMessage: "rehydration failed: " + cause.Error(), UpdateTime: t, InstanceID: a.NewInstanceID}); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q.Get("ResourceMarkDeleting"), t, t, a.NewInstanceID); err != nil {
+		if _, err := s.q.ResourceMarkDeleting(ctx, tx, t, a.NewInstanceID); err != nil {
 			return err
 		}
 		if err := s.noteRehydrationTx(ctx, tx, a.OldInstanceID, "FAILED", a.NewInstanceID, a.OperationID,

@@ -99,7 +99,7 @@ type Config struct {
 type Service struct {
 	cfg Config
 	log *slog.Logger
-	q   store.Queries
+	q   *queries
 }
 
 // New returns a Service. It panics when a required Config field is missing.
@@ -116,7 +116,7 @@ func New(cfg Config) *Service {
 	return &Service{
 		cfg: cfg,
 		log: cfg.Logger.With("component", "placement"),
-		q:   store.MustLoadQueries(sqlFS, "sql", cfg.DB.Engine()),
+		q:   newQueries(cfg.DB.Engine()),
 	}
 }
 

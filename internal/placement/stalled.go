@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -26,26 +25,11 @@ var errJobGivenUp = errors.New("its job was given up by the job runner (discarde
 // periodic job and returns how many it finished.
 func (s *Service) SweepStalled(ctx context.Context) (int, error) {
 	horizon := s.now().Add(-stalledAfter)
-	type rehydration struct{ newID, oldID, operationID string }
-	rows, err := s.cfg.DB.Query(ctx, s.q.Get("ResourceRehydrationsStalled"), horizon)
+	rehydrations, err := s.q.ResourceRehydrationsStalled(ctx, s.cfg.DB, horizon)
 	if err != nil {
 		return 0, fmt.Errorf("list stalled rehydrations: %w", err)
 	}
-	rehydrations, err := store.Collect(rows, func(r store.Scanner) (rehydration, error) {
-		var v rehydration
-		return v, r.Scan(&v.newID, &v.oldID, &v.operationID)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("list stalled rehydrations: %w", err)
-	}
-	rows, err = s.cfg.DB.Query(ctx, s.q.Get("ResourcesPendingStalled"), horizon)
-	if err != nil {
-		return 0, fmt.Errorf("list stalled resources: %w", err)
-	}
-	pending, err := store.Collect(rows, func(r store.Scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	pending, err := s.q.ResourcesPendingStalled(ctx, s.cfg.DB, horizon)
 	if err != nil {
 		return 0, fmt.Errorf("list stalled resources: %w", err)
 	}
@@ -53,13 +37,13 @@ func (s *Service) SweepStalled(ctx context.Context) (int, error) {
 	finished := 0
 	var errs []error
 	for _, r := range rehydrations {
-		alive, err := s.cfg.Jobs.Pending(ctx, s.cfg.DB, rehydrateArgs{}.Kind(), "new_instance_id", r.newID)
+		alive, err := s.cfg.Jobs.Pending(ctx, s.cfg.DB, rehydrateArgs{}.Kind(), "new_instance_id", r.InstanceID)
 		if err != nil || alive {
 			errs = append(errs, err)
 			continue
 		}
-		if err := s.finishStalledRehydration(ctx, rehydrateArgs{OldInstanceID: r.oldID, NewInstanceID: r.newID,
-			OperationID: r.operationID}); err != nil {
+		if err := s.finishStalledRehydration(ctx, rehydrateArgs{OldInstanceID: r.RehydratedFrom, NewInstanceID: r.InstanceID,
+			OperationID: r.RehydrationOperation}); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -30,7 +30,8 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, c reconcile.Change
 // outranks its instance's status, and records the change for its order.
 func (s *Service) decideTx(ctx context.Context, tx *store.Tx, instanceID string, status provider.Status, message string) error {
 	t := s.now()
-	n, err := tx.Exec(ctx, s.q.Get("ResourceSetOutcome"), string(status), message, t, string(status), t, instanceID)
+	n, err := s.q.ResourceSetOutcome(ctx, tx, ResourceSetOutcomeParams{Outcome: string(status), OutcomeMessage: message,
+		UpdateTime: t, InstanceID: instanceID})
 	if err != nil {
 		return fmt.Errorf("record outcome of resource %s: %w", instanceID, err)
 	}
@@ -61,8 +62,8 @@ func (s *Service) deleted(ctx context.Context, instanceID string) error {
 
 // orderOf returns the order a resource realises, read in tx.
 func (s *Service) orderOf(ctx context.Context, tx *store.Tx, instanceID string) (string, error) {
-	var orderID string
-	if err := tx.QueryRow(ctx, s.q.Get("ResourceOrderID"), instanceID).Scan(&orderID); err != nil {
+	orderID, err := s.q.ResourceOrderID(ctx, tx, instanceID)
+	if err != nil {
 		return "", fmt.Errorf("read order of resource %s: %w", instanceID, err)
 	}
 	return orderID, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
+//go:generate go run github.com/stewardhq/steward/internal/store/querygen
 //go:embed sql
 var sqlFS embed.FS
 

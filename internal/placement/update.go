@@ -52,7 +52,7 @@ func (s *Service) UpdateTx(ctx context.Context, tx *store.Tx, p UpdateParams) (U
 
 // updateTx is UpdateTx; allowInPlace false always replaces.
 func (s *Service) updateTx(ctx context.Context, tx *store.Tx, p UpdateParams, allowInPlace bool) (UpdateResult, error) {
-	cur, err := scanResource(tx.QueryRow(ctx, s.q.Get("ResourceGet"), p.InstanceID, "", ""))
+	cur, err := s.ResourceTx(ctx, tx, p.InstanceID)
 	if err != nil {
 		return UpdateResult{}, err
 	}
@@ -67,8 +67,9 @@ func (s *Service) updateTx(ctx context.Context, tx *store.Tx, p UpdateParams, al
 	}
 	t := s.now()
 	if inPlace {
-		if _, err := tx.Exec(ctx, s.q.Get("ResourceSetRequest"), store.JSON(p.OriginalRequest),
-			store.JSON(p.Placement.Spec), p.Placement.PolicyStatus, t, cur.ID); err != nil {
+		if _, err := s.q.ResourceSetRequest(ctx, tx, ResourceSetRequestParams{
+			OriginalRequest: store.JSON(p.OriginalRequest), ValidatedRequest: store.JSON(p.Placement.Spec),
+			PolicyStatus: p.Placement.PolicyStatus, UpdateTime: t, InstanceID: cur.ID}); err != nil {
 			return UpdateResult{}, fmt.Errorf("record update of %s: %w", cur.ID, err)
 		}
 		return UpdateResult{}, s.cfg.Jobs.InsertTx(ctx, tx, updateArgs{InstanceID: cur.ID}, s.insertOpts())
@@ -76,9 +77,11 @@ func (s *Service) updateTx(ctx context.Context, tx *store.Tx, p UpdateParams, al
 	if err := s.checkNoRehydration(ctx, tx, cur.CatalogItemInstanceID); err != nil {
 		return UpdateResult{}, err
 	}
-	if _, err := tx.Exec(ctx, s.q.Get("ResourceInsertRehydration"), p.NewInstanceID, cur.CatalogItemInstanceID,
-		cur.Project, cur.ServiceType, store.JSON(nonNilMap(cur.Labels)), store.JSON(p.OriginalRequest),
-		store.JSON(p.Placement.Spec), p.Placement.ProviderName, p.Placement.PolicyStatus, t, t, cur.ID, ""); err != nil {
+	if _, err := s.q.ResourceInsertRehydration(ctx, tx, ResourceInsertRehydrationParams{InstanceID: p.NewInstanceID,
+		CatalogItemInstanceID: cur.CatalogItemInstanceID, Project: cur.Project, ServiceType: cur.ServiceType,
+		Labels: store.JSON(nonNilMap(cur.Labels)), OriginalRequest: store.JSON(p.OriginalRequest),
+		ValidatedRequest: store.JSON(p.Placement.Spec), ProviderName: p.Placement.ProviderName,
+		PolicyStatus: p.Placement.PolicyStatus, CreateTime: t, UpdateTime: t, RehydratedFrom: &cur.ID}); err != nil {
 		return UpdateResult{}, fmt.Errorf("record resource %s: %w", p.NewInstanceID, err)
 	}
 	return UpdateResult{Replacement: true, NewInstanceID: p.NewInstanceID}, s.cfg.Jobs.InsertTx(ctx, tx, rehydrateArgs{

@@ -14,6 +14,7 @@ WHERE excluded.observed_generation > order_adapter_statuses.observed_generation
 RETURNING order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time;
 
 -- name: AdapterStatusList :many
+-- params: order_id, after_time, after_adapter, limit
 SELECT order_id, adapter, observed_generation, observed_time, conditions, data, create_time, update_time
 FROM order_adapter_statuses
 WHERE order_id = $1

@@ -29,14 +29,15 @@ WHERE id = $1
 FOR UPDATE;
 
 -- name: OrderList :many
+-- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
        create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
-       'null'::jsonb, -- a list has no use for the validation, often the largest column
-       last_error, expire_time, NULL::jsonb, -- the list shows user_values, not the sets
+       'null'::jsonb AS validation, -- a list has no use for the validation, often the largest column
+       last_error, expire_time, NULL::jsonb AS user_value_sets, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
-       COALESCE(jsonb_typeof(attributes->'active') = 'object', false)
+       COALESCE(jsonb_typeof(attributes->'active') = 'object', false) AS has_active
 FROM catalog_item_instances
 WHERE (project = $1 OR $1 = '*') -- '*': an admin's list of every project
   AND ($2::text = '' OR service_type = $3)
@@ -51,6 +52,7 @@ ORDER BY create_time, id
 LIMIT $14;
 
 -- name: OrderSave :exec
+-- params: display_name, labels, user_values, state, version, generation, attributes, instance_id, provider_name, status, status_message, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time, user_value_sets, restart_count, id, read_version
 -- Writes an order after a transfer or an edit; version is the one read.
 UPDATE catalog_item_instances
 SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, generation = $6, attributes = $7,
@@ -60,6 +62,7 @@ SET display_name = $1, labels = $2, user_values = $3, state = $4, version = $5, 
 WHERE id = $22 AND version = $23;
 
 -- name: OrderSaveState :exec
+-- params: state, version, generation, instance_id, provider_name, status, status_message, update_time, deleted_at, terminal, pending_instance_id, last_error, expire_time, restart_count, id, read_version
 -- Writes an order whose attribute sets, validation, labels and values are
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
@@ -77,6 +80,7 @@ INSERT INTO order_events (order_id, version, time, trigger, source, target, oper
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- name: OrderEventInsertReport :exec
+-- params: order_id, version, time, trigger, source, target, reported_by, changes, order_id, version
 -- A reported change, after the events of its version.
 INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, reported_by, changes)
 SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, '', '', $7, $8

@@ -28,14 +28,15 @@ FROM catalog_item_instances
 WHERE id = ?;
 
 -- name: OrderList :many
+-- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
        create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
-       'null', -- a list has no use for the validation, often the largest column
-       last_error, expire_time, NULL, -- the list shows user_values, not the sets
+       'null' AS validation, -- a list has no use for the validation, often the largest column
+       last_error, expire_time, NULL AS user_value_sets, -- the list shows user_values, not the sets
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
-       COALESCE(json_type(attributes, '$.active') = 'object', 0)
+       COALESCE(json_type(attributes, '$.active') = 'object', 0) AS has_active
 FROM catalog_item_instances
 WHERE (project = ?1 OR ?1 = '*') -- '*': an admin's list of every project
   AND (? = '' OR service_type = ?)
@@ -53,6 +54,7 @@ ORDER BY create_time, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: OrderSave :exec
+-- params: display_name, labels, user_values, state, version, generation, attributes, instance_id, provider_name, status, status_message, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time, user_value_sets, restart_count, id, read_version
 -- Writes an order after a transfer or an edit; version is the one read.
 UPDATE catalog_item_instances
 SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, generation = ?, attributes = ?,
@@ -62,6 +64,7 @@ SET display_name = ?, labels = ?, user_values = ?, state = ?, version = ?, gener
 WHERE id = ? AND version = ?;
 
 -- name: OrderSaveState :exec
+-- params: state, version, generation, instance_id, provider_name, status, status_message, update_time, deleted_at, terminal, pending_instance_id, last_error, expire_time, restart_count, id, read_version
 -- Writes an order whose attribute sets, validation, labels and values are
 -- as read: a status report, a transfer without operation.
 UPDATE catalog_item_instances
@@ -79,6 +82,7 @@ INSERT INTO order_events (order_id, version, time, trigger, source, target, oper
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: OrderEventInsertReport :exec
+-- params: order_id, version, time, trigger, source, target, reported_by, changes, order_id, version
 -- A reported change, after the events of its version.
 INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, reported_by, changes)
 SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, '', '', ?, ?

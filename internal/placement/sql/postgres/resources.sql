@@ -18,6 +18,7 @@ FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
 WHERE r.instance_id = $1 AND ($2::text = '' OR r.project = $3);
 
 -- name: ResourceList :many
+-- params: project, catalog_item_instance_id, catalog_item_instance_id, provider_name, provider_name, show_deleted, after_time, after_id, limit
 SELECT r.instance_id, r.catalog_item_instance_id, r.project, r.service_type, r.labels, r.original_request,
        r.validated_request, r.provider_name, r.policy_status,
        COALESCE(NULLIF(r.outcome, ''), i.status, r.status) AS status,
@@ -36,6 +37,7 @@ ORDER BY r.create_time, r.instance_id
 LIMIT $9;
 
 -- name: ResourceSetOutcome :exec
+-- params: outcome, outcome_message, update_time, outcome, update_time, instance_id
 -- What placement decided about a resource: FAILED (its create given up) or
 -- DELETED (nothing is left to delete; also marks it deleted).
 UPDATE resources
@@ -48,6 +50,7 @@ WHERE instance_id = $6;
 UPDATE resources SET status = $1, update_time = $2 WHERE instance_id = $3 AND status = 'PENDING';
 
 -- name: ResourceMarkDeleting :exec
+-- params: now, now, instance_id
 UPDATE resources
 SET deleted_at = COALESCE(deleted_at, $1), update_time = $2
 WHERE instance_id = $3;
@@ -86,6 +89,7 @@ SET original_request = $1, validated_request = $2, policy_status = $3, update_ti
 WHERE instance_id = $5 AND deleted_at IS NULL;
 
 -- name: ResourceRehydrationsStalled :many
+-- notnull: rehydrated_from
 -- Rehydrations running for a while: their job may have been given up.
 SELECT instance_id, rehydrated_from, rehydration_operation FROM resources
 WHERE rehydration_status = 'RUNNING' AND update_time < $1

@@ -18,6 +18,7 @@ FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
 WHERE r.instance_id = ? AND (? = '' OR r.project = ?);
 
 -- name: ResourceList :many
+-- params: project, catalog_item_instance_id, catalog_item_instance_id, provider_name, provider_name, show_deleted, after_time, after_id, limit
 SELECT r.instance_id, r.catalog_item_instance_id, r.project, r.service_type, r.labels, r.original_request,
        r.validated_request, r.provider_name, r.policy_status,
        COALESCE(NULLIF(r.outcome, ''), i.status, r.status) AS status,
@@ -36,6 +37,7 @@ ORDER BY r.create_time, r.instance_id
 LIMIT CAST(? AS INTEGER);
 
 -- name: ResourceSetOutcome :exec
+-- params: outcome, outcome_message, update_time, outcome, update_time, instance_id
 -- What placement decided about a resource: FAILED (its create given up) or
 -- DELETED (nothing is left to delete; also marks it deleted).
 UPDATE resources
@@ -48,6 +50,7 @@ WHERE instance_id = ?;
 UPDATE resources SET status = ?, update_time = ? WHERE instance_id = ? AND status = 'PENDING';
 
 -- name: ResourceMarkDeleting :exec
+-- params: now, now, instance_id
 UPDATE resources
 SET deleted_at = COALESCE(deleted_at, ?), update_time = ?
 WHERE instance_id = ?;
@@ -86,6 +89,7 @@ SET original_request = ?, validated_request = ?, policy_status = ?, update_time 
 WHERE instance_id = ? AND deleted_at IS NULL;
 
 -- name: ResourceRehydrationsStalled :many
+-- notnull: rehydrated_from
 -- Rehydrations running for a while: their job may have been given up.
 SELECT instance_id, rehydrated_from, rehydration_operation FROM resources
 WHERE rehydration_status = 'RUNNING' AND update_time < ?
