@@ -10,11 +10,6 @@ import (
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-func TestQueries_SameOnBothEngines(t *testing.T) {
-	t.Parallel()
-	storetest.CheckQueryParity(t, sqlFS, "sql")
-}
-
 // relaySetup is one test's database, bus and relay (not started).
 type relaySetup struct {
 	db    *store.DB

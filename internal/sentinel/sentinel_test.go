@@ -13,8 +13,6 @@ import (
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-func TestQueries_SameOnBothEngines(t *testing.T) { storetest.CheckQueryParity(t, sqlFS, "sql") }
-
 // catalog is a fixed set of service types and their required adapters.
 type catalog map[string][]string
 
