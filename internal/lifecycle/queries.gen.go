@@ -17,6 +17,7 @@ type queries struct {
 	lifecycleInsert          string
 	lifecycleList            string
 	lifecycleUpdate          string
+	orderAwaitsRemoval       string
 	orderCountChildrenLeft   string
 	orderCountSiblingsLeft   string
 	orderEventInsert         string
@@ -49,6 +50,7 @@ func newQueries(engine store.Engine) *queries {
 		lifecycleInsert:          qs.Get("LifecycleInsert"),
 		lifecycleList:            qs.Get("LifecycleList"),
 		lifecycleUpdate:          qs.Get("LifecycleUpdate"),
+		orderAwaitsRemoval:       qs.Get("OrderAwaitsRemoval"),
 		orderCountChildrenLeft:   qs.Get("OrderCountChildrenLeft"),
 		orderCountSiblingsLeft:   qs.Get("OrderCountSiblingsLeft"),
 		orderEventInsert:         qs.Get("OrderEventInsert"),
@@ -157,6 +159,13 @@ type LifecycleUpdateParams struct {
 // LifecycleUpdate runs LifecycleUpdate (sql/*/lifecycles.sql) and returns the number of rows it affected.
 func (q *queries) LifecycleUpdate(ctx context.Context, db store.Querier, arg LifecycleUpdateParams) (int64, error) {
 	return db.Exec(ctx, q.lifecycleUpdate, arg.InitialState, arg.States, arg.Transfers, arg.Compact, arg.UpdateTime, arg.ID, arg.Version)
+}
+
+// OrderAwaitsRemoval runs OrderAwaitsRemoval (sql/*/orders.sql); no row is store.ErrNotFound.
+func (q *queries) OrderAwaitsRemoval(ctx context.Context, db store.Querier, id string) (int64, error) {
+	var v int64
+	err := db.QueryRow(ctx, q.orderAwaitsRemoval, id).Scan(&v)
+	return v, err
 }
 
 // OrderCountChildrenLeft runs OrderCountChildrenLeft (sql/*/orders.sql); no row is store.ErrNotFound.

@@ -35,6 +35,12 @@ func (s *Service) reconcileTx(ctx context.Context, tx *store.Tx, orderID string)
 			return fmt.Errorf("apply %s change of order %s: %w", c.Kind, orderID, err)
 		}
 	}
+	// Most reconciles follow a live order's status: a count, not a second
+	// read of the whole order, says whether there is a gate to check.
+	deleting, err := s.q.OrderAwaitsRemoval(ctx, tx, orderID)
+	if err != nil || deleting == 0 {
+		return err
+	}
 	return s.recheckDeletionTx(ctx, tx, orderID)
 }
 

@@ -52,15 +52,19 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 		return nil // deleted before it was provisioned
 	}
 	if r.Status != provider.StatusPending {
-		return s.noteCreated(ctx, instanceID) // provisioned by an attempt that died before noting it
+		_, err := s.noteCreated(ctx, instanceID) // provisioned by an attempt that died before noting it
+		return err
 	}
 	err = s.createInstance(ctx, r)
 	switch {
 	case err == nil:
-		if err := s.noteCreated(ctx, instanceID); err != nil {
+		deleting, err := s.noteCreated(ctx, instanceID)
+		if err != nil || !deleting {
 			return err
 		}
-		return s.deleteIfOrderGone(ctx, instanceID)
+		// The order was deleted while the create was in flight (the delete
+		// job then found nothing to delete).
+		return s.deprovision(ctx, instanceID)
 	case transient(err) && !last:
 		return fmt.Errorf("provision %s on %s: %w", instanceID, r.ProviderName, err)
 	}
@@ -84,14 +88,15 @@ func (s *Service) createInstance(ctx context.Context, r Resource) error {
 }
 
 // noteCreated notes that a resource's create was answered, so the sweep of
-// stalled creates passes it by. Its status from then on is its instance's.
-func (s *Service) noteCreated(ctx context.Context, instanceID string) error {
-	t := s.now()
-	if _, err := s.q.ResourceSetCreated(ctx, s.cfg.DB, ResourceSetCreatedParams{
-		Status: string(provider.StatusProvisioning), UpdateTime: t, InstanceID: instanceID}); err != nil {
-		return fmt.Errorf("record create of %s: %w", instanceID, err)
+// stalled creates passes it by (its status from then on is its
+// instance's), and says whether its deletion was asked for meanwhile.
+func (s *Service) noteCreated(ctx context.Context, instanceID string) (deleting bool, err error) {
+	deleting, err = s.q.ResourceSetCreated(ctx, s.cfg.DB, ResourceSetCreatedParams{
+		Status: string(provider.StatusProvisioning), UpdateTime: s.now(), InstanceID: instanceID})
+	if err != nil {
+		return false, fmt.Errorf("record create of %s: %w", instanceID, err)
 	}
-	return nil
+	return deleting, nil
 }
 
 // giveUp abandons a create whose outcome is still unknown at the last
@@ -106,16 +111,6 @@ func (s *Service) giveUp(ctx context.Context, instanceID string, cause error) {
 		// The stale-intent sweep queues it later.
 		s.log.ErrorContext(ctx, "abandon a create of unknown outcome", "instance_id", instanceID, "error", err)
 	}
-}
-
-// deleteIfOrderGone deletes an instance whose order was deleted while the
-// create was in flight (the delete job then found nothing to delete).
-func (s *Service) deleteIfOrderGone(ctx context.Context, instanceID string) error {
-	r, err := s.Resource(ctx, "", instanceID, true)
-	if err != nil || r.DeletedAt == nil {
-		return err
-	}
-	return s.deprovision(ctx, instanceID)
 }
 
 // transient reports whether a create failure may pass by itself: the

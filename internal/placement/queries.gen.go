@@ -244,9 +244,11 @@ type ResourceSetCreatedParams struct {
 	InstanceID string
 }
 
-// ResourceSetCreated runs ResourceSetCreated (sql/*/resources.sql) and returns the number of rows it affected.
-func (q *queries) ResourceSetCreated(ctx context.Context, db store.Querier, arg ResourceSetCreatedParams) (int64, error) {
-	return db.Exec(ctx, q.resourceSetCreated, arg.Status, arg.UpdateTime, arg.InstanceID)
+// ResourceSetCreated runs ResourceSetCreated (sql/*/resources.sql); no row is store.ErrNotFound.
+func (q *queries) ResourceSetCreated(ctx context.Context, db store.Querier, arg ResourceSetCreatedParams) (bool, error) {
+	var v bool
+	err := db.QueryRow(ctx, q.resourceSetCreated, arg.Status, arg.UpdateTime, arg.InstanceID).Scan(&v)
+	return v, err
 }
 
 // ResourceSetOutcomeParams are the arguments of ResourceSetOutcome.

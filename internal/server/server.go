@@ -364,9 +364,11 @@ func (s *Server) startEvents(ctx context.Context) error {
 
 // periodicJobs are the passes the elected leader runs on a schedule; the
 // reconcileWorkers is how many order reconciles a replica runs at once.
-// On SQLite their writes share group commits, so a few go further than
-// one; each holds one order's lock for a short transaction.
-const reconcileWorkers = 4
+// Each is a short transaction holding one order's lock; on SQLite the
+// workers' writes share group commits, and 4 held a burst of orders'
+// create-to-up rate to what 4 reconciles per commit could carry
+// (BENCHMARKS.md).
+const reconcileWorkers = 16
 
 // services they call are built.
 func (s *Server) periodicJobs() []jobs.Periodic {

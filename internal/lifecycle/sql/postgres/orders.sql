@@ -144,3 +144,8 @@ SELECT id FROM catalog_item_instances WHERE id = $1 FOR UPDATE;
 -- name: OrderCountSiblingsLeft :one
 -- The children of a parent not yet removed, but for one being removed now.
 SELECT count(*) FROM catalog_item_instances WHERE parent_id = $1 AND NOT terminal AND id <> $2;
+
+-- name: OrderAwaitsRemoval :one
+-- Whether an order is being deleted and not removed yet: only such an
+-- order's reconcile checks its deletion gate.
+SELECT COUNT(*) FROM catalog_item_instances WHERE id = $1 AND deleted_at IS NOT NULL AND NOT terminal;

@@ -146,3 +146,8 @@ SELECT id FROM catalog_item_instances WHERE id = ?;
 -- name: OrderCountSiblingsLeft :one
 -- The children of a parent not yet removed, but for one being removed now.
 SELECT count(*) FROM catalog_item_instances WHERE parent_id = ? AND terminal = 0 AND id <> ?;
+
+-- name: OrderAwaitsRemoval :one
+-- Whether an order is being deleted and not removed yet: only such an
+-- order's reconcile checks its deletion gate.
+SELECT COUNT(*) FROM catalog_item_instances WHERE id = ? AND deleted_at IS NOT NULL AND NOT terminal;

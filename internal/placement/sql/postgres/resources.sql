@@ -45,9 +45,13 @@ SET outcome = $1, outcome_message = $2, update_time = $3,
     deleted_at = CASE WHEN $4::text = 'DELETED' THEN COALESCE(deleted_at, $5) ELSE deleted_at END
 WHERE instance_id = $6;
 
--- name: ResourceSetCreated :exec
--- The resource's create was answered: it no longer waits for one.
-UPDATE resources SET status = $1, update_time = $2 WHERE instance_id = $3 AND status = 'PENDING';
+-- name: ResourceSetCreated :one
+-- The resource's create was answered: it no longer waits for one. Says
+-- whether its deletion was asked for meanwhile.
+-- params: status, update_time, instance_id
+UPDATE resources SET status = CASE WHEN status = 'PENDING' THEN $1 ELSE status END, update_time = $2
+WHERE instance_id = $3
+RETURNING deleted_at IS NOT NULL AS deleting;
 
 -- name: ResourceMarkDeleting :exec
 -- params: now, now, instance_id

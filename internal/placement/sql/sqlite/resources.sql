@@ -45,9 +45,13 @@ SET outcome = ?, outcome_message = ?, update_time = ?,
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END
 WHERE instance_id = ?;
 
--- name: ResourceSetCreated :exec
--- The resource's create was answered: it no longer waits for one.
-UPDATE resources SET status = ?, update_time = ? WHERE instance_id = ? AND status = 'PENDING';
+-- name: ResourceSetCreated :one
+-- The resource's create was answered: it no longer waits for one. Says
+-- whether its deletion was asked for meanwhile.
+-- params: status, update_time, instance_id
+UPDATE resources SET status = CASE WHEN status = 'PENDING' THEN ? ELSE status END, update_time = ?
+WHERE instance_id = ?
+RETURNING deleted_at IS NOT NULL AS deleting;
 
 -- name: ResourceMarkDeleting :exec
 -- params: now, now, instance_id
