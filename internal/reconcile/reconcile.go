@@ -63,6 +63,9 @@ type Queue struct {
 	log  *slog.Logger
 	wake chan string
 	loop background.Loop
+	// sweepAfter is SweepAfter; tests that hold a reconcile on purpose
+	// lengthen it.
+	sweepAfter time.Duration
 }
 
 // wakeBuffer bounds the wake-ups waiting for a worker; one that does not
@@ -72,7 +75,8 @@ const wakeBuffer = 4096
 // New returns a Queue.
 func New(db *store.DB, logger *slog.Logger) *Queue {
 	return &Queue{db: db, q: newQueries(db.Engine()), now: time.Now,
-		log: cmp.Or(logger, slog.New(slog.DiscardHandler)), wake: make(chan string, wakeBuffer)}
+		log: cmp.Or(logger, slog.New(slog.DiscardHandler)), wake: make(chan string, wakeBuffer),
+		sweepAfter: SweepAfter}
 }
 
 // RequestTx asks, in tx, for the order to be reconciled once tx commits.
@@ -159,7 +163,7 @@ func (q *Queue) sweepLoop(ctx context.Context) {
 		if n > 0 && olderThan > 0 {
 			q.log.InfoContext(ctx, "reconciles taken by the sweep", "orders", n)
 		}
-		olderThan = SweepAfter
+		olderThan = q.sweepAfter
 		select {
 		case <-ctx.Done():
 			return

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/reconcile"
@@ -29,7 +30,11 @@ func (r *reconciles) reconcile(ctx context.Context, id string) error {
 	delete(r.hold, id)
 	r.mu.Unlock()
 	if gate != nil {
-		<-gate
+		select {
+		case <-gate:
+		case <-ctx.Done(): // the queue stops (the test failed before the release)
+			return ctx.Err()
+		}
 	}
 	if err := r.db.InTx(ctx, func(tx *store.Tx) error { return r.q.TakeTx(ctx, tx, id) }); err != nil {
 		return err
@@ -74,6 +79,9 @@ func TestQueue_OneReconcilePerOrderWhileTheRequestWaits(t *testing.T) {
 		t.Parallel()
 		db := storetest.Open(t, engine)
 		q := reconcile.New(db, nil)
+		// a's reconcile is held below for as long as the test takes; the
+		// sweep must not take a's request meanwhile.
+		q.SetSweepAfter(time.Hour)
 		release := make(chan struct{})
 		r := &reconciles{db: db, q: q, hold: map[string]chan struct{}{"a": release}}
 		start(t, q, r)
