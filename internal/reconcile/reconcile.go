@@ -120,13 +120,22 @@ const sweepEvery = time.Second
 const sweepBatch = 500
 
 // Start runs workers goroutines that reconcile the orders whose requests
-// this process committed, and the sweep; its first pass, at once, takes
-// every waiting request (what a process that died left). Stop ends them.
+// this process committed, and the sweep. Its first pass takes every request
+// waiting when Start is called (what a process that died left), listed
+// before Start returns, so that a request committed afterwards is its own
+// worker's alone. Stop ends them.
 func (q *Queue) Start(ctx context.Context, workers int, reconcile Reconciler) error {
+	left, err := q.q.ReconcileListWaiting(ctx, q.db, q.now().UTC().Add(time.Nanosecond), sweepBatch)
+	if err != nil {
+		return fmt.Errorf("list reconcile requests left waiting: %w", err)
+	}
 	return q.loop.Start(ctx, func(ctx context.Context) {
 		var wg sync.WaitGroup
 		for range max(workers, 1) {
 			wg.Go(func() { q.work(ctx, reconcile) })
+		}
+		if _, err := q.hand(ctx, q.now().UTC(), left); err != nil && ctx.Err() == nil {
+			q.log.WarnContext(ctx, "hand out reconcile requests left waiting", "error", err)
 		}
 		q.sweepLoop(ctx)
 		wg.Wait()
@@ -154,26 +163,23 @@ func (q *Queue) work(ctx context.Context, reconcile Reconciler) {
 func (q *Queue) sweepLoop(ctx context.Context) {
 	tick := time.NewTicker(sweepEvery)
 	defer tick.Stop()
-	olderThan := time.Duration(-1) // the first pass takes every request
 	for {
-		n, err := q.sweep(ctx, olderThan)
-		if err != nil && ctx.Err() == nil {
-			q.log.WarnContext(ctx, "sweep of waiting reconciles", "error", err)
-		}
-		if n > 0 && olderThan > 0 {
-			q.log.InfoContext(ctx, "reconciles taken by the sweep", "orders", n)
-		}
-		olderThan = q.sweepAfter
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+		n, err := q.sweep(ctx, q.sweepAfter)
+		if err != nil && ctx.Err() == nil {
+			q.log.WarnContext(ctx, "sweep of waiting reconciles", "error", err)
+		}
+		if n > 0 {
+			q.log.InfoContext(ctx, "reconciles taken by the sweep", "orders", n)
+		}
 	}
 }
 
-// sweep hands every request older than olderThan to the workers, renewing
-// it first (so another replica's sweep passes it by for a while), and
+// sweep hands every request older than olderThan to the workers and
 // returns how many.
 func (q *Queue) sweep(ctx context.Context, olderThan time.Duration) (int, error) {
 	now := q.now().UTC()
@@ -181,6 +187,12 @@ func (q *Queue) sweep(ctx context.Context, olderThan time.Duration) (int, error)
 	if err != nil {
 		return 0, fmt.Errorf("list waiting reconcile requests: %w", err)
 	}
+	return q.hand(ctx, now, ids)
+}
+
+// hand gives each request to a worker, renewing it first (so another
+// replica's sweep passes it by for a while), and returns how many.
+func (q *Queue) hand(ctx context.Context, now time.Time, ids []string) (int, error) {
 	for i, id := range ids {
 		if _, err := q.q.ReconcileRenew(ctx, q.db, now, id); err != nil {
 			return i, fmt.Errorf("renew reconcile request of order %s: %w", id, err)
