@@ -89,6 +89,10 @@ type Order struct {
 	labelsJSON, userValuesJSON json.RawMessage
 }
 
+// awaitsRemoval says whether o is being deleted and not removed yet: its
+// deletion gate is still to open.
+func (o Order) awaitsRemoval() bool { return o.DeletedAt != nil && !o.Terminal }
+
 // hasActive reports whether the order has an active attribute set, also
 // when it was read for a list with its attribute sets undecoded.
 func (o Order) hasActive() bool { return o.Attributes.Active != nil || o.activeListed }

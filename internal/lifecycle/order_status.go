@@ -32,22 +32,32 @@ type resourceStatus struct {
 	Updated bool
 }
 
+// orderSeen is what a change's applier saw of its order, locked, once it
+// was done: whether it is being deleted and not removed yet. It saves the
+// reconcile a read of the order for its deletion gate.
+type orderSeen struct {
+	read          bool // the applier read the order; false: the reconcile reads it
+	awaitsRemoval bool
+}
+
+func seenOrder(o Order) orderSeen { return orderSeen{read: true, awaitsRemoval: o.awaitsRemoval()} }
+
 // applyChangeTx applies one recorded change of an order's resource.
-func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error {
+func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.Change) (orderSeen, error) {
 	switch c.Kind {
 	case reconcile.KindStatus, reconcile.KindUpdated:
 		return s.resourceStatusTx(ctx, tx, c.OrderID, resourceStatus{InstanceID: c.InstanceID,
 			Status: provider.Status(c.Status), Message: c.Message, RestartCount: c.RestartCount, Via: c.Via,
 			Updated: c.Kind == reconcile.KindUpdated})
 	case reconcile.KindReplacing:
-		return s.resourceReplacingTx(ctx, tx, c.OrderID, c.InstanceID)
+		return orderSeen{}, s.resourceReplacingTx(ctx, tx, c.OrderID, c.InstanceID)
 	case reconcile.KindReplaced:
-		return s.resourceReplacedTx(ctx, tx, c)
+		return orderSeen{}, s.resourceReplacedTx(ctx, tx, c)
 	case reconcile.KindReplacementFailed:
-		return s.replacementFailedTx(ctx, tx, c)
+		return orderSeen{}, s.replacementFailedTx(ctx, tx, c)
 	}
 	s.log.WarnContext(ctx, "unknown change of an order's resource; ignored", "order_id", c.OrderID, "kind", c.Kind)
-	return nil
+	return orderSeen{}, nil
 }
 
 // resourceStatusTx mirrors a resource's status on its order and, when the
@@ -56,23 +66,23 @@ func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.C
 // A resource the order no longer points at is ignored, and while the order
 // waits on an update (PendingInstanceID) only the update's own outcome
 // (st.Updated) counts.
-func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID string, st resourceStatus) error {
+func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID string, st resourceStatus) (orderSeen, error) {
 	o, err := s.lockOrderTx(ctx, tx, orderID)
 	if errors.Is(err, ErrOrderNotFound) {
-		return nil
+		return orderSeen{read: true}, nil
 	}
 	if err != nil {
-		return err
+		return orderSeen{}, err
 	}
 	if o.InstanceID != st.InstanceID {
-		return nil
+		return seenOrder(o), nil
 	}
 	if st.Updated && st.Status != provider.StatusFailed {
 		// The status the update's outcome was recorded with may be older
 		// than a report recorded before it: the status is read again.
 		cur, err := s.cfg.Placement.ResourceTx(ctx, tx, st.InstanceID)
 		if err != nil {
-			return err
+			return orderSeen{}, err
 		}
 		st.Status, st.Message = cur.Status, cur.StatusMessage
 	}
@@ -84,7 +94,7 @@ func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID st
 		// does not move: a report changes no intent).
 		if err := s.recordReportTx(ctx, tx, o.ID, Event{Version: read, Time: s.now(), Trigger: st.Via,
 			From: o.State, To: o.State, ReportedBy: o.ProviderName, Changes: changes}); err != nil {
-			return err
+			return orderSeen{}, err
 		}
 	}
 	o.Status, o.StatusMessage = st.Status, st.Message
@@ -97,13 +107,13 @@ func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID st
 	}
 	if o.PendingInstanceID == "" {
 		if err := s.resourceOutcomeTx(ctx, tx, &o, 0); err != nil {
-			return err
+			return orderSeen{}, err
 		}
 	}
 	if !changed && o.Version == read && o.LastError == lastError {
-		return nil
+		return seenOrder(o), nil
 	}
-	return s.saveOrderTx(ctx, tx, &o, read)
+	return seenOrder(o), s.saveOrderTx(ctx, tx, &o, read)
 }
 
 // statusChanges is what st changes of the status o shows, by member; nil

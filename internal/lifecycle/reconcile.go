@@ -15,8 +15,7 @@ import (
 // here, reading down (DESIGN §2).
 type reconciles interface {
 	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
-	TakeTx(ctx context.Context, tx *store.Tx, orderID string) error
-	TakeChangesTx(ctx context.Context, tx *store.Tx, orderID string) ([]reconcile.Change, error)
+	TakeTx(ctx context.Context, tx *store.Tx, orderID string) ([]reconcile.Change, error)
 }
 
 // reconcileTx brings an order up to date with what happened below it: the
@@ -26,20 +25,30 @@ type reconciles interface {
 // state; then a deleting order whose resource is gone is removed once its
 // deletion gate opens (the adapters' reports, its children).
 func (s *Service) reconcileTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	changes, err := s.cfg.Reconciles.TakeChangesTx(ctx, tx, orderID)
+	// The request goes first: a change committed from here on asks again,
+	// so none is missed by the reads below.
+	changes, err := s.cfg.Reconciles.TakeTx(ctx, tx, orderID)
 	if err != nil {
 		return err
 	}
+	var seen orderSeen
 	for _, c := range changes {
-		if err := s.applyChangeTx(ctx, tx, c); err != nil {
+		if seen, err = s.applyChangeTx(ctx, tx, c); err != nil {
 			return fmt.Errorf("apply %s change of order %s: %w", c.Kind, orderID, err)
 		}
 	}
-	// Most reconciles follow a live order's status: a count, not a second
-	// read of the whole order, says whether there is a gate to check.
-	deleting, err := s.q.OrderAwaitsRemoval(ctx, tx, orderID)
-	if err != nil || deleting == 0 {
-		return err
+	// Most reconciles follow a live order's status: what the last change's
+	// applier saw of the order, or else a count, not a read of the whole
+	// order, says whether there is a gate to check.
+	if !seen.read {
+		deleting, err := s.q.OrderAwaitsRemoval(ctx, tx, orderID)
+		if err != nil {
+			return err
+		}
+		seen.awaitsRemoval = deleting > 0
+	}
+	if !seen.awaitsRemoval {
+		return nil
 	}
 	return s.recheckDeletionTx(ctx, tx, orderID)
 }
@@ -59,14 +68,7 @@ func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[reconcile.Arg
 // workers run it when a request is committed, and its sweep for requests
 // left waiting).
 func (s *Service) Reconcile(ctx context.Context, orderID string) error {
-	// The request goes first: a change committed from here on asks again,
-	// so none is missed by the reads below.
-	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.cfg.Reconciles.TakeTx(ctx, tx, orderID); err != nil {
-			return err
-		}
-		return s.reconcileTx(ctx, tx, orderID)
-	})
+	return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error { return s.reconcileTx(ctx, tx, orderID) })
 }
 
 // deletionGateArgs is the job an earlier version queued to check a
@@ -84,7 +86,5 @@ type deletionGateWorker struct {
 }
 
 func (w *deletionGateWorker) Work(ctx context.Context, job *river.Job[deletionGateArgs]) error {
-	return w.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		return w.s.reconcileTx(ctx, tx, job.Args.OrderID)
-	})
+	return w.s.Reconcile(ctx, job.Args.OrderID)
 }

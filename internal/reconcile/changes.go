@@ -1,11 +1,8 @@
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -32,6 +29,10 @@ const (
 	// KindReplacementFailed: InstanceID could not be created; the order
 	// keeps PreviousID.
 	KindReplacementFailed ChangeKind = "replacement_failed"
+
+	// kindRequest is a bare request ([Queue.RequestTx]): no fact, the
+	// reconcile reads what it needs.
+	kindRequest ChangeKind = "request"
 )
 
 // Change is one fact about an order's resource, recorded by the domain it
@@ -55,9 +56,8 @@ type Change struct {
 	RestartCount *int64
 	// Via says how the provider told the status ("report", "resync"); empty
 	// for a status Steward decided.
-	Via        string
-	RecordedAt time.Time
-	seq        int64
+	Via string
+	seq int64
 }
 
 // RecordTx records c in tx and asks for its order's reconcile once tx
@@ -70,30 +70,10 @@ func (q *Queue) RecordTx(ctx context.Context, tx *store.Tx, c Change) error {
 	if _, err := q.q.ChangeRecord(ctx, tx, ChangeRecordParams{
 		OrderID: c.OrderID, Kind: string(c.Kind), InstanceID: c.InstanceID, PreviousID: c.PreviousID,
 		OperationID: c.OperationID, ProviderName: c.ProviderName, Status: c.Status, Message: c.Message, RestartCount: c.RestartCount,
-		Via: c.Via, RecordedAt: q.now().UTC(),
+		Via: c.Via, RequestedAt: q.now().UTC(),
 	}); err != nil {
 		return fmt.Errorf("record %s change of order %s: %w", c.Kind, c.OrderID, err)
 	}
-	return q.RequestTx(ctx, tx, c.OrderID)
-}
-
-// TakeChangesTx removes and returns the order's recorded changes in the
-// order they were recorded, for the reconcile in tx to act on; if tx rolls
-// back they stay. A change committed after this asked for a reconcile of
-// its own. For one instance the order is the order of its commits: each
-// status change updates the instance's row, which serialises them.
-func (q *Queue) TakeChangesTx(ctx context.Context, tx *store.Tx, orderID string) ([]Change, error) {
-	rows, err := q.q.ChangeTake(ctx, tx, orderID)
-	if err != nil {
-		return nil, fmt.Errorf("take changes of order %s: %w", orderID, err)
-	}
-	out := make([]Change, len(rows))
-	for i, r := range rows {
-		out[i] = Change{OrderID: orderID, Kind: ChangeKind(r.Kind), InstanceID: r.InstanceID, PreviousID: r.PreviousID,
-			OperationID: r.OperationID, ProviderName: r.ProviderName, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount,
-			Via: r.Via, RecordedAt: r.RecordedAt, seq: r.Seq}
-	}
-	// RETURNING promises no order.
-	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.seq, b.seq) })
-	return out, nil
+	tx.AfterCommit(func() { q.handOut(c.OrderID) })
+	return nil
 }

@@ -23,7 +23,7 @@ func take(t *testing.T, db *store.DB, q *reconcile.Queue, orderID string, rollba
 	var got []reconcile.Change
 	err := db.InTx(t.Context(), func(tx *store.Tx) error {
 		var err error
-		if got, err = q.TakeChangesTx(t.Context(), tx, orderID); err != nil || !rollback {
+		if got, err = q.TakeTx(t.Context(), tx, orderID); err != nil || !rollback {
 			return err
 		}
 		return context.Canceled
@@ -34,10 +34,11 @@ func take(t *testing.T, db *store.DB, q *reconcile.Queue, orderID string, rollba
 	return got
 }
 
-// A change is recorded for its order with a reconcile request, taken once
-// in the order recorded, and stays when the reconcile that took it rolls
-// back. A change with no order (an instance made through the SPRM's own
-// API) is not recorded.
+// A change is recorded for its order, taken once in the order recorded,
+// and stays when the reconcile that took it rolls back; a bare request
+// takes with the changes and is none of them. A change with no order (an
+// instance made through the SPRM's own API) is not recorded. What no
+// worker took is handed out by the sweep of a queue that starts.
 func TestQueue_ChangesAreTakenOnceInOrder(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -48,17 +49,12 @@ func TestQueue_ChangesAreTakenOnceInOrder(t *testing.T) {
 		restarts := int64(2)
 		record(t, db, q, reconcile.Change{OrderID: "o", Kind: reconcile.KindStatus, InstanceID: "i1",
 			Status: "RUNNING", Via: "report", RestartCount: &restarts})
+		request(t, db, q, "o")
 		record(t, db, q, reconcile.Change{OrderID: "p", Kind: reconcile.KindStatus, InstanceID: "j1", Status: "FAILED"})
 		record(t, db, q, reconcile.Change{OrderID: "o", Kind: reconcile.KindReplaced, InstanceID: "i2",
 			PreviousID: "i1", OperationID: "op", ProviderName: "sp", Status: "PROVISIONING"})
 		record(t, db, q, reconcile.Change{OrderID: "", Kind: reconcile.KindStatus, InstanceID: "x", Status: "RUNNING"})
-		r := &reconciles{db: db, q: q}
-		start(t, q, r)
-		// The wake-ups and the starting queue's first sweep may both
-		// reconcile an order; at least one each.
-		poll.Until(t, "a reconcile of each order with changes", func() bool {
-			return slices.Equal(slices.Compact(r.reconciled()), []string{"o", "p"})
-		})
+		request(t, db, q, "r")
 
 		if got := take(t, db, q, "o", true); len(got) != 2 {
 			t.Fatalf("took %d changes of o in a rolled-back reconcile, want 2", len(got))
@@ -69,7 +65,7 @@ func TestQueue_ChangesAreTakenOnceInOrder(t *testing.T) {
 		}
 		first, second := got[0], got[1]
 		if first.Kind != reconcile.KindStatus || first.InstanceID != "i1" || first.Status != "RUNNING" ||
-			first.Via != "report" || first.RestartCount == nil || *first.RestartCount != 2 || first.RecordedAt.IsZero() {
+			first.Via != "report" || first.RestartCount == nil || *first.RestartCount != 2 {
 			t.Errorf("first change = %+v", first)
 		}
 		if second.Kind != reconcile.KindReplaced || second.InstanceID != "i2" || second.PreviousID != "i1" ||
@@ -80,8 +76,22 @@ func TestQueue_ChangesAreTakenOnceInOrder(t *testing.T) {
 		if again := take(t, db, q, "o", false); len(again) != 0 {
 			t.Errorf("changes of o taken twice: %+v", again)
 		}
-		if p := take(t, db, q, "p", false); len(p) != 1 || p[0].Status != "FAILED" {
+
+		// p and r were never taken: a queue that starts reconciles them,
+		// p with its change, r with none; o has nothing waiting.
+		other := reconcile.New(db, nil)
+		r := &reconciles{db: db, q: other}
+		start(t, other, r)
+		poll.Until(t, "p and r reconciled", func() bool {
+			return slices.Equal(slices.Compact(r.reconciled()), []string{"p", "r"})
+		})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if p := r.changes["p"]; len(p) != 1 || p[0].Status != "FAILED" || p[0].InstanceID != "j1" {
 			t.Errorf("changes of p = %+v, want its one FAILED", p)
+		}
+		if len(r.changes["r"]) != 0 {
+			t.Errorf("changes of r = %+v, want none: a bare request is no change", r.changes["r"])
 		}
 	})
 }

@@ -11,83 +11,26 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	changeRecord         string
-	changeTake           string
-	reconcileListWaiting string
-	reconcileRenew       string
-	reconcileRequest     string
-	reconcileTake        string
+	changeListWaiting string
+	changeRecord      string
+	changeRenew       string
+	changeTake        string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		changeRecord:         qs.Get("ChangeRecord"),
-		changeTake:           qs.Get("ChangeTake"),
-		reconcileListWaiting: qs.Get("ReconcileListWaiting"),
-		reconcileRenew:       qs.Get("ReconcileRenew"),
-		reconcileRequest:     qs.Get("ReconcileRequest"),
-		reconcileTake:        qs.Get("ReconcileTake"),
+		changeListWaiting: qs.Get("ChangeListWaiting"),
+		changeRecord:      qs.Get("ChangeRecord"),
+		changeRenew:       qs.Get("ChangeRenew"),
+		changeTake:        qs.Get("ChangeTake"),
 	}
 }
 
-// ChangeRecordParams are the arguments of ChangeRecord.
-type ChangeRecordParams struct {
-	OrderID      string
-	Kind         string
-	InstanceID   string
-	PreviousID   string
-	OperationID  string
-	ProviderName string
-	Status       string
-	Message      string
-	RestartCount *int64
-	Via          string
-	RecordedAt   time.Time
-}
-
-// ChangeRecord runs ChangeRecord (sql/*/changes.sql) and returns the number of rows it affected.
-func (q *queries) ChangeRecord(ctx context.Context, db store.Querier, arg ChangeRecordParams) (int64, error) {
-	return db.Exec(ctx, q.changeRecord, arg.OrderID, arg.Kind, arg.InstanceID, arg.PreviousID, arg.OperationID, arg.ProviderName, arg.Status, arg.Message, arg.RestartCount, arg.Via, arg.RecordedAt)
-}
-
-// ChangeTakeRow is a row of ChangeTake.
-type ChangeTakeRow struct {
-	Seq          int64
-	Kind         string
-	InstanceID   string
-	PreviousID   string
-	OperationID  string
-	ProviderName string
-	Status       string
-	Message      string
-	RestartCount *int64
-	Via          string
-	RecordedAt   time.Time
-}
-
-// ChangeTake runs ChangeTake (sql/*/changes.sql) and returns its rows.
-func (q *queries) ChangeTake(ctx context.Context, db store.Querier, orderID string) ([]ChangeTakeRow, error) {
-	rows, err := db.Query(ctx, q.changeTake, orderID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ChangeTakeRow
-	for rows.Next() {
-		var v ChangeTakeRow
-		if err := rows.Scan(&v.Seq, &v.Kind, &v.InstanceID, &v.PreviousID, &v.OperationID, &v.ProviderName, &v.Status, &v.Message, &v.RestartCount, &v.Via, &v.RecordedAt); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// ReconcileListWaiting runs ReconcileListWaiting (sql/*/reconciles.sql) and returns its rows.
-func (q *queries) ReconcileListWaiting(ctx context.Context, db store.Querier, maxRequestedAt time.Time, limit int64) ([]string, error) {
-	rows, err := db.Query(ctx, q.reconcileListWaiting, maxRequestedAt, limit)
+// ChangeListWaiting runs ChangeListWaiting (sql/*/changes.sql) and returns its rows.
+func (q *queries) ChangeListWaiting(ctx context.Context, db store.Querier, requestedBefore time.Time, limit int64) ([]string, error) {
+	rows, err := db.Query(ctx, q.changeListWaiting, requestedBefore, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -103,19 +46,59 @@ func (q *queries) ReconcileListWaiting(ctx context.Context, db store.Querier, ma
 	return out, rows.Err()
 }
 
-// ReconcileRenew runs ReconcileRenew (sql/*/reconciles.sql) and returns the number of rows it affected.
-func (q *queries) ReconcileRenew(ctx context.Context, db store.Querier, requestedAt time.Time, orderID string) (int64, error) {
-	return db.Exec(ctx, q.reconcileRenew, requestedAt, orderID)
+// ChangeRecordParams are the arguments of ChangeRecord.
+type ChangeRecordParams struct {
+	OrderID      string
+	Kind         string
+	InstanceID   string
+	PreviousID   string
+	OperationID  string
+	ProviderName string
+	Status       string
+	Message      string
+	RestartCount *int64
+	Via          string
+	RequestedAt  time.Time
 }
 
-// ReconcileRequest runs ReconcileRequest (sql/*/reconciles.sql); no row is store.ErrNotFound.
-func (q *queries) ReconcileRequest(ctx context.Context, db store.Querier, orderID string, requestedAt time.Time) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.reconcileRequest, orderID, requestedAt).Scan(&v)
-	return v, err
+// ChangeRecord runs ChangeRecord (sql/*/changes.sql) and returns the number of rows it affected.
+func (q *queries) ChangeRecord(ctx context.Context, db store.Querier, arg ChangeRecordParams) (int64, error) {
+	return db.Exec(ctx, q.changeRecord, arg.OrderID, arg.Kind, arg.InstanceID, arg.PreviousID, arg.OperationID, arg.ProviderName, arg.Status, arg.Message, arg.RestartCount, arg.Via, arg.RequestedAt)
 }
 
-// ReconcileTake runs ReconcileTake (sql/*/reconciles.sql) and returns the number of rows it affected.
-func (q *queries) ReconcileTake(ctx context.Context, db store.Querier, orderID string) (int64, error) {
-	return db.Exec(ctx, q.reconcileTake, orderID)
+// ChangeRenew runs ChangeRenew (sql/*/changes.sql) and returns the number of rows it affected.
+func (q *queries) ChangeRenew(ctx context.Context, db store.Querier, requestedAt time.Time, orderID string) (int64, error) {
+	return db.Exec(ctx, q.changeRenew, requestedAt, orderID)
+}
+
+// ChangeTakeRow is a row of ChangeTake.
+type ChangeTakeRow struct {
+	Seq          int64
+	Kind         string
+	InstanceID   string
+	PreviousID   string
+	OperationID  string
+	ProviderName string
+	Status       string
+	Message      string
+	RestartCount *int64
+	Via          string
+}
+
+// ChangeTake runs ChangeTake (sql/*/changes.sql) and returns its rows.
+func (q *queries) ChangeTake(ctx context.Context, db store.Querier, orderID string) ([]ChangeTakeRow, error) {
+	rows, err := db.Query(ctx, q.changeTake, orderID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ChangeTakeRow
+	for rows.Next() {
+		var v ChangeTakeRow
+		if err := rows.Scan(&v.Seq, &v.Kind, &v.InstanceID, &v.PreviousID, &v.OperationID, &v.ProviderName, &v.Status, &v.Message, &v.RestartCount, &v.Via); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

@@ -3,20 +3,21 @@
 // report on an order, an instance's status, an update's outcome, the end of
 // a replacement) records only its own facts and, in the same transaction,
 // asks for the order to be reconciled. The lifecycle works the request: it
-// locks the order, reads down and fires the transfers. Nothing below the
-// lifecycle calls up into it.
+// takes the order's rows, locks the order, reads down and fires the
+// transfers. Nothing below the lifecycle calls up into it.
 //
-// A request is a row of order_reconciles, written in the transaction of
-// the change it follows, so it is as durable as the change. Once that
-// transaction commits, the first request of an order (none waiting) wakes
-// one of the queue's workers in this process, which runs the lifecycle's
-// reconcile at once; asking again while the request waits adds nothing, so
-// a burst of changes is one reconcile. The worker's transaction deletes the
-// row first, before it reads, and a change committed after that asks, and
-// is reconciled, again. A request no worker took (the process died between
-// the commit and the reconcile, the wake-up was dropped under load, or the
-// reconcile failed and rolled back) is found by a sweep every replica runs
-// each second, for requests older than [SweepAfter], and at start for all.
+// A request is a row of order_changes, written in the transaction of the
+// change it follows (a fact about the order's resource, or a bare request),
+// so it is as durable as the change. Once that transaction commits, the
+// order is handed to one of the queue's workers in this process, which runs
+// the lifecycle's reconcile at once; while it waits for a worker, asking
+// again hands out nothing more, so a burst of changes is one reconcile. The
+// worker's transaction takes (deletes) the order's rows first, before it
+// reads, and a change committed after that is handed out, and reconciled,
+// again. A request no worker took (the process died between the commit and
+// the reconcile, the hand-out was dropped under load, or the reconcile
+// failed and rolled back) is found by a sweep every replica runs each
+// second, for requests older than [SweepAfter], and at start for all.
 //
 // No River job per request: a job's insert, fetch and completion cost more
 // than the reconcile itself, and on SQLite a transactional insert waits for
@@ -29,6 +30,7 @@ import (
 	"embed"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +65,10 @@ type Queue struct {
 	log  *slog.Logger
 	wake chan string
 	loop background.Loop
+	// handed holds the orders handed to the workers whose rows have not
+	// been taken yet: asking again meanwhile hands out nothing more.
+	mu     sync.Mutex
+	handed map[string]struct{}
 	// sweepAfter is SweepAfter; tests that hold a reconcile on purpose
 	// lengthen it.
 	sweepAfter time.Duration
@@ -76,37 +82,70 @@ const wakeBuffer = 4096
 func New(db *store.DB, logger *slog.Logger) *Queue {
 	return &Queue{db: db, q: newQueries(db.Engine()), now: time.Now,
 		log: cmp.Or(logger, slog.New(slog.DiscardHandler)), wake: make(chan string, wakeBuffer),
-		sweepAfter: SweepAfter}
+		handed: make(map[string]struct{}), sweepAfter: SweepAfter}
 }
 
-// RequestTx asks, in tx, for the order to be reconciled once tx commits.
+// RequestTx asks, in tx, for the order to be reconciled once tx commits,
+// with no fact to act on (an adapter's report, a child removed: the
+// reconcile reads them).
 func (q *Queue) RequestTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	requests, err := q.q.ReconcileRequest(ctx, tx, orderID, q.now().UTC())
-	if err != nil {
-		return fmt.Errorf("request reconcile of order %s: %w", orderID, err)
-	}
-	if requests == 1 { // else a worker has been woken and not taken it yet
-		tx.AfterCommit(func() {
-			select {
-			case q.wake <- orderID:
-			default: // the sweep takes it
-			}
-		})
-	}
-	return nil
+	return q.RecordTx(ctx, tx, Change{OrderID: orderID, Kind: kindRequest})
 }
 
-// TakeTx removes the order's waiting request in tx, the worker's first
-// step, before it reads anything: on PostgreSQL the delete waits for a
-// RequestTx that updated the row and has not committed yet, and the reads
-// that follow (each statement's own snapshot) then see what it wrote; a
-// change committed after the delete asks again. If tx rolls back, the
-// request stays for the job's retry.
-func (q *Queue) TakeTx(ctx context.Context, tx *store.Tx, orderID string) error {
-	if _, err := q.q.ReconcileTake(ctx, tx, orderID); err != nil {
-		return fmt.Errorf("take reconcile request of order %s: %w", orderID, err)
+// handOut gives the order to a worker unless it was handed out and its rows
+// not taken yet; a full queue drops it for the sweep.
+func (q *Queue) handOut(orderID string) {
+	if !q.markHanded(orderID) {
+		return
 	}
-	return nil
+	select {
+	case q.wake <- orderID:
+	default:
+		q.unmarkHanded(orderID) // the sweep hands it out
+	}
+}
+
+func (q *Queue) markHanded(orderID string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.handed[orderID]; ok {
+		return false
+	}
+	q.handed[orderID] = struct{}{}
+	return true
+}
+
+func (q *Queue) unmarkHanded(orderID string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.handed, orderID)
+}
+
+// TakeTx removes the order's waiting rows in tx and returns its changes in
+// the order they were recorded (a bare request is none), for the reconcile
+// in tx to act on: the worker's first step, before it reads anything. A
+// change committed from here on is handed out again, so none is missed by
+// the reconcile's reads. If tx rolls back the rows stay, for the sweep.
+// For one instance the order of its changes is the order of its commits:
+// each status change updates the instance's row, which serialises them.
+func (q *Queue) TakeTx(ctx context.Context, tx *store.Tx, orderID string) ([]Change, error) {
+	q.unmarkHanded(orderID)
+	rows, err := q.q.ChangeTake(ctx, tx, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("take reconcile of order %s: %w", orderID, err)
+	}
+	out := make([]Change, 0, len(rows))
+	for _, r := range rows {
+		if ChangeKind(r.Kind) == kindRequest {
+			continue
+		}
+		out = append(out, Change{OrderID: orderID, Kind: ChangeKind(r.Kind), InstanceID: r.InstanceID, PreviousID: r.PreviousID,
+			OperationID: r.OperationID, ProviderName: r.ProviderName, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount,
+			Via: r.Via, seq: r.Seq})
+	}
+	// RETURNING promises no order.
+	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.seq, b.seq) })
+	return out, nil
 }
 
 // SweepAfter is how long a request waits before the sweep of every replica
@@ -125,7 +164,7 @@ const sweepBatch = 500
 // before Start returns, so that a request committed afterwards is its own
 // worker's alone. Stop ends them.
 func (q *Queue) Start(ctx context.Context, workers int, reconcile Reconciler) error {
-	left, err := q.q.ReconcileListWaiting(ctx, q.db, q.now().UTC().Add(time.Nanosecond), sweepBatch)
+	left, err := q.q.ChangeListWaiting(ctx, q.db, q.now().UTC().Add(time.Nanosecond), sweepBatch)
 	if err != nil {
 		return fmt.Errorf("list reconcile requests left waiting: %w", err)
 	}
@@ -152,7 +191,12 @@ func (q *Queue) work(ctx context.Context, reconcile Reconciler) {
 		case <-ctx.Done():
 			return
 		case id := <-q.wake:
-			if err := reconcile(ctx, id); err != nil && ctx.Err() == nil {
+			err := reconcile(ctx, id)
+			// Its take unmarked the order already, unless the reconcile
+			// failed before it: the order must not stay marked, or the
+			// sweep would pass it by for good.
+			q.unmarkHanded(id)
+			if err != nil && ctx.Err() == nil {
 				// Rolled back: the request stays, and the sweep tries again.
 				q.log.ErrorContext(ctx, "reconcile order; the sweep retries it", "order_id", id, "error", err)
 			}
@@ -183,23 +227,28 @@ func (q *Queue) sweepLoop(ctx context.Context) {
 // returns how many.
 func (q *Queue) sweep(ctx context.Context, olderThan time.Duration) (int, error) {
 	now := q.now().UTC()
-	ids, err := q.q.ReconcileListWaiting(ctx, q.db, now.Add(-olderThan), sweepBatch)
+	ids, err := q.q.ChangeListWaiting(ctx, q.db, now.Add(-olderThan), sweepBatch)
 	if err != nil {
 		return 0, fmt.Errorf("list waiting reconcile requests: %w", err)
 	}
 	return q.hand(ctx, now, ids)
 }
 
-// hand gives each request to a worker, renewing it first (so another
-// replica's sweep passes it by for a while), and returns how many.
+// hand gives each order to a worker, renewing its request first (so
+// another replica's sweep passes it by for a while), and returns how many.
+// An order handed out and not taken yet is passed by.
 func (q *Queue) hand(ctx context.Context, now time.Time, ids []string) (int, error) {
 	for i, id := range ids {
-		if _, err := q.q.ReconcileRenew(ctx, q.db, now, id); err != nil {
+		if _, err := q.q.ChangeRenew(ctx, q.db, now, id); err != nil {
 			return i, fmt.Errorf("renew reconcile request of order %s: %w", id, err)
+		}
+		if !q.markHanded(id) {
+			continue
 		}
 		select {
 		case q.wake <- id:
 		case <-ctx.Done():
+			q.unmarkHanded(id)
 			return i, ctx.Err()
 		}
 	}

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -17,11 +18,12 @@ import (
 // lifecycle's reconcile does; a reconcile of an order in hold waits for its
 // release before it takes the request.
 type reconciles struct {
-	db   *store.DB
-	q    *reconcile.Queue
-	mu   sync.Mutex
-	done []string
-	hold map[string]chan struct{}
+	db      *store.DB
+	q       *reconcile.Queue
+	mu      sync.Mutex
+	done    []string
+	changes map[string][]reconcile.Change // taken, by order
+	hold    map[string]chan struct{}
 }
 
 func (r *reconciles) reconcile(ctx context.Context, id string) error {
@@ -36,12 +38,20 @@ func (r *reconciles) reconcile(ctx context.Context, id string) error {
 			return ctx.Err()
 		}
 	}
-	if err := r.db.InTx(ctx, func(tx *store.Tx) error { return r.q.TakeTx(ctx, tx, id) }); err != nil {
+	var taken []reconcile.Change
+	if err := r.db.InTx(ctx, func(tx *store.Tx) (err error) {
+		taken, err = r.q.TakeTx(ctx, tx, id)
+		return err
+	}); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = append(r.done, id)
+	if r.changes == nil {
+		r.changes = make(map[string][]reconcile.Change)
+	}
+	r.changes[id] = append(r.changes[id], taken...)
 	return nil
 }
 
@@ -68,11 +78,11 @@ func start(t *testing.T, q *reconcile.Queue, r *reconciles) {
 	t.Cleanup(func() { _ = q.Stop(context.Background()) })
 }
 
-// A committed request wakes a worker, which reconciles the order; asking
-// again while the request waits is the same reconcile, a rolled-back
-// request is none, and a request after the take is a reconcile again. A
-// request no worker of its process took (the process died) is taken by
-// another's sweep when it starts.
+// A committed request hands the order to a worker, which reconciles it;
+// asking again while the request waits is the same reconcile, a
+// rolled-back request is none, and a request after the take is a reconcile
+// again. A request no worker of its process took (the process died) is
+// taken by another's sweep when it starts.
 func TestQueue_OneReconcilePerOrderWhileTheRequestWaits(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -119,5 +129,38 @@ func TestQueue_OneReconcilePerOrderWhileTheRequestWaits(t *testing.T) {
 		if got, want := r.reconciled(), []string{"a", "a", "b"}; !slices.Equal(got, want) {
 			t.Errorf("reconciled %v, want %v: one per request taken, none for the rolled-back c", got, want)
 		}
+	})
+}
+
+// A reconcile that fails, before its take or after, leaves the request for
+// the sweep, which hands the order out again.
+func TestQueue_AFailedReconcileIsSweptAgain(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		db := storetest.Open(t, engine)
+		q := reconcile.New(db, nil)
+		q.SetSweepAfter(10 * time.Millisecond)
+		r := &reconciles{db: db, q: q}
+		var mu sync.Mutex
+		calls := 0
+		failFirst := func(ctx context.Context, id string) error {
+			mu.Lock()
+			calls++
+			first := calls == 1
+			mu.Unlock()
+			if first {
+				return errors.New("the database went away before the take")
+			}
+			return r.reconcile(ctx, id)
+		}
+		if err := q.Start(t.Context(), 2, failFirst); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = q.Stop(context.Background()) })
+		request(t, db, q, "f")
+		poll.Until(t, "f reconciled by the sweep after its failure", func() bool {
+			return slices.Equal(r.reconciled(), []string{"f"})
+		})
 	})
 }

@@ -125,7 +125,7 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 			}
 			deleted := InstanceMarkDeletedParams{DeletedAt: t, DeleteTime: t, UpdateTime: t, ID: task.InstanceID}
 			if _, err := s.setStatusTx(ctx, tx, InstanceStatus{InstanceID: task.InstanceID, Status: provider.StatusDeleted},
-				func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleted(ctx, tx, deleted) }); err != nil {
+				func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleted(ctx, tx, deleted) }); err != nil {
 				return err
 			}
 			return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil))

@@ -112,7 +112,7 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	arg := InstanceRecordCreatedParams{Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
 		ResyncTime: s.resyncDue(status, t), ID: p.ID}
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		func(tx *store.Tx) (int64, error) { return s.q.InstanceRecordCreated(ctx, tx, arg) })
+		func(tx *store.Tx) ([]string, error) { return s.q.InstanceRecordCreated(ctx, tx, arg) })
 	if err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)

@@ -82,7 +82,7 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	t := s.now()
 	deleting := InstanceMarkDeletingParams{DeleteTime: t, UpdateTime: t, ResyncTime: s.resyncDue(provider.StatusDeleting, t), ID: id}
 	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
-		func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) }); err != nil {
+		func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) }); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
 	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)
@@ -92,7 +92,7 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	case errors.Is(err, provider.ErrNotFound) || (err == nil && got.Status == provider.StatusDeleted):
 		deleted := InstanceMarkDeletedParams{DeletedAt: s.now(), DeleteTime: s.now(), UpdateTime: s.now(), ID: id}
 		if _, _, err := s.setStatus(wctx, InstanceStatus{InstanceID: id, Status: provider.StatusDeleted},
-			func(tx *store.Tx) (int64, error) { return s.q.InstanceMarkDeleted(wctx, tx, deleted) }); err != nil {
+			func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleted(wctx, tx, deleted) }); err != nil {
 			return Instance{}, fmt.Errorf("mark instance deleted: %w", err)
 		}
 	case err != nil:

@@ -37,8 +37,13 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("an intent refused")
-		if _, err := c.s.q.InstanceMarkDeleted(ctx, c.s.cfg.DB, InstanceMarkDeletedParams{DeletedAt: c.s.now(),
-			DeleteTime: c.s.now(), UpdateTime: c.s.now(), ID: "b"}); err != nil {
+		// The status writes return the instance's order: on SQLite a
+		// query with rows runs on the writer only in a transaction.
+		if err := c.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, err := c.s.q.InstanceMarkDeleted(ctx, tx, InstanceMarkDeletedParams{DeletedAt: c.s.now(),
+				DeleteTime: c.s.now(), UpdateTime: c.s.now(), ID: "b"})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		check("one marked deleted")
@@ -46,8 +51,11 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
 			at := c.s.now()
 			c.clock.Advance(1)
-			if _, err := c.s.q.InstanceApplyStatus(ctx, c.s.cfg.DB, InstanceApplyStatusParams{Status: status, ObservedTime: &at,
-				UpdateTime: at, DeletedAt: at, DeleteTime: at, StatusTime: &at, ResyncTime: noResync, ID: "c"}); err != nil {
+			if err := c.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+				_, err := c.s.q.InstanceApplyStatus(ctx, tx, InstanceApplyStatusParams{Status: status, ObservedTime: &at,
+					UpdateTime: at, DeletedAt: at, DeleteTime: at, StatusTime: &at, ResyncTime: noResync, ID: "c"})
+				return err
+			}); err != nil {
 				t.Fatal(err)
 			}
 			check("report " + status)

@@ -34,7 +34,6 @@ type queries struct {
 	instanceLockVersion          string
 	instanceMarkDeleted          string
 	instanceMarkDeleting         string
-	instanceOrderID              string
 	instanceRecordCreated        string
 	instanceRecordUpdate         string
 	instanceResyncClaim          string
@@ -79,7 +78,6 @@ func newQueries(engine store.Engine) *queries {
 		instanceLockVersion:          qs.Get("InstanceLockVersion"),
 		instanceMarkDeleted:          qs.Get("InstanceMarkDeleted"),
 		instanceMarkDeleting:         qs.Get("InstanceMarkDeleting"),
-		instanceOrderID:              qs.Get("InstanceOrderID"),
 		instanceRecordCreated:        qs.Get("InstanceRecordCreated"),
 		instanceRecordUpdate:         qs.Get("InstanceRecordUpdate"),
 		instanceResyncClaim:          qs.Get("InstanceResyncClaim"),
@@ -292,9 +290,22 @@ type InstanceApplyStatusParams struct {
 	ID            string
 }
 
-// InstanceApplyStatus runs InstanceApplyStatus (sql/*/service_type_instances.sql) and returns the number of rows it affected.
-func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) (int64, error) {
-	return db.Exec(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.ID, arg.ObservedTime)
+// InstanceApplyStatus runs InstanceApplyStatus (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) ([]string, error) {
+	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.ID, arg.ObservedTime)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // InstanceCountLiveByProvider runs InstanceCountLiveByProvider (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
@@ -475,9 +486,22 @@ type InstanceMarkDeletedParams struct {
 	ID         string
 }
 
-// InstanceMarkDeleted runs InstanceMarkDeleted (sql/*/service_type_instances.sql) and returns the number of rows it affected.
-func (q *queries) InstanceMarkDeleted(ctx context.Context, db store.Querier, arg InstanceMarkDeletedParams) (int64, error) {
-	return db.Exec(ctx, q.instanceMarkDeleted, arg.DeletedAt, arg.DeleteTime, arg.UpdateTime, arg.ID)
+// InstanceMarkDeleted runs InstanceMarkDeleted (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceMarkDeleted(ctx context.Context, db store.Querier, arg InstanceMarkDeletedParams) ([]string, error) {
+	rows, err := db.Query(ctx, q.instanceMarkDeleted, arg.DeletedAt, arg.DeleteTime, arg.UpdateTime, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // InstanceMarkDeletingParams are the arguments of InstanceMarkDeleting.
@@ -488,16 +512,22 @@ type InstanceMarkDeletingParams struct {
 	ID         string
 }
 
-// InstanceMarkDeleting runs InstanceMarkDeleting (sql/*/service_type_instances.sql) and returns the number of rows it affected.
-func (q *queries) InstanceMarkDeleting(ctx context.Context, db store.Querier, arg InstanceMarkDeletingParams) (int64, error) {
-	return db.Exec(ctx, q.instanceMarkDeleting, arg.DeleteTime, arg.UpdateTime, arg.ResyncTime, arg.ID)
-}
-
-// InstanceOrderID runs InstanceOrderID (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
-func (q *queries) InstanceOrderID(ctx context.Context, db store.Querier, id string) (string, error) {
-	var v string
-	err := db.QueryRow(ctx, q.instanceOrderID, id).Scan(&v)
-	return v, err
+// InstanceMarkDeleting runs InstanceMarkDeleting (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceMarkDeleting(ctx context.Context, db store.Querier, arg InstanceMarkDeletingParams) ([]string, error) {
+	rows, err := db.Query(ctx, q.instanceMarkDeleting, arg.DeleteTime, arg.UpdateTime, arg.ResyncTime, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // InstanceRecordCreatedParams are the arguments of InstanceRecordCreated.
@@ -510,9 +540,22 @@ type InstanceRecordCreatedParams struct {
 	ID            string
 }
 
-// InstanceRecordCreated runs InstanceRecordCreated (sql/*/service_type_instances.sql) and returns the number of rows it affected.
-func (q *queries) InstanceRecordCreated(ctx context.Context, db store.Querier, arg InstanceRecordCreatedParams) (int64, error) {
-	return db.Exec(ctx, q.instanceRecordCreated, arg.Status, arg.StatusMessage, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+// InstanceRecordCreated runs InstanceRecordCreated (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceRecordCreated(ctx context.Context, db store.Querier, arg InstanceRecordCreatedParams) ([]string, error) {
+	rows, err := db.Query(ctx, q.instanceRecordCreated, arg.Status, arg.StatusMessage, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // InstanceRecordUpdateParams are the arguments of InstanceRecordUpdate.
@@ -527,9 +570,22 @@ type InstanceRecordUpdateParams struct {
 	ID            string
 }
 
-// InstanceRecordUpdate runs InstanceRecordUpdate (sql/*/service_type_instances.sql) and returns the number of rows it affected.
-func (q *queries) InstanceRecordUpdate(ctx context.Context, db store.Querier, arg InstanceRecordUpdateParams) (int64, error) {
-	return db.Exec(ctx, q.instanceRecordUpdate, arg.Spec, arg.SentTime, arg.Status, arg.SentTime, arg.StatusMessage, arg.SentTime, arg.SentTime, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+// InstanceRecordUpdate runs InstanceRecordUpdate (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceRecordUpdate(ctx context.Context, db store.Querier, arg InstanceRecordUpdateParams) ([]string, error) {
+	rows, err := db.Query(ctx, q.instanceRecordUpdate, arg.Spec, arg.SentTime, arg.Status, arg.SentTime, arg.StatusMessage, arg.SentTime, arg.SentTime, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // InstanceResyncClaimParams are the arguments of InstanceResyncClaim.

@@ -50,7 +50,7 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 	for attempt := 0; ; attempt++ {
 		t := s.now()
 		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
-			func(tx *store.Tx) (int64, error) {
+			func(tx *store.Tx) ([]string, error) {
 				return s.q.InstanceApplyStatus(ctx, tx, InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
 					ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
 					StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), ID: id})

@@ -37,29 +37,27 @@ type changeRecorder interface {
 	RecordTx(ctx context.Context, tx *store.Tx, c reconcile.Change) error
 }
 
-// statusWrite is a status update of one instance, run in tx; it returns
-// the rows it changed.
-type statusWrite func(tx *store.Tx) (int64, error)
+// statusWrite is a status update of one instance, run in tx; it returns,
+// for each row it changed (none or one), the order the instance was created
+// for (empty when none): the write's RETURNING saves the change a read.
+type statusWrite func(tx *store.Tx) ([]string, error)
 
 // setStatusTx runs a status update in tx and, when it changed a row of an
-// instance created for an order, records the change for that order.
+// instance created for an order, records the change for that order. It
+// returns the rows changed.
 func (s *Service) setStatusTx(ctx context.Context, tx *store.Tx, st InstanceStatus, write statusWrite) (int64, error) {
-	n, err := write(tx)
-	if err != nil || n == 0 {
-		return n, err
+	orders, err := write(tx)
+	if err != nil || len(orders) == 0 {
+		return 0, err
 	}
-	return n, s.recordChangeTx(ctx, tx, reconcile.KindStatus, st)
+	return int64(len(orders)), s.recordChangeTx(ctx, tx, orders[0], reconcile.KindStatus, st)
 }
 
-// recordChangeTx records st for the order its instance was created for,
-// if any.
-func (s *Service) recordChangeTx(ctx context.Context, tx *store.Tx, kind reconcile.ChangeKind, st InstanceStatus) error {
+// recordChangeTx records st for the order its instance was created for;
+// none when orderID is ”.
+func (s *Service) recordChangeTx(ctx context.Context, tx *store.Tx, orderID string, kind reconcile.ChangeKind, st InstanceStatus) error {
 	if s.cfg.Changes == nil {
 		return nil
-	}
-	orderID, err := s.q.InstanceOrderID(ctx, tx, st.InstanceID)
-	if err != nil {
-		return fmt.Errorf("read order of instance %s: %w", st.InstanceID, err)
 	}
 	return s.cfg.Changes.RecordTx(ctx, tx, reconcile.Change{OrderID: orderID, Kind: kind, InstanceID: st.InstanceID,
 		Status: string(st.Status), Message: st.Message, RestartCount: st.RestartCount, Via: st.Via})

@@ -81,17 +81,17 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	// the status the row has.
 	t := s.now()
 	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
-		n, err := s.q.InstanceRecordUpdate(wctx, tx, InstanceRecordUpdateParams{Spec: store.JSON(p.Spec), SentTime: sent,
+		orders, err := s.q.InstanceRecordUpdate(wctx, tx, InstanceRecordUpdateParams{Spec: store.JSON(p.Spec), SentTime: sent,
 			Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
 			ResyncTime: s.resyncDue(status, t), ID: p.ID})
-		if err != nil || n == 0 {
+		if err != nil || len(orders) == 0 {
 			return err
 		}
 		cur, err := instanceFromRow(s.q.InstanceGet(wctx, tx, p.ID, ""))
 		if err != nil {
 			return err
 		}
-		return s.recordChangeTx(wctx, tx, reconcile.KindStatus, InstanceStatus{InstanceID: p.ID, Status: cur.Status,
+		return s.recordChangeTx(wctx, tx, orders[0], reconcile.KindStatus, InstanceStatus{InstanceID: p.ID, Status: cur.Status,
 			Message: cur.StatusMessage})
 	})
 	if err != nil {

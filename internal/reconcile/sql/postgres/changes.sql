@@ -1,10 +1,22 @@
 -- name: ChangeRecord :exec
+-- Records a change of an order's resource, or a bare request (kind
+-- 'request'), for the order's reconcile.
 INSERT INTO order_changes (order_id, kind, instance_id, previous_id, operation_id, provider_name, status,
-                           message, restart_count, via, recorded_at)
+                           message, restart_count, via, requested_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
 
 -- name: ChangeTake :many
--- Takes an order's recorded changes: exactly the rows this transaction
--- sees (a change committed later stays for the reconcile it asked for).
+-- Takes an order's rows: exactly the rows this transaction sees (a change
+-- committed later stays for the reconcile it asked for).
 DELETE FROM order_changes WHERE order_id = $1
-RETURNING seq, kind, instance_id, previous_id, operation_id, provider_name, status, message, restart_count, via, recorded_at;
+RETURNING seq, kind, instance_id, previous_id, operation_id, provider_name, status, message, restart_count, via;
+
+-- name: ChangeListWaiting :many
+-- params: requested_before, limit
+-- Orders whose reconcile was asked for before a time and not taken since.
+SELECT order_id FROM order_changes GROUP BY order_id HAVING MIN(requested_at) < $1
+ORDER BY MIN(requested_at) LIMIT $2;
+
+-- name: ChangeRenew :exec
+-- A sweep hands the order out: other replicas' sweeps pass it by for a while.
+UPDATE order_changes SET requested_at = $1 WHERE order_id = $2;

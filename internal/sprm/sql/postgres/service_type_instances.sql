@@ -27,14 +27,15 @@ WHERE i.project = $1
 ORDER BY i.create_time, i.id
 LIMIT $11;
 
--- name: InstanceRecordCreated :exec
+-- name: InstanceRecordCreated :many
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
 UPDATE service_type_instances
 SET status = $1, status_message = $2, version = version + 1, update_time = $3,
     status_time = $4, resync_time = $5, resync_attempts = 0
 WHERE id = $6 AND (status = 'PENDING'
-    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
+    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
+RETURNING order_id;
 
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
@@ -42,7 +43,7 @@ DELETE FROM service_type_instances
 WHERE id = $1 AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
--- name: InstanceApplyStatus :exec
+-- name: InstanceApplyStatus :many
 -- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
 UPDATE service_type_instances
 SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
@@ -50,7 +51,8 @@ SET status = $1, status_message = $2, status_observed_time = $3, version = versi
     deleted_at = CASE WHEN $7::text = 'DELETED' THEN COALESCE(deleted_at, $8) ELSE deleted_at END,
     delete_time = CASE WHEN $9::text IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, $10) ELSE delete_time END,
     status_time = $11, resync_time = $12, resync_attempts = 0
-WHERE id = $13 AND (status_observed_time IS NULL OR status_observed_time <= $14);
+WHERE id = $13 AND (status_observed_time IS NULL OR status_observed_time <= $14)
+RETURNING order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -59,20 +61,22 @@ UPDATE service_type_instances
 SET status = $1, status_message = $2, version = version + 1, update_time = $3, resync_time = $4, resync_attempts = 0
 WHERE id = $5;
 
--- name: InstanceMarkDeleted :exec
+-- name: InstanceMarkDeleted :many
 -- params: deleted_at, delete_time, update_time, id
 UPDATE service_type_instances
 SET status = 'DELETED', deleted_at = COALESCE(deleted_at, $1), delete_time = COALESCE(delete_time, $2),
     version = version + 1, update_time = $3, resync_time = NULL
-WHERE id = $4;
+WHERE id = $4
+RETURNING order_id;
 
--- name: InstanceMarkDeleting :exec
+-- name: InstanceMarkDeleting :many
 -- params: delete_time, update_time, resync_time, id
 -- A delete accepted: delete_time is when, and a later one does not move it.
 UPDATE service_type_instances
 SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, $1), version = version + 1,
     update_time = $2, resync_time = $3, resync_attempts = 0
-WHERE id = $4;
+WHERE id = $4
+RETURNING order_id;
 
 -- name: InstanceDeleteRequested :exec
 -- params: delete_time, id
@@ -96,7 +100,7 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = $1 AND deleted
 -- Kept by the triggers of migration 00010.
 SELECT provider_name, live FROM provider_live_instances;
 
--- name: InstanceRecordUpdate :exec
+-- name: InstanceRecordUpdate :many
 -- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, id
 -- An in-place update the provider accepted: the new spec and the status it
 -- answered, unless a report observed after the update was sent got there
@@ -109,7 +113,8 @@ SET spec = $1,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $6 THEN $7
                                 ELSE status_observed_time END,
     version = version + 1, update_time = $8, status_time = $9, resync_time = $10, resync_attempts = 0
-WHERE id = $11 AND deleted_at IS NULL;
+WHERE id = $11 AND deleted_at IS NULL
+RETURNING order_id;
 
 -- name: InstanceLockVersion :one
 -- An If-Match precondition: locks the row for the transaction, so no other
@@ -157,6 +162,3 @@ WHERE id = $4 AND resync_claimed_by = $5;
 UPDATE service_type_instances SET resync_time = $1, resync_claimed_by = ''
 WHERE resync_claimed_by = ANY($2::text[]) AND resync_time IS NOT NULL;
 
--- name: InstanceOrderID :one
--- The order an instance was created for ('' when none).
-SELECT order_id FROM service_type_instances WHERE id = $1;

@@ -27,14 +27,15 @@ WHERE i.project = ?
 ORDER BY i.create_time, i.id
 LIMIT CAST(? AS INTEGER);
 
--- name: InstanceRecordCreated :exec
+-- name: InstanceRecordCreated :many
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
 UPDATE service_type_instances
 SET status = ?, status_message = ?, version = version + 1, update_time = ?,
     status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status = 'PENDING'
-    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
+    OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
+RETURNING order_id;
 
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
@@ -42,7 +43,7 @@ DELETE FROM service_type_instances
 WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
--- name: InstanceApplyStatus :exec
+-- name: InstanceApplyStatus :many
 -- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
@@ -50,7 +51,8 @@ SET status = ?, status_message = ?, status_observed_time = ?, version = version 
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
     delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
     status_time = ?, resync_time = ?, resync_attempts = 0
-WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?);
+WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?)
+RETURNING order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -59,20 +61,22 @@ UPDATE service_type_instances
 SET status = ?, status_message = ?, version = version + 1, update_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ?;
 
--- name: InstanceMarkDeleted :exec
+-- name: InstanceMarkDeleted :many
 -- params: deleted_at, delete_time, update_time, id
 UPDATE service_type_instances
 SET status = 'DELETED', deleted_at = COALESCE(deleted_at, ?), delete_time = COALESCE(delete_time, ?),
     version = version + 1, update_time = ?, resync_time = NULL
-WHERE id = ?;
+WHERE id = ?
+RETURNING order_id;
 
--- name: InstanceMarkDeleting :exec
+-- name: InstanceMarkDeleting :many
 -- params: delete_time, update_time, resync_time, id
 -- A delete accepted: delete_time is when, and a later one does not move it.
 UPDATE service_type_instances
 SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, ?), version = version + 1,
     update_time = ?, resync_time = ?, resync_attempts = 0
-WHERE id = ?;
+WHERE id = ?
+RETURNING order_id;
 
 -- name: InstanceDeleteRequested :exec
 -- params: delete_time, id
@@ -96,7 +100,7 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_
 -- Kept by the triggers of migration 00010.
 SELECT provider_name, live FROM provider_live_instances;
 
--- name: InstanceRecordUpdate :exec
+-- name: InstanceRecordUpdate :many
 -- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, id
 -- An in-place update the provider accepted: the new spec and the status it
 -- answered, unless a report observed after the update was sent got there
@@ -109,7 +113,8 @@ SET spec = ?,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= ? THEN ?
                                 ELSE status_observed_time END,
     version = version + 1, update_time = ?, status_time = ?, resync_time = ?, resync_attempts = 0
-WHERE id = ? AND deleted_at IS NULL;
+WHERE id = ? AND deleted_at IS NULL
+RETURNING order_id;
 
 -- name: InstanceLockVersion :one
 -- An If-Match precondition, read inside a write transaction; SQLite's
@@ -156,6 +161,3 @@ WHERE id = ? AND resync_claimed_by = ?;
 UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
 WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
 
--- name: InstanceOrderID :one
--- The order an instance was created for ('' when none).
-SELECT order_id FROM service_type_instances WHERE id = ?;
