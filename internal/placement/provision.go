@@ -52,13 +52,12 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 		return nil // deleted before it was provisioned
 	}
 	if r.Status != provider.StatusPending {
-		_, err := s.noteCreated(ctx, instanceID) // provisioned by an attempt that died before noting it
-		return err
+		return nil // provisioned by an attempt that died before its job completed
 	}
 	err = s.createInstance(ctx, r)
 	switch {
 	case err == nil:
-		deleting, err := s.noteCreated(ctx, instanceID)
+		deleting, err := s.deletionAsked(ctx, instanceID)
 		if err != nil || !deleting {
 			return err
 		}
@@ -87,16 +86,17 @@ func (s *Service) createInstance(ctx context.Context, r Resource) error {
 	return err
 }
 
-// noteCreated notes that a resource's create was answered, so the sweep of
-// stalled creates passes it by (its status from then on is its
-// instance's), and says whether its deletion was asked for meanwhile.
-func (s *Service) noteCreated(ctx context.Context, instanceID string) (deleting bool, err error) {
-	deleting, err = s.q.ResourceSetCreated(ctx, s.cfg.DB, ResourceSetCreatedParams{
-		Status: string(provider.StatusProvisioning), UpdateTime: s.now(), InstanceID: instanceID})
+// deletionAsked says whether the resource's deletion was asked for. Read
+// after its instance's create committed: a deletion that commits later
+// finds the instance and deletes it itself. From the create's answer on,
+// the resource's status is its instance's, so nothing is written here (the
+// sweep of stalled creates reads the instance's status too).
+func (s *Service) deletionAsked(ctx context.Context, instanceID string) (bool, error) {
+	n, err := s.q.ResourceDeleting(ctx, s.cfg.DB, instanceID)
 	if err != nil {
-		return false, fmt.Errorf("record create of %s: %w", instanceID, err)
+		return false, fmt.Errorf("read whether %s is being deleted: %w", instanceID, err)
 	}
-	return deleting, nil
+	return n > 0, nil
 }
 
 // giveUp abandons a create whose outcome is still unknown at the last

@@ -12,6 +12,7 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
+	resourceDeleting            string
 	resourceGet                 string
 	resourceInsert              string
 	resourceInsertRehydration   string
@@ -32,6 +33,7 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
+		resourceDeleting:            qs.Get("ResourceDeleting"),
 		resourceGet:                 qs.Get("ResourceGet"),
 		resourceInsert:              qs.Get("ResourceInsert"),
 		resourceInsertRehydration:   qs.Get("ResourceInsertRehydration"),
@@ -47,6 +49,13 @@ func newQueries(engine store.Engine) *queries {
 		resourceSetRequest:          qs.Get("ResourceSetRequest"),
 		resourcesPendingStalled:     qs.Get("ResourcesPendingStalled"),
 	}
+}
+
+// ResourceDeleting runs ResourceDeleting (sql/*/resources.sql); no row is store.ErrNotFound.
+func (q *queries) ResourceDeleting(ctx context.Context, db store.Querier, instanceID string) (int64, error) {
+	var v int64
+	err := db.QueryRow(ctx, q.resourceDeleting, instanceID).Scan(&v)
+	return v, err
 }
 
 // ResourceGetRow is a row of ResourceGet.

@@ -61,3 +61,46 @@ func TestSweepStalled_FinishesARehydrationWhoseJobWasGivenUp(t *testing.T) {
 		e.rehydrate(t, path, nil, "catalog-item-instances/web", o.InstanceID)
 	})
 }
+
+// A first create whose job River gave up on, with nothing answered, fails
+// its order once stalled; an order whose create was answered long ago is
+// not stalled, however old its resource (placement writes nothing on the
+// answer: the sweep reads the instance's status).
+func TestSweepStalled_FailsAFirstCreateWhoseJobWasGivenUp(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		up := e.upOrder(t, "up", 2)
+		e.s = e.s.Restart(t, func(c *server.Config) { c.PauseJobs = true })
+		var lost order
+		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=lost", orderBody(2)).Want(t, http.StatusCreated).JSON(t, &lost)
+		ctx := context.Background()
+		db := e.s.DB()
+		past := store.Now(nil).Add(-2 * time.Minute)
+		backdate := "UPDATE resources SET update_time = ?"
+		discard := "UPDATE river_job SET state = 'discarded', finalized_at = datetime('now') WHERE kind = 'placement.provision'"
+		if engine == store.Postgres {
+			backdate = "UPDATE resources SET update_time = $1"
+			discard = "UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'placement.provision'"
+		}
+		if _, err := db.Exec(ctx, backdate, past); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.s.Placement().SweepStalled(ctx); err != nil || n != 0 {
+			t.Fatalf("sweep with lost's job queued = %d, %v; want nothing finished", n, err)
+		}
+		if _, err := db.Exec(ctx, discard); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.s.Placement().SweepStalled(ctx); err != nil || n != 1 {
+			t.Fatalf("sweep with lost's job discarded = %d, %v; want lost failed, and up left alone", n, err)
+		}
+		if r := e.resource(t, lost.InstanceID); r.Status != "FAILED" {
+			t.Errorf("lost's resource is %s, want FAILED", r.Status)
+		}
+		if r := e.resource(t, up.InstanceID); r.Status != "RUNNING" {
+			t.Errorf("up's resource is %s, want RUNNING still", r.Status)
+		}
+	})
+}

@@ -102,8 +102,15 @@ LIMIT 100;
 
 -- name: ResourcesPendingStalled :many
 -- Resources waiting for their first create for a while (not rehydrations,
--- which the query above covers): their job may have been given up.
-SELECT instance_id FROM resources
-WHERE status = 'PENDING' AND outcome = '' AND deleted_at IS NULL AND rehydration_status IS NULL AND update_time < $1
-ORDER BY update_time
+-- which the query above covers): their job may have been given up. A
+-- create is answered once its instance has a status of its own (not the
+-- intent's PENDING, nor an outcome still UNKNOWN).
+SELECT r.instance_id FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
+WHERE r.status = 'PENDING' AND r.outcome = '' AND r.deleted_at IS NULL AND r.rehydration_status IS NULL
+  AND r.update_time < $1 AND (i.id IS NULL OR i.status IN ('PENDING', 'UNKNOWN'))
+ORDER BY r.update_time
 LIMIT 100;
+
+-- name: ResourceDeleting :one
+-- Whether the resource's deletion was asked for.
+SELECT COUNT(*) FROM resources WHERE instance_id = $1 AND deleted_at IS NOT NULL;
