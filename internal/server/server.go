@@ -7,28 +7,19 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/riverqueue/river"
 
-	"github.com/stewardhq/steward/api"
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/audit"
-	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
@@ -46,7 +37,6 @@ import (
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
-	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // Config is everything `steward server` can be told. The zero value with
@@ -362,215 +352,6 @@ func (s *Server) startEvents(ctx context.Context) error {
 	return nil
 }
 
-// periodicJobs are the passes the elected leader runs on a schedule; the
-// reconcileWorkers is how many order reconciles a replica runs at once.
-// Each is a short transaction holding one order's lock; on SQLite the
-// workers' writes share group commits, and 4 held a burst of orders'
-// create-to-up rate to what 4 reconciles per commit could carry
-// (BENCHMARKS.md).
-const reconcileWorkers = 16
-
-// services they call are built.
-func (s *Server) periodicJobs() []jobs.Periodic {
-	periodic := []jobs.Periodic{
-		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
-			Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
-		// Each pass checks the providers whose next check is due, so
-		// running it more often than the interval only tightens timing.
-		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
-			Run: s.sprm.CheckHealth},
-		// After a given-up job (see placement.SweepStalled); 30s is well
-		// inside its one-minute horizon.
-		{Name: "placement_stalled", Interval: 30 * time.Second,
-			Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", s.placement.SweepStalled)},
-		// The deletion gate is checked by the order's reconcile, asked for
-		// by each adapter report and each child's removal; the sweep is the
-		// resync of last resort (issue 9).
-		{Name: "deletion_gate", Interval: 30 * time.Second,
-			Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)},
-		{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
-			Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)},
-		{Name: "repair_silent", Interval: time.Minute,
-			Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)},
-	}
-	if s.cfg.CleanupInterval > 0 {
-		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
-	}
-	return periodic
-}
-
-// buildServices builds the domains and the HTTP API over the open store.
-func (s *Server) buildServices(ctx context.Context) error {
-	var err error
-	if s.tracing, err = newTracing(s.cfg.TraceExporter); err != nil {
-		return err
-	}
-	table := problems()
-	s.operations = operations.New(operations.Config{DB: s.db, ErrorBody: table.Render})
-	s.idempotency = httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
-		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention, Holder: s.peers.ID(),
-	})
-	s.peers.AddReaper("idempotency keys", s.idempotency.ReapTx)
-	s.peers.AddReaper("jobs", jobs.Reap)
-	s.registry = prometheus.NewRegistry()
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	serviceTypes, err := catalog.NewServiceTypes(s.db)
-	if err != nil {
-		return err
-	}
-	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
-	// What happens below the lifecycle is recorded there, per order, and
-	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
-	s.reconciles = reconcile.New(s.db, s.logger.With("component", "reconcile"))
-	s.sprm = sprm.New(sprm.Config{
-		DB:                 s.db,
-		Providers:          providers,
-		Specs:              serviceTypes,
-		Changes:            s.reconciles,
-		Logger:             s.logger,
-		Registerer:         s.registry,
-		HealthInterval:     s.cfg.HealthInterval,
-		FailureThreshold:   s.cfg.ProviderFailureThreshold,
-		CleanupMaxRetries:  s.cfg.CleanupMaxRetries,
-		ProcessID:          s.peers.ID(),
-		ResyncAfter:        s.cfg.ResyncAfter,
-		ResyncSettledEvery: s.cfg.ResyncSettledEvery,
-	})
-	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
-	s.peers.AddReaper("resync claims", s.sprm.ReapResyncTx)
-	s.policy = policy.New(policy.Config{DB: s.db, Logger: s.logger, RefreshInterval: s.cfg.PolicyRefreshInterval,
-		Providers: policy.ProviderSourceFunc(s.availableProviders)})
-	s.placement = placement.New(placement.Config{
-		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
-		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
-		Changes: s.reconciles, Operations: s.operations,
-	})
-	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
-	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
-		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
-	if err := s.buildTokens(ctx); err != nil {
-		return err
-	}
-	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
-		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
-		Client: providers})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
-		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
-		Runtimes: runtimeHealths{s.repair}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
-	// Read-only questions from below about orders, answered by the
-	// lifecycle once it is built.
-	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
-	s.repair.FindAppInstancesWith(s.lifecycle)
-	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
-	if err := s.buildSentinel(); err != nil {
-		return err
-	}
-	workers := jobs.NewWorkers()
-	s.placement.RegisterWorkers(workers)
-	s.lifecycle.RegisterWorkers(workers)
-	s.repair.RegisterWorkers(workers)
-	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: s.periodicJobs(),
-		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
-	if err != nil {
-		return err
-	}
-
-	spec, specJSON, err := httpapi.LoadSpec(ctx, api.OpenAPIYAML)
-	if err != nil {
-		return err
-	}
-	s.audit = audit.New(s.db)
-	s.api, err = httpapi.New(httpapi.Config{
-		Audit:       s.audit,
-		Logger:      s.logger.With("component", "http"),
-		Problems:    table,
-		Auth:        s.tokens,
-		Spec:        spec,
-		Idempotency: s.idempotency,
-		Registerer:  s.registry,
-		Tracer:      s.tracing.tracer(),
-	})
-	if err != nil {
-		return err
-	}
-	s.api.HandlePublic("GET /api/v1/health", s.handleHealth)
-	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
-		w.Header().Set("Content-Type", "application/json")
-		_, err := w.Write(specJSON)
-		return err
-	})
-	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	s.operations.Routes(s.api)
-	s.sprm.Routes(s.api)
-	s.catalog.Routes(s.api)
-	s.policy.Routes(s.api)
-	s.lifecycle.Routes(s.api)
-	s.adapterStatus.Routes(s.api)
-	s.audit.Routes(s.api)
-	s.tokens.Routes(s.api)
-	s.placement.Routes(s.api)
-	s.repair.Routes(s.api)
-	return nil
-}
-
-// lazyJobs lets placement and the lifecycle enqueue through the jobs
-// client, which is built after they have registered their workers.
-type lazyJobs struct{ s *Server }
-
-func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
-	return l.s.jobs.InsertTx(ctx, tx, args, opts)
-}
-
-func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
-	return l.s.jobs.Pending(ctx, q, kind, field, value)
-}
-
-// providerHTTPClient keeps as many idle connections per provider as calls
-// run at once (the provider queue's workers): the default transport keeps
-// 2, so under load every other call opened a new connection.
-func providerHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 0 // no overall bound; the per-host one holds
-	t.MaxIdleConnsPerHost = jobs.DefaultProviderWorkers
-	return &http.Client{Transport: t}
-}
-
-// availableProviders gives the policy chain the registry's providers and loads.
-func (s *Server) availableProviders(ctx context.Context) ([]policy.ProviderInfo, error) {
-	loads, err := s.sprm.ProviderLoads(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]policy.ProviderInfo, len(loads))
-	for i, l := range loads {
-		out[i] = policy.ProviderInfo{Name: l.Name, ServiceTypes: l.ServiceTypes, Metadata: l.Metadata,
-			Status: l.Status, Capacity: l.Capacity, LiveInstances: l.LiveInstances}
-	}
-	return out, nil
-}
-
-func (s *Server) runCleanup(ctx context.Context) error {
-	res, err := s.sprm.RunCleanup(ctx)
-	if res != (sprm.CleanupResult{}) {
-		s.logger.InfoContext(ctx, "cleanup pass", "done", res.Done, "retried", res.Retried, "failed", res.Failed,
-			"skipped", res.Skipped, "swept", res.Swept)
-	}
-	return err
-}
-
-// counted wraps a periodic sweep that returns how many things it handled,
-// logging the count at level when there were any.
-func counted[N int | int64](log *slog.Logger, level slog.Level, msg string,
-	run func(context.Context) (N, error)) func(context.Context) error {
-	return func(ctx context.Context) error {
-		n, err := run(ctx)
-		if n > 0 {
-			log.Log(ctx, level, msg, "count", n)
-		}
-		return err
-	}
-}
-
 // startHTTP serves the API on the listener claim bound.
 func (s *Server) startHTTP() error {
 	ln := s.listener
@@ -585,87 +366,6 @@ func (s *Server) startHTTP() error {
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.http.Serve(ln) }()
 	return nil
-}
-
-// claim takes what a second server could be holding, before any other
-// start-up work: the data directory's lock first (a second server on it
-// fails here, naming the first one's pid), then the HTTP and pprof
-// listeners, and a probe of the embedded NATS server's client port (NATS
-// binds its own socket later, so that is an early check, not a hold). On
-// error it gives back what it took.
-func (s *Server) claim() (err error) {
-	defer func() {
-		if err != nil {
-			_ = s.unclaim()
-		}
-	}()
-	if s.usesDataDir() {
-		if s.lock, err = lockDataDir(s.cfg.DataDir); err != nil {
-			return err
-		}
-	}
-	if s.listener, err = listen("listen on", s.cfg.Listen); err != nil {
-		return err
-	}
-	if s.cfg.PprofListen != "" {
-		if s.pprofListener, err = listen("pprof listen on", s.cfg.PprofListen); err != nil {
-			return err
-		}
-	}
-	if s.cfg.NATSURL == "" && s.cfg.NATSListen != "" {
-		port, err := loopbackPort(s.cfg.NATSListen)
-		if err != nil {
-			return fmt.Errorf("--nats-listen: %w", err)
-		}
-		if port != 0 {
-			ln, err := listen("NATS listen on", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			if err != nil {
-				return err
-			}
-			_ = ln.Close()
-		}
-	}
-	return nil
-}
-
-// usesDataDir says whether this server keeps anything in Config.DataDir:
-// the SQLite database, the embedded NATS store or the in-process
-// provider's processes. One on PostgreSQL and an external NATS without that
-// provider does not, so replicas on one host may share the default.
-func (s *Server) usesDataDir() bool {
-	return s.cfg.DatabaseURL == "" || s.cfg.NATSURL == "" || s.cfg.ProcessProvider
-}
-
-// unclaim closes the listeners nothing serves yet and releases the data
-// directory's lock.
-func (s *Server) unclaim() error {
-	var errs []error
-	if s.listener != nil && s.http == nil {
-		errs = append(errs, s.listener.Close())
-		s.listener = nil
-	}
-	if s.pprofListener != nil && s.pprof == nil {
-		errs = append(errs, s.pprofListener.Close())
-		s.pprofListener = nil
-	}
-	errs = append(errs, s.lock.release())
-	s.lock = nil
-	return errors.Join(errs...)
-}
-
-// listen binds addr; an address in use says so in one line.
-func listen(what, addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err == nil {
-		return ln, nil
-	}
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%s %s: address already in use (is another steward server running?)", what, addr)
-	}
-	if op, ok := errors.AsType[*net.OpError](err); ok && op.Err != nil {
-		err = op.Err // "bind: permission denied", not "listen tcp ADDR: bind: …" again
-	}
-	return nil, fmt.Errorf("%s %s: %w", what, addr, err)
 }
 
 // URL is the base URL the API answers on (http://127.0.0.1:port).
@@ -797,74 +497,4 @@ func Run(ctx context.Context, cfg Config) error {
 		s.logger.Error("HTTP server failed", "error", err)
 	}
 	return s.Stop(context.WithoutCancel(ctx))
-}
-
-// buildTokens sets up authentication. Outside --dev a server needs a way
-// in: a static admin token (--api-token) or an admin token in the store.
-// The in-process provider gets a service-account token of its own, bound to
-// its provider, so it can report on its instances and nothing else.
-func (s *Server) buildTokens(ctx context.Context) error {
-	static := map[string]auth.Principal{}
-	if s.cfg.APIToken != "" {
-		static[s.cfg.APIToken] = auth.Principal{Type: "service_account", ID: "admin", Role: auth.RoleAdmin}
-	}
-	if s.cfg.ProcessProvider && !s.cfg.Dev {
-		var raw [32]byte
-		if _, err := rand.Read(raw[:]); err != nil {
-			return fmt.Errorf("server: the in-process provider's token: %w", err)
-		}
-		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
-		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
-			Role: auth.RoleServiceAccount, Provider: processprovider.Name}
-	}
-	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
-	if s.cfg.Dev || s.cfg.APIToken != "" {
-		return nil
-	}
-	ok, err := s.tokens.HasAdmin(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("server: no administrator token, so no one could use the API. Create the first one with " +
-			"`steward token create --name NAME --role admin` (with this server's --data-dir or --database-url), " +
-			"or pass a static one with --api-token, or run with --dev (no authentication)")
-	}
-	return nil
-}
-
-// CreateTokenConfig says which store to open and which token to make.
-type CreateTokenConfig struct {
-	DataDir, DatabaseURL string
-	Token                tokens.CreateParams
-	// Role is Token.Role, spelled as the command line does.
-	Role string
-	// Actor names who ran the command, for the audit record (the OS user).
-	Actor string
-}
-
-// CreateToken makes a token directly in the store, without a running
-// server: how the first admin token comes to be (`steward token create`).
-// It returns the secret, shown only this once.
-func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
-	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
-		Migrators: []store.Migrator{jobs.Migrator()}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	cfg.Token.Role = auth.Role(cfg.Role)
-	t, secret, err := tokens.New(tokens.Config{DB: db}).Create(ctx, cfg.Token)
-	if err != nil {
-		return "", err
-	}
-	// No server records this one: the audit log says who made it here, as
-	// POST /api/v1/tokens's record would.
-	rec := audit.Record{Actor: audit.Actor{Type: "user", ID: cmp.Or(cfg.Actor, "local")}, Action: "token.create",
-		Target: "token:" + t.ID, Project: t.Project, Outcome: audit.OutcomeSuccess,
-		Details: map[string]any{"name": t.Name, "role": string(t.Role), "via": "steward token create (database direct)"}}
-	if err := audit.New(db).Write(ctx, rec); err != nil {
-		return "", fmt.Errorf("token %s created, but %w", t.ID, err)
-	}
-	return secret, nil
 }

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/stewardhq/steward/internal/audit"
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/processprovider"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tokens"
+)
+
+// buildTokens sets up authentication. Outside --dev a server needs a way
+// in: a static admin token (--api-token) or an admin token in the store.
+// The in-process provider gets a service-account token of its own, bound to
+// its provider, so it can report on its instances and nothing else.
+func (s *Server) buildTokens(ctx context.Context) error {
+	static := map[string]auth.Principal{}
+	if s.cfg.APIToken != "" {
+		static[s.cfg.APIToken] = auth.Principal{Type: "service_account", ID: "admin", Role: auth.RoleAdmin}
+	}
+	if s.cfg.ProcessProvider && !s.cfg.Dev {
+		var raw [32]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return fmt.Errorf("server: the in-process provider's token: %w", err)
+		}
+		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
+		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
+			Role: auth.RoleServiceAccount, Provider: processprovider.Name}
+	}
+	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
+	if s.cfg.Dev || s.cfg.APIToken != "" {
+		return nil
+	}
+	ok, err := s.tokens.HasAdmin(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("server: no administrator token, so no one could use the API. Create the first one with " +
+			"`steward token create --name NAME --role admin` (with this server's --data-dir or --database-url), " +
+			"or pass a static one with --api-token, or run with --dev (no authentication)")
+	}
+	return nil
+}
+
+// CreateTokenConfig says which store to open and which token to make.
+type CreateTokenConfig struct {
+	DataDir, DatabaseURL string
+	Token                tokens.CreateParams
+	// Role is Token.Role, spelled as the command line does.
+	Role string
+	// Actor names who ran the command, for the audit record (the OS user).
+	Actor string
+}
+
+// CreateToken makes a token directly in the store, without a running
+// server: how the first admin token comes to be (`steward token create`).
+// It returns the secret, shown only this once.
+func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
+	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
+		Migrators: []store.Migrator{jobs.Migrator()}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	cfg.Token.Role = auth.Role(cfg.Role)
+	t, secret, err := tokens.New(tokens.Config{DB: db}).Create(ctx, cfg.Token)
+	if err != nil {
+		return "", err
+	}
+	// No server records this one: the audit log says who made it here, as
+	// POST /api/v1/tokens's record would.
+	rec := audit.Record{Actor: audit.Actor{Type: "user", ID: cmp.Or(cfg.Actor, "local")}, Action: "token.create",
+		Target: "token:" + t.ID, Project: t.Project, Outcome: audit.OutcomeSuccess,
+		Details: map[string]any{"name": t.Name, "role": string(t.Role), "via": "steward token create (database direct)"}}
+	if err := audit.New(db).Write(ctx, rec); err != nil {
+		return "", fmt.Errorf("token %s created, but %w", t.ID, err)
+	}
+	return secret, nil
+}

@@ -1,0 +1,239 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+
+	"github.com/stewardhq/steward/api"
+	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/audit"
+	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/lifecycle"
+	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/placement"
+	"github.com/stewardhq/steward/internal/policy"
+	"github.com/stewardhq/steward/internal/reconcile"
+	"github.com/stewardhq/steward/internal/repair"
+	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// reconcileWorkers is how many order reconciles a replica runs at once.
+// Each is a short transaction holding one order's lock; on SQLite the
+// workers' writes share group commits, and 4 held a burst of orders'
+// create-to-up rate to what 4 reconciles per commit could carry
+// (BENCHMARKS.md).
+const reconcileWorkers = 16
+
+// periodicJobs are the passes the elected leader runs on a schedule; the
+// services they call are built.
+func (s *Server) periodicJobs() []jobs.Periodic {
+	periodic := []jobs.Periodic{
+		{Name: "idempotency_prune", Interval: s.cfg.PruneInterval, RunOnStart: true,
+			Run: counted(s.logger, slog.LevelInfo, "pruned expired idempotency keys", s.idempotency.Prune)},
+		// Each pass checks the providers whose next check is due, so
+		// running it more often than the interval only tightens timing.
+		{Name: "provider_health", Interval: max(s.cfg.HealthInterval/2, 100*time.Millisecond), RunOnStart: true,
+			Run: s.sprm.CheckHealth},
+		// After a given-up job (see placement.SweepStalled); 30s is well
+		// inside its one-minute horizon.
+		{Name: "placement_stalled", Interval: 30 * time.Second,
+			Run: counted(s.logger, slog.LevelWarn, "finished work whose job was given up", s.placement.SweepStalled)},
+		// The deletion gate is checked by the order's reconcile, asked for
+		// by each adapter report and each child's removal; the sweep is the
+		// resync of last resort (issue 9).
+		{Name: "deletion_gate", Interval: 30 * time.Second,
+			Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)},
+		{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
+			Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)},
+		{Name: "repair_silent", Interval: time.Minute,
+			Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)},
+	}
+	if s.cfg.CleanupInterval > 0 {
+		periodic = append(periodic, jobs.Periodic{Name: "cleanup", Interval: s.cfg.CleanupInterval, RunOnStart: true, Run: s.runCleanup})
+	}
+	return periodic
+}
+
+// buildServices builds the domains and the HTTP API over the open store.
+func (s *Server) buildServices(ctx context.Context) error {
+	var err error
+	if s.tracing, err = newTracing(s.cfg.TraceExporter); err != nil {
+		return err
+	}
+	table := problems()
+	s.operations = operations.New(operations.Config{DB: s.db, ErrorBody: table.Render})
+	s.idempotency = httpapi.NewIdempotencyStore(httpapi.IdempotencyConfig{
+		DB: s.db, Logger: s.logger, Retention: s.cfg.IdempotencyRetention, Holder: s.peers.ID(),
+	})
+	s.peers.AddReaper("idempotency keys", s.idempotency.ReapTx)
+	s.peers.AddReaper("jobs", jobs.Reap)
+	s.registry = prometheus.NewRegistry()
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	serviceTypes, err := catalog.NewServiceTypes(s.db)
+	if err != nil {
+		return err
+	}
+	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
+	// What happens below the lifecycle is recorded there, per order, and
+	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
+	s.reconciles = reconcile.New(s.db, s.logger.With("component", "reconcile"))
+	s.sprm = sprm.New(sprm.Config{
+		DB:                 s.db,
+		Providers:          providers,
+		Specs:              serviceTypes,
+		Changes:            s.reconciles,
+		Logger:             s.logger,
+		Registerer:         s.registry,
+		HealthInterval:     s.cfg.HealthInterval,
+		FailureThreshold:   s.cfg.ProviderFailureThreshold,
+		CleanupMaxRetries:  s.cfg.CleanupMaxRetries,
+		ProcessID:          s.peers.ID(),
+		ResyncAfter:        s.cfg.ResyncAfter,
+		ResyncSettledEvery: s.cfg.ResyncSettledEvery,
+	})
+	s.peers.AddReaper("cleanup claims", s.sprm.ReapTx)
+	s.peers.AddReaper("resync claims", s.sprm.ReapResyncTx)
+	s.policy = policy.New(policy.Config{DB: s.db, Logger: s.logger, RefreshInterval: s.cfg.PolicyRefreshInterval,
+		Providers: policy.ProviderSourceFunc(s.availableProviders)})
+	s.placement = placement.New(placement.Config{
+		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
+		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
+		Changes: s.reconciles, Operations: s.operations,
+	})
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
+		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
+	if err := s.buildTokens(ctx); err != nil {
+		return err
+	}
+	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
+		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
+		Client: providers})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
+		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
+		Runtimes: runtimeHealths{s.repair}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+	// Read-only questions from below about orders, answered by the
+	// lifecycle once it is built.
+	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
+	s.repair.FindAppInstancesWith(s.lifecycle)
+	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
+	if err := s.buildSentinel(); err != nil {
+		return err
+	}
+	workers := jobs.NewWorkers()
+	s.placement.RegisterWorkers(workers)
+	s.lifecycle.RegisterWorkers(workers)
+	s.repair.RegisterWorkers(workers)
+	s.jobs, err = jobs.New(jobs.Config{DB: s.db, Logger: s.logger.With("component", "jobs"), Periodic: s.periodicJobs(),
+		Workers: workers, Paused: s.cfg.PauseJobs, ID: s.peers.ID()})
+	if err != nil {
+		return err
+	}
+
+	spec, specJSON, err := httpapi.LoadSpec(ctx, api.OpenAPIYAML)
+	if err != nil {
+		return err
+	}
+	s.audit = audit.New(s.db)
+	s.api, err = httpapi.New(httpapi.Config{
+		Audit:       s.audit,
+		Logger:      s.logger.With("component", "http"),
+		Problems:    table,
+		Auth:        s.tokens,
+		Spec:        spec,
+		Idempotency: s.idempotency,
+		Registerer:  s.registry,
+		Tracer:      s.tracing.tracer(),
+	})
+	if err != nil {
+		return err
+	}
+	s.api.HandlePublic("GET /api/v1/health", s.handleHealth)
+	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write(specJSON)
+		return err
+	})
+	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	s.operations.Routes(s.api)
+	s.sprm.Routes(s.api)
+	s.catalog.Routes(s.api)
+	s.policy.Routes(s.api)
+	s.lifecycle.Routes(s.api)
+	s.adapterStatus.Routes(s.api)
+	s.audit.Routes(s.api)
+	s.tokens.Routes(s.api)
+	s.placement.Routes(s.api)
+	s.repair.Routes(s.api)
+	return nil
+}
+
+// lazyJobs lets placement and the lifecycle enqueue through the jobs
+// client, which is built after they have registered their workers.
+type lazyJobs struct{ s *Server }
+
+func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	return l.s.jobs.InsertTx(ctx, tx, args, opts)
+}
+
+func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
+	return l.s.jobs.Pending(ctx, q, kind, field, value)
+}
+
+// providerHTTPClient keeps as many idle connections per provider as calls
+// run at once (the provider queue's workers): the default transport keeps
+// 2, so under load every other call opened a new connection.
+func providerHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no overall bound; the per-host one holds
+	t.MaxIdleConnsPerHost = jobs.DefaultProviderWorkers
+	return &http.Client{Transport: t}
+}
+
+// availableProviders gives the policy chain the registry's providers and loads.
+func (s *Server) availableProviders(ctx context.Context) ([]policy.ProviderInfo, error) {
+	loads, err := s.sprm.ProviderLoads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]policy.ProviderInfo, len(loads))
+	for i, l := range loads {
+		out[i] = policy.ProviderInfo{Name: l.Name, ServiceTypes: l.ServiceTypes, Metadata: l.Metadata,
+			Status: l.Status, Capacity: l.Capacity, LiveInstances: l.LiveInstances}
+	}
+	return out, nil
+}
+
+func (s *Server) runCleanup(ctx context.Context) error {
+	res, err := s.sprm.RunCleanup(ctx)
+	if res != (sprm.CleanupResult{}) {
+		s.logger.InfoContext(ctx, "cleanup pass", "done", res.Done, "retried", res.Retried, "failed", res.Failed,
+			"skipped", res.Skipped, "swept", res.Swept)
+	}
+	return err
+}
+
+// counted wraps a periodic sweep that returns how many things it handled,
+// logging the count at level when there were any.
+func counted[N int | int64](log *slog.Logger, level slog.Level, msg string,
+	run func(context.Context) (N, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		n, err := run(ctx)
+		if n > 0 {
+			log.Log(ctx, level, msg, "count", n)
+		}
+		return err
+	}
+}
