@@ -290,17 +290,39 @@ type InstanceApplyStatusParams struct {
 	ID            string
 }
 
+// InstanceApplyStatusRow is a row of InstanceApplyStatus.
+type InstanceApplyStatusRow struct {
+	ID                 string
+	Project            string
+	Name               string
+	ProviderName       string
+	ServiceType        string
+	Spec               json.RawMessage
+	Status             string
+	StatusMessage      string
+	StatusObservedTime *time.Time
+	Version            int64
+	CreateTime         time.Time
+	UpdateTime         time.Time
+	DeletedAt          *time.Time
+	CleanupTaskID      *string
+	CleanupTaskStatus  *string
+	RestartCount       *int64
+	DeleteTime         *time.Time
+	OrderID            string
+}
+
 // InstanceApplyStatus runs InstanceApplyStatus (sql/*/service_type_instances.sql) and returns its rows.
-func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) ([]string, error) {
+func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) ([]InstanceApplyStatusRow, error) {
 	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.ID, arg.ObservedTime)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
+	var out []InstanceApplyStatusRow
 	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
+		var v InstanceApplyStatusRow
+		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.OrderID); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

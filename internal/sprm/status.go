@@ -7,6 +7,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -49,12 +50,10 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 	observed := r.ObservedTime.UTC()
 	for attempt := 0; ; attempt++ {
 		t := s.now()
-		n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
-			func(tx *store.Tx) ([]string, error) {
-				return s.q.InstanceApplyStatus(ctx, tx, InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
-					ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
-					StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), ID: id})
-			})
+		n, in, err := s.applyStatusTx(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
+			InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
+				ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
+				StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), ID: id})
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}
@@ -114,4 +113,38 @@ func (s *Service) handleStatusEvent(ctx context.Context, ev events.Event) error 
 		return nil
 	}
 	return err // retried: unknown instance (for now) or a store failure
+}
+
+// applyStatusTx applies a provider's status to an instance in a
+// transaction of its own, records the change for its order, and returns the
+// rows changed (0: the instance is missing, or holds a newer report) and
+// the instance as it now is. The update returns the instance itself, so a
+// report costs no read after it; only a report not applied reads it.
+func (s *Service) applyStatusTx(ctx context.Context, ifMatch *int64, st InstanceStatus, arg InstanceApplyStatusParams) (int64, Instance, error) {
+	var n int64
+	var in Instance
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.checkVersionTx(ctx, tx, st.InstanceID, ifMatch); err != nil {
+			return err
+		}
+		rows, err := s.q.InstanceApplyStatus(ctx, tx, arg)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			in, err = instanceFromRow(s.q.InstanceGet(ctx, tx, st.InstanceID, ""))
+			return err
+		}
+		r := rows[0]
+		n = 1
+		if in, err = instanceFromRow(InstanceGetRow{ID: r.ID, Project: r.Project, Name: r.Name, ProviderName: r.ProviderName,
+			ServiceType: r.ServiceType, Spec: r.Spec, Status: r.Status, StatusMessage: r.StatusMessage,
+			StatusObservedTime: r.StatusObservedTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
+			DeletedAt: r.DeletedAt, CleanupTaskID: r.CleanupTaskID, CleanupTaskStatus: r.CleanupTaskStatus,
+			RestartCount: r.RestartCount, DeleteTime: r.DeleteTime}, nil); err != nil {
+			return err
+		}
+		return s.recordChangeTx(ctx, tx, r.OrderID, reconcile.KindStatus, st)
+	})
+	return n, in, err
 }

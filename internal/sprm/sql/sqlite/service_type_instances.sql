@@ -44,6 +44,8 @@ WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)));
 
 -- name: InstanceApplyStatus :many
+-- Returns the instance as it now is (as InstanceGet reads it) and the
+-- order it was created for: a report is answered with no read after it.
 -- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
@@ -52,7 +54,11 @@ SET status = ?, status_message = ?, status_observed_time = ?, version = version 
     delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
     status_time = ?, resync_time = ?, resync_attempts = 0
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?)
-RETURNING order_id;
+RETURNING id, project, name, provider_name, service_type, spec, status, status_message,
+          status_observed_time, version, create_time, update_time, deleted_at,
+          (SELECT t.id FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_id,
+          (SELECT t.status FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_status,
+          restart_count, delete_time, order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
