@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,7 +36,44 @@ func setupOrders(t testing.TB, engine store.Engine, providerUpdates bool, adjust
 			map[string]any{"path": "ip", "editable": true},
 		},
 	}).Want(t, http.StatusCreated)
-	return &orders{s, p}
+	e := &orders{s, p}
+	t.Cleanup(func() { // before the server stops
+		if t.Failed() {
+			e.dump(t)
+		}
+	})
+	return e
+}
+
+// dump prints what a failed test needs to tell where an order got stuck:
+// the orders, the instances and cleanup tasks, the provider's calls, the
+// reconcile changes waiting and the River jobs not completed.
+func (e *orders) dump(t testing.TB) {
+	for _, path := range []string{"/api/v1/catalog-item-instances?show_deleted=true",
+		"/api/v1/service-type-instances?show_deleted=true", "/api/v1/cleanup-tasks"} {
+		r := e.s.Do(t, "GET", path, nil)
+		t.Logf("dump: GET %s: %d %s", path, r.Status, r.Body)
+	}
+	t.Logf("dump: provider calls: %+v", e.p.Calls())
+	for _, query := range []string{
+		"SELECT order_id, kind, instance_id, status, requested_at FROM order_changes",
+		"SELECT id, kind, state, attempt, errors FROM river_job WHERE state <> 'completed'",
+	} {
+		rows, err := e.s.DB().Query(context.Background(), query) // t.Context() is done at cleanup
+		if err != nil {
+			t.Logf("dump: %s: %v", query, err)
+			continue
+		}
+		for rows.Next() {
+			var a, b, c, d, f any
+			if err := rows.Scan(&a, &b, &c, &d, &f); err != nil {
+				t.Logf("dump: %s: %v", query, err)
+				break
+			}
+			t.Logf("dump: %v | %v | %v | %v | %v", a, b, c, d, f)
+		}
+		rows.Close()
+	}
 }
 
 type order struct {

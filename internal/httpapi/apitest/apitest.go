@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func Start(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *S
 		Listen:      "127.0.0.1:0",
 		DataDir:     sc.DataDir,
 		DatabaseURL: sc.DatabaseURL,
-		Logger:      slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger:      slog.New(slog.NewTextHandler(logOutput(t), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir() // the embedded NATS store
@@ -43,6 +44,37 @@ func Start(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *S
 		f(&cfg)
 	}
 	return start(t, cfg)
+}
+
+// logOutput is where a test's server logs: with -v the test's output as
+// it goes; otherwise a buffer printed at the end, only if the test failed,
+// so that a failure's message comes before the server's log and not
+// somewhere in the middle of thousands of lines.
+func logOutput(t testing.TB) io.Writer {
+	if testing.Verbose() {
+		return t.Output()
+	}
+	b := &lockedBuffer{}
+	t.Cleanup(func() { // registered before the server's stop: runs after it
+		if t.Failed() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			_, _ = io.WriteString(t.Output(), "--- the server's log:\n")
+			_, _ = b.buf.WriteTo(t.Output())
+		}
+	})
+	return b
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
 
 func start(t testing.TB, cfg server.Config) *Server {
