@@ -8,8 +8,8 @@
 // engine (The engine: orders, below) holds the orders, served at
 // /api/v1/catalog-item-instances, from create to tombstone: their attribute
 // sets, transfers and event log, their hierarchy (parents,
-// cascade/restrict), the deletion gate and force delete, the status
-// mirrored from their resources, and their Ready and Healthy conditions
+// cascade/restrict), the deletion gate and force delete, the status of
+// their resources as the reconcile last applied it, and their Ready and Healthy conditions
 // from provider status, adapter reports and runtimes. The rules of the
 // gate and of the conditions are package status's: this package reads
 // what they need and calls them.

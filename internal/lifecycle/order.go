@@ -37,8 +37,10 @@ type Order struct {
 	ProviderName  string                  `json:"provider_name"`
 	Status        provider.Status         `json:"status"`
 	StatusMessage string                  `json:"status_message"`
-	// RestartCount mirrors the current instance's restart_count as its
-	// provider last reported it: nil until a report carries one.
+	// Status, StatusMessage and RestartCount are the current instance's as
+	// the reconcile last applied them (the order's own record, written with
+	// the transfer they fire: docs/architecture.md). RestartCount is nil
+	// until a report carries one.
 	RestartCount *int64 `json:"restart_count,omitempty"`
 	// LastError says why the last validation or realisation failed ("" when
 	// the last one succeeded).

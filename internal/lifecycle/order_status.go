@@ -60,7 +60,7 @@ func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.C
 	return orderSeen{}, nil
 }
 
-// resourceStatusTx mirrors a resource's status on its order and, when the
+// resourceStatusTx records a resource's status on its order and, when the
 // status is a deployment outcome for the order's state, fires the state's
 // resource transfer (success to the target, failure to the error state).
 // A resource the order no longer points at is ignored, and while the order
