@@ -51,7 +51,7 @@ func TestServiceTypes_List(t *testing.T) {
 			t.Errorf("built-in %q schema is not JSON", st.ID)
 		}
 	}
-	want := []string{"cluster", "container", "database", "vm"}
+	want := []string{"cluster", "container", "database", "postgres-database", "vm"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("List() ids: -want +got:\n%s", diff)
 	}
@@ -493,7 +493,7 @@ func TestServiceTypes_Concurrent(t *testing.T) {
 					errs <- fmt.Errorf("goroutine %d: Get: %w", g, err)
 					return
 				}
-				if list, err := r.List(t.Context(), "", 50); err != nil || len(list) != 4 {
+				if list, err := r.List(t.Context(), "", 50); err != nil || len(list) != len(builtinIDs) {
 					n := len(list)
 					errs <- fmt.Errorf("goroutine %d: List has %d types", g, n)
 					return

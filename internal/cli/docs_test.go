@@ -77,7 +77,7 @@ func TestDocs_OperationsGuideNamesEveryFlag(t *testing.T) {
 	// The processes an operator runs; their flags are the guide's tables and
 	// paragraphs (a flag added to one of them must be documented).
 	for _, command := range [][]string{
-		{"server"}, {"provider", "process"}, {"sentinel"}, {"adapter"}, {"token", "create"},
+		{"server"}, {"provider", "process"}, {"provider", "postgres"}, {"sentinel"}, {"adapter"}, {"token", "create"},
 	} {
 		var out, errOut bytes.Buffer
 		args := append(slices.Clone(command), "--help")

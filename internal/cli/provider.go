@@ -14,7 +14,7 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 		Use:   "provider",
 		Short: "Run one of Steward's reference service providers",
 	}
-	cmd.AddCommand(newProcessProviderCmd(stderr))
+	cmd.AddCommand(newProcessProviderCmd(stderr), newPostgresProviderCmd(stderr))
 	return cmd
 }
 

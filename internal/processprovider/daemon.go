@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/stewardhq/steward/internal/background"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -55,12 +52,8 @@ type Daemon struct {
 
 	mu         sync.Mutex
 	provider   *Provider
-	http       *http.Server
-	listener   net.Listener
-	served     chan error
+	host       *providerhost.Host
 	registered chan struct{}
-	// registration registers with Steward, retrying until accepted.
-	registration background.Loop
 
 	stopOnce sync.Once
 	stopErr  error
@@ -77,17 +70,13 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{})}
 }
 
-// Start listens, takes over the instances an earlier provider recorded in
-// WorkDir ([Provider.Restore]), serves the provider API and starts
+// Start takes over the instances an earlier provider recorded in WorkDir
+// ([Provider.Restore]), then listens, serves the provider API and starts
 // registering with Steward in the background; it returns once the API
 // listens.
 func (d *Daemon) Start(ctx context.Context) error {
 	if d.cfg.StewardURL == "" && len(d.cfg.StewardURLs) == 0 {
 		return errors.New("processprovider: a Steward URL is required")
-	}
-	ln, err := net.Listen("tcp", d.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("processprovider: listen on %s: %w", d.cfg.Listen, err)
 	}
 	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
 	// The reporter's token is the provider's; repair reports carry each
@@ -97,79 +86,61 @@ func (d *Daemon) Start(ctx context.Context) error {
 	// running is adopted (or restarted) and reported, and held by id.
 	restored, err := p.Restore(ctx)
 	if err != nil {
-		ln.Close()
 		return errors.Join(err, p.Stop(context.WithoutCancel(ctx)))
 	}
 	if restored > 0 {
 		d.log.Info("restored the instances of an earlier provider", "instances", restored, "work_dir", d.cfg.WorkDir)
 	}
-	registrar, err := provider.NewRegistrar(provider.RegistrarConfig{
-		StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token, Logger: d.log,
-		Registration: provider.Registration{
-			Name: d.cfg.Name, Endpoint: "http://" + ln.Addr().String(), ServiceTypes: slices.Clone(serviceTypes),
-			Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
-			// Provider implements Updater and Repairer.
-			Operations: []string{provider.OperationUpdate, provider.OperationRepair},
-		},
-	})
+	host, err := providerhost.Start(ctx, p, providerhost.Config{Listen: d.cfg.Listen, Logger: d.log,
+		Registrar: provider.RegistrarConfig{
+			StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token,
+			Registration: provider.Registration{
+				Name: d.cfg.Name, ServiceTypes: slices.Clone(serviceTypes), Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
+				// Provider implements Updater and Repairer.
+				Operations: []string{provider.OperationUpdate, provider.OperationRepair},
+			},
+		}})
 	if err != nil {
-		ln.Close()
-		return fmt.Errorf("processprovider: %w", err)
+		return errors.Join(fmt.Errorf("processprovider: %w", err), p.Stop(context.WithoutCancel(ctx)))
 	}
-	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: d.log}), ReadHeaderTimeout: 10 * time.Second}
-
 	d.mu.Lock()
-	d.provider, d.http, d.listener = p, srv, ln
-	d.served = make(chan error, 1)
+	d.provider, d.host = p, host
 	d.mu.Unlock()
-
-	go func() { d.served <- srv.Serve(ln) }()
-	return d.registration.Start(ctx, func(regCtx context.Context) {
-		reg, err := registrar.Register(regCtx)
-		if err != nil {
-			if regCtx.Err() == nil {
-				d.log.Error("registration with Steward failed", "error", err)
-			}
-			return
-		}
-		d.log.Info("registered with Steward", "id", reg.ID, "endpoint", reg.Endpoint, "no_op", d.cfg.NoOp)
-		close(d.registered)
-	})
+	return nil
 }
 
 // Registered is closed once Steward accepted the registration.
-func (d *Daemon) Registered() <-chan struct{} { return d.registered }
+func (d *Daemon) Registered() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.host == nil {
+		return d.registered // never closed: not started
+	}
+	return d.host.Registered()
+}
 
 // URL is the provider API's base URL ("" before Start).
 func (d *Daemon) URL() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.listener == nil {
+	if d.host == nil {
 		return ""
 	}
-	return "http://" + d.listener.Addr().String()
+	return d.host.URL()
 }
 
-// Stop stops registering, stops supervising (every process keeps running,
-// recorded for the next Daemon on the same WorkDir; see [Provider.Stop]),
-// then the API. It is idempotent and safe before Start.
+// Stop stops registering and the API (the calls under way finish), then
+// supervising: every process keeps running, recorded for the next Daemon
+// on the same WorkDir (see [Provider.Stop]). It is idempotent and safe
+// before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
 	d.mu.Lock()
-	p, srv := d.provider, d.http
+	p, host := d.provider, d.host
 	d.mu.Unlock()
-	if srv == nil {
+	if host == nil {
 		return nil
 	}
-	d.stopOnce.Do(func() {
-		// Registration ends as soon as it is cancelled; it is waited for
-		// whatever ctx says, so that nothing registers once stopped.
-		_ = d.registration.Stop(context.WithoutCancel(ctx))
-		errs := []error{p.Stop(ctx), srv.Shutdown(ctx)}
-		if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, err)
-		}
-		d.stopErr = errors.Join(errs...)
-	})
+	d.stopOnce.Do(func() { d.stopErr = errors.Join(host.Stop(ctx), p.Stop(ctx)) })
 	return d.stopErr
 }
 

@@ -11,7 +11,8 @@ import (
 
 // devCatalog is what a --dev server offers to order out of the box: a
 // container the in-process process provider runs as a local process, a
-// cluster of such processes, and a process that waits for an adapter.
+// cluster of such processes, a process that waits for an adapter, and a
+// PostgreSQL database for a postgres provider started beside it.
 var devCatalog = []catalog.CreateItemParams{{
 	ID:          "sleeper",
 	DisplayName: "Sleeper: a supervised local process",
@@ -49,6 +50,18 @@ var devCatalog = []catalog.CreateItemParams{{
 		"restart_policy": "on_failure",
 	},
 	Fields: []catalog.Field{{Path: "process.args", DisplayName: "Arguments", Editable: true}},
+}, {
+	ID:          "postgres-small",
+	DisplayName: "Small PostgreSQL database: a database and its owner on a server run by steward provider postgres",
+	ServiceType: "postgres-database",
+	Defaults:    map[string]any{"connection_limit": 20},
+	Fields: []catalog.Field{
+		{Path: "database", DisplayName: "Database name", Editable: true},
+		{Path: "connection_limit", DisplayName: "Connection limit", Editable: true,
+			ValidationSchema: json.RawMessage(`{"minimum": 1, "maximum": 100}`)},
+		{Path: "extensions", DisplayName: "Extensions", Editable: true},
+		{Path: "retain_on_delete", DisplayName: "Keep a final dump on delete", Editable: true},
+	},
 }}
 
 // devNamespacedType is the type of the README's adapter walkthrough: the

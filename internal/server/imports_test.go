@@ -45,7 +45,7 @@ var allowedImports = map[string][]string{
 	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/tokens": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/crashtest", "internal/ctl",
-		"internal/processprovider", "internal/sentinel", "internal/server"},
+		"internal/pgprovider", "internal/processprovider", "internal/sentinel", "internal/server"},
 	// The client commands talk to a server through pkg/client only; api
 	// gives them the request schemas apply filters members by.
 	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
@@ -66,7 +66,10 @@ var allowedImports = map[string][]string{
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
 	"internal/kubetest":        nil,
-	"internal/processprovider": {"internal/background", "internal/invalid", "pkg/provider"},
+	"internal/processprovider": {"internal/invalid", "internal/providerhost", "pkg/provider"},
+	// A provider like any other: pkg/provider and its own PostgreSQL.
+	"internal/pgprovider":   {"internal/providerhost", "pkg/provider"},
+	"internal/providerhost": {"internal/background", "pkg/provider"},
 	// The SDK calls Steward (registration, status reports) through the
 	// typed client.
 	"pkg/provider":              {"pkg/client"},

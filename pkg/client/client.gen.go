@@ -6887,8 +6887,8 @@ type ClientInterface interface {
 
 	// ListServiceTypes List service types
 	//
-	// Lists the service types, by id: the built-in `cluster`, `container`, `database`
-	// and `vm` (`builtin: true`) and those defined through the API. Each carries the
+	// Lists the service types, by id: the built-in `cluster`, `container`, `database`,
+	// `postgres-database` and `vm` (`builtin: true`) and those defined through the API. Each carries the
 	// JSON Schema 2020-12 document its specs must satisfy.
 	//
 	// Corresponds with GET /api/v1/service-types (the `ListServiceTypes` operationId).
@@ -9111,8 +9111,8 @@ func (c *Client) ReportServiceTypeInstanceStatus(ctx context.Context, instanceId
 
 // ListServiceTypes List service types
 //
-// Lists the service types, by id: the built-in `cluster`, `container`, `database`
-// and `vm` (`builtin: true`) and those defined through the API. Each carries the
+// Lists the service types, by id: the built-in `cluster`, `container`, `database`,
+// `postgres-database` and `vm` (`builtin: true`) and those defined through the API. Each carries the
 // JSON Schema 2020-12 document its specs must satisfy.
 //
 // Corresponds with GET /api/v1/service-types (the `ListServiceTypes` operationId).
@@ -14993,8 +14993,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListServiceTypesWithResponse List service types
 	//
-	// Lists the service types, by id: the built-in `cluster`, `container`, `database`
-	// and `vm` (`builtin: true`) and those defined through the API. Each carries the
+	// Lists the service types, by id: the built-in `cluster`, `container`, `database`,
+	// `postgres-database` and `vm` (`builtin: true`) and those defined through the API. Each carries the
 	// JSON Schema 2020-12 document its specs must satisfy.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22044,8 +22044,8 @@ func (c *ClientWithResponses) ReportServiceTypeInstanceStatusWithResponse(ctx co
 
 // ListServiceTypesWithResponse List service types
 //
-// Lists the service types, by id: the built-in `cluster`, `container`, `database`
-// and `vm` (`builtin: true`) and those defined through the API. Each carries the
+// Lists the service types, by id: the built-in `cluster`, `container`, `database`,
+// `postgres-database` and `vm` (`builtin: true`) and those defined through the API. Each carries the
 // JSON Schema 2020-12 document its specs must satisfy.
 //
 // Returns a wrapper object for the known response body format(s).

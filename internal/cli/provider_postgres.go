@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/internal/pgprovider"
+)
+
+// envPGAdminURL gives the admin URL without putting it on the command line.
+const envPGAdminURL = "STEWARD_PG_ADMIN_URL"
+
+func newPostgresProviderCmd(stderr io.Writer) *cobra.Command {
+	var cfg pgprovider.DaemonConfig
+	var logLevel, adminURL, adminURLFile, secretFile string
+	var labels []string
+	var token machineToken
+	cmd := &cobra.Command{
+		Use:   "postgres",
+		Short: "Realise postgres-database orders as databases on a PostgreSQL server",
+		Long: `Realise orders of the built-in service type postgres-database as a database and
+the LOGIN role that owns it, on a PostgreSQL server Steward does not own. The
+admin URL names the server and a role that may create databases and roles; it
+comes from --admin-url-file, ` + envPGAdminURL + ` or --admin-url (visible in ps),
+and its password appears in no log, event or error.
+
+The owners' passwords are derived from the provider's secret key
+(--secret-file, created on first start): keep the file, and give every
+process serving the same server the same one.
+
+The provider registers with Steward (retrying until accepted) under --name,
+with each --label as its metadata (policies may place orders by them, e.g.
+region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := jsonLogger(stderr, logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = logger
+			if cfg.Token, err = token.resolve(); err != nil {
+				return err
+			}
+			if cfg.Provider.AdminURL, err = resolveAdminURL(adminURL, adminURLFile); err != nil {
+				return err
+			}
+			if cfg.Labels, err = parseLabels(labels); err != nil {
+				return err
+			}
+			if cfg.Provider.SecretKey, err = pgprovider.LoadOrCreateKey(secretFile); err != nil {
+				return err
+			}
+			d := pgprovider.NewDaemon(cfg)
+			if err := d.Start(cmd.Context()); err != nil {
+				return err
+			}
+			<-cmd.Context().Done()
+			return d.Stop(context.WithoutCancel(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
+		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	f.StringVar(&cfg.Name, "name", pgprovider.Name, "name to register under")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9102", "address of the provider API")
+	f.StringVar(&adminURL, "admin-url", "", "postgres://user:password@host:port/database of the server and its admin role (env "+
+		envPGAdminURL+"); visible to other users in ps: prefer --admin-url-file")
+	f.StringVar(&adminURLFile, "admin-url-file", "", "a file holding the admin URL")
+	f.StringArrayVar(&labels, "label", nil, "metadata to register, key=value; repeatable")
+	f.StringArrayVar(&cfg.Provider.AllowExtensions, "allow-extension", nil,
+		"an extension orders may ask for; repeatable (none by default)")
+	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	return cmd
+}
+
+// resolveAdminURL returns the admin URL from the file, the environment or
+// the flag, in that order; exactly one must give it.
+func resolveAdminURL(flag, file string) (string, error) {
+	env := os.Getenv(envPGAdminURL)
+	given := 0
+	for _, v := range []string{flag, file, env} {
+		if v != "" {
+			given++
+		}
+	}
+	switch {
+	case given == 0:
+		return "", fmt.Errorf("the admin URL is required: --admin-url-file, %s or --admin-url", envPGAdminURL)
+	case given > 1:
+		return "", fmt.Errorf("the admin URL is given more than once (--admin-url-file, %s, --admin-url): give one", envPGAdminURL)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--admin-url-file: %w", err)
+		}
+		if u := strings.TrimSpace(string(b)); u != "" {
+			return u, nil
+		}
+		return "", fmt.Errorf("--admin-url-file %s is empty", file)
+	case env != "":
+		return env, nil
+	}
+	return flag, nil
+}
+
+// parseLabels reads key=value pairs.
+func parseLabels(pairs []string) (map[string]string, error) {
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, errors.New("--label " + p + ": want key=value")
+		}
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,121 @@
+package pgprovider
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+
+	"github.com/stewardhq/steward/internal/providerhost"
+	"github.com/stewardhq/steward/pkg/provider"
+)
+
+// DaemonConfig configures a [Daemon].
+type DaemonConfig struct {
+	// Name is the provider's registered name. Defaults to Name.
+	Name string
+	// Listen is the provider API's address. Defaults to 127.0.0.1:0 (a
+	// free port); the registration carries the real one.
+	Listen string
+	// StewardURLs are Steward's base URLs (its replicas), tried in turn.
+	StewardURLs []string
+	// Token authenticates to Steward; empty for a --dev server.
+	Token string
+	// Labels are registered as the provider's metadata (region=eu).
+	Labels map[string]string
+	// Provider is the server served and how.
+	Provider Config
+	Logger   *slog.Logger
+}
+
+// Name is the name the provider registers under unless told otherwise.
+const Name = "postgres-sp"
+
+// Daemon runs the provider as a service provider: the provider API over
+// HTTP and its registration with Steward, retried until accepted.
+type Daemon struct {
+	cfg DaemonConfig
+	log *slog.Logger
+
+	mu         sync.Mutex
+	provider   *Provider
+	host       *providerhost.Host
+	registered chan struct{}
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// NewDaemon returns a Daemon that is not started.
+func NewDaemon(cfg DaemonConfig) *Daemon {
+	cfg.Name = cmp.Or(cfg.Name, Name)
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "pgprovider", "provider", cfg.Name)
+	cfg.Provider.Logger = log
+	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{})}
+}
+
+// Start connects to the server, listens, serves the provider API and
+// starts registering with Steward in the background; it returns once the
+// API listens.
+func (d *Daemon) Start(ctx context.Context) error {
+	if len(d.cfg.StewardURLs) == 0 {
+		return errors.New("pgprovider: a Steward URL is required")
+	}
+	p, err := Open(ctx, d.cfg.Provider)
+	if err != nil {
+		return err
+	}
+	host, err := providerhost.Start(ctx, p, providerhost.Config{Listen: d.cfg.Listen, Logger: d.log,
+		Registrar: provider.RegistrarConfig{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token,
+			Registration: provider.Registration{Name: d.cfg.Name, ServiceTypes: []string{ServiceType},
+				Metadata: maps.Clone(d.cfg.Labels)}}})
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("pgprovider: %w", err)
+	}
+	d.log.Info("postgres provider serving", "server", p.Server(), "url", host.URL(),
+		"allowed_extensions", d.cfg.Provider.AllowExtensions)
+	d.mu.Lock()
+	d.provider, d.host = p, host
+	d.mu.Unlock()
+	return nil
+}
+
+// Registered is closed once Steward accepted the registration.
+func (d *Daemon) Registered() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.host == nil {
+		return d.registered // never closed: not started
+	}
+	return d.host.Registered()
+}
+
+// URL is the provider API's base URL ("" before Start).
+func (d *Daemon) URL() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.host == nil {
+		return ""
+	}
+	return d.host.URL()
+}
+
+// Stop stops registering, then the API (the calls under way finish), then
+// closes the admin connections. It is idempotent and safe before Start.
+func (d *Daemon) Stop(ctx context.Context) error {
+	d.mu.Lock()
+	p, host := d.provider, d.host
+	d.mu.Unlock()
+	if host == nil {
+		return nil
+	}
+	d.stopOnce.Do(func() {
+		d.stopErr = host.Stop(ctx)
+		p.Close()
+	})
+	return d.stopErr
+}

@@ -1,0 +1,113 @@
+package pgprovider_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/pgprovider"
+	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// Through Steward's API: the dev catalog's postgres-small answers 503
+// naming its type until a postgres provider registers; then an order
+// becomes a database owned by its own role, a name that is not an
+// identifier is refused by the schema before anything is placed, and a
+// delete drops the database and the role.
+func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
+	t.Parallel()
+	adminURL := os.Getenv(storetest.EnvDatabaseURL)
+	if adminURL == "" {
+		t.Skipf("%s is not set", storetest.EnvDatabaseURL)
+	}
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true }) // seeds the dev catalog
+		orderBody := func(database string) map[string]any {
+			return map[string]any{"catalog_item_id": "postgres-small", "user_values": []map[string]any{
+				{"path": "database", "value": database}, {"path": "extensions", "value": []string{"pg_trgm"}}}}
+		}
+		name := unique("web")
+		r := s.Do(t, "POST", "/api/v1/catalog-item-instances?id=web", orderBody(name))
+		r.WantProblem(t, http.StatusServiceUnavailable, "NO_PROVIDER_AVAILABLE")
+		if !strings.Contains(string(r.Body), "postgres-database") {
+			t.Errorf("503 does not name the service type: %s", r.Body)
+		}
+
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		d := pgprovider.NewDaemon(pgprovider.DaemonConfig{StewardURLs: []string{s.URL()}, Labels: map[string]string{"region": "eu"},
+			Provider: pgprovider.Config{AdminURL: adminURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}})
+		if err := d.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Stop(context.Background()) })
+		poll.Until(t, "the postgres provider registers", func() bool {
+			select {
+			case <-d.Registered():
+				return true
+			default:
+				return false
+			}
+		})
+
+		admin, err := pgx.Connect(t.Context(), adminURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			_, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+name)
+			admin.Close(context.Background())
+		})
+		owner := func() string {
+			var o string
+			if err := admin.QueryRow(t.Context(), "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", name).Scan(&o); err != nil &&
+				err != pgx.ErrNoRows {
+				t.Fatal(err)
+			}
+			return o
+		}
+
+		for _, bad := range []string{`web"; DROP DATABASE postgres; --`, "Web", "ünï", strings.Repeat("a", 64)} {
+			s.Do(t, "POST", "/api/v1/catalog-item-instances", orderBody(bad)).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+		}
+
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=web", orderBody(name)).Want(t, http.StatusCreated)
+		state := func() string {
+			var o struct{ State string }
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/web?show_deleted=true", nil).Want(t, http.StatusOK).JSON(t, &o)
+			return o.State
+		}
+		poll.Until(t, "the order is up", func() bool { return state() == "up" })
+		if got := owner(); got != name {
+			t.Fatalf("database %s owned by %q, want its own role", name, got)
+		}
+
+		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted)
+		poll.Until(t, "the order is terminated", func() bool { return state() == "terminated" })
+		var roles int
+		if err := admin.QueryRow(t.Context(), "SELECT count(*) FROM pg_roles WHERE rolname = $1", name).Scan(&roles); err != nil {
+			t.Fatal(err)
+		}
+		if got := owner(); got != "" || roles != 0 {
+			t.Errorf("after delete: database owned by %q, %d roles named %s; want both gone", got, roles, name)
+		}
+	})
+}
+
+func unique(prefix string) string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
