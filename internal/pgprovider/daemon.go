@@ -71,7 +71,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	host, err := providerhost.Start(ctx, p, providerhost.Config{Listen: d.cfg.Listen, Logger: d.log,
 		Registrar: provider.RegistrarConfig{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token,
 			Registration: provider.Registration{Name: d.cfg.Name, ServiceTypes: []string{ServiceType},
-				Metadata: maps.Clone(d.cfg.Labels)}}})
+				Metadata: maps.Clone(d.cfg.Labels), Operations: []string{provider.OperationUpdate}}}})
 	if err != nil {
 		p.Close()
 		return fmt.Errorf("pgprovider: %w", err)

@@ -188,3 +188,40 @@ func wantRefusal(t *testing.T, err error, code int, reason string) {
 		t.Fatalf("got %v, want %d %s", err, code, reason)
 	}
 }
+
+// An update changes the connection limit and adds extensions in place; it
+// refuses to remove an extension or to rename, and changes nothing then.
+func TestUpdate_InPlace(t *testing.T) {
+	t.Parallel()
+	p := openProvider(t)
+	req := order(t, p, map[string]any{"connection_limit": 5.0})
+	db := req.Spec["database"].(string)
+	mustCreate(t, p, req)
+	limit := func() int {
+		return query[int](t, p, "SELECT datconnlimit FROM pg_database WHERE datname = $1", db)
+	}
+	update := func(spec map[string]any) (provider.Instance, error) {
+		return p.Update(t.Context(), provider.UpdateRequest{InstanceID: req.InstanceID, ServiceType: ServiceType, Spec: spec})
+	}
+	got, err := update(map[string]any{"connection_limit": 9.0, "extensions": []any{"pg_trgm"}})
+	if err != nil || got.Status != provider.StatusRunning || limit() != 9 {
+		t.Fatalf("update: %+v, %v, limit %d; want RUNNING and 9", got, err, limit())
+	}
+	conn, err := connectAs(t, p, p.base.User, p.base.Password, db)
+	must(t, err)
+	var n int
+	must(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'").Scan(&n))
+	if n != 1 {
+		t.Errorf("pg_trgm not added")
+	}
+	_, err = update(map[string]any{"connection_limit": 3.0})
+	wantRefusal(t, err, 400, "EXTENSION_REMOVAL_REFUSED")
+	_, err = update(map[string]any{"database": db + "x", "extensions": []any{"pg_trgm"}})
+	wantRefusal(t, err, 400, "FIELD_IMMUTABLE")
+	if limit() != 9 {
+		t.Errorf("a refused update changed the limit to %d", limit())
+	}
+	if _, err := p.Update(t.Context(), provider.UpdateRequest{InstanceID: unique("never"), Spec: map[string]any{}}); !errors.Is(err, provider.ErrNotFound) {
+		t.Errorf("update of an unknown instance: %v, want ErrNotFound", err)
+	}
+}

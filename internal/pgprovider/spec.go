@@ -33,7 +33,6 @@ type spec struct {
 	Locale          string
 	ConnectionLimit int
 	Extensions      []string
-	RetainOnDelete  bool
 }
 
 // parseSpec reads and checks a create request: names default from the
@@ -99,13 +98,6 @@ func parseSpec(req provider.CreateRequest, allowed []string) (spec, error) {
 				s.Extensions = append(s.Extensions, name)
 			}
 		}
-	}
-	if v, ok := raw["retain_on_delete"]; ok && v != nil {
-		b, ok := v.(bool)
-		if !ok {
-			return spec{}, badSpec("INVALID_ARGUMENT", "retain_on_delete must be a boolean")
-		}
-		s.RetainOnDelete = b
 	}
 	return s, nil
 }

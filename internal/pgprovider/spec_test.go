@@ -35,7 +35,6 @@ func TestParseSpec_RefusesWhatIsNotAName(t *testing.T) {
 	for _, spec := range []map[string]any{
 		{"connection_limit": 1.5}, {"connection_limit": -2.0}, {"connection_limit": "7"},
 		{"extensions": "pg_trgm"}, {"extensions": []any{"x;y"}}, {"encoding": "UTF8'"}, {"locale": "en US"},
-		{"retain_on_delete": "yes"},
 	} {
 		_, err := parseSpec(provider.CreateRequest{InstanceID: "i-1", Spec: spec}, []string{"pg_trgm"})
 		wantRefusal(t, err, 400, "INVALID_ARGUMENT")

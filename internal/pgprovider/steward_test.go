@@ -94,6 +94,24 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			t.Fatalf("database %s owned by %q, want its own role", name, got)
 		}
 
+		// An update in place: the new limit reaches the server, and the
+		// order is up again on the same database.
+		limit := func() int {
+			var n int
+			if err := admin.QueryRow(t.Context(), "SELECT datconnlimit FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if limit() != 20 {
+			t.Errorf("connection limit %d, want postgres-small's 20", limit())
+		}
+		s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web", map[string]any{
+			"edits": []any{map[string]any{"path": "connection_limit", "value": 50}}}).Want(t, http.StatusOK)
+		poll.Until(t, "the new connection limit is on the server and the order up", func() bool {
+			return limit() == 50 && state() == "up"
+		})
+
 		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted)
 		poll.Until(t, "the order is terminated", func() bool { return state() == "terminated" })
 		var roles int
