@@ -201,3 +201,30 @@ func TestOrder_ProviderDownAcrossRestart(t *testing.T) {
 		}
 	})
 }
+
+// A create whose answer is lost (the provider took it, then the call timed
+// out) leaves its outcome UNKNOWN; the provision job's next attempt must
+// resolve it with the provider and carry the order on, not take UNKNOWN
+// for an answered create and end. Found by killing the real postgres
+// provider during creates: every order stayed creating until the stalled
+// sweep failed it.
+func TestOrder_ACreateOfUnknownOutcomeIsResumed(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		e.p.BlockCreates()
+		var o order
+		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=lost", orderBody(2)).Want(t, http.StatusCreated).JSON(t, &o)
+		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
+		poll.Until(t, "the create's outcome is unknown", func() bool {
+			var in struct{ Status string }
+			e.s.Do(t, "GET", "/api/v1/service-type-instances/"+o.InstanceID, nil).Want(t, http.StatusOK).JSON(t, &in)
+			return in.Status == "UNKNOWN"
+		})
+		e.p.UnblockCreates()
+		poll.Until(t, "the next attempt resolves the create", func() bool { return e.order(t, "lost").Status == "PROVISIONING" })
+		e.report(t, o.InstanceID, "RUNNING")
+		e.waitState(t, "lost", "up")
+	})
+}

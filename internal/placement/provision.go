@@ -51,7 +51,10 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	if r.DeletedAt != nil {
 		return nil // deleted before it was provisioned
 	}
-	if r.Status != provider.StatusPending {
+	// A resource's status is its instance's once the instance exists: an
+	// outcome still UNKNOWN (an earlier attempt's answer was lost) is not
+	// an answer, and createInstance resolves it with the provider.
+	if r.Status != provider.StatusPending && r.Status != provider.StatusUnknown {
 		return nil // provisioned by an attempt that died before its job completed
 	}
 	err = s.createInstance(ctx, r)
