@@ -19,7 +19,7 @@ const envPGAdminURL = "STEWARD_PG_ADMIN_URL"
 func newPostgresProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg pgprovider.DaemonConfig
 	var logLevel, adminURL, adminURLFile, secretFile string
-	var labels []string
+	var labels, targets []string
 	var token machineToken
 	cmd := &cobra.Command{
 		Use:   "postgres",
@@ -36,7 +36,13 @@ process serving the same server the same one.
 
 The provider registers with Steward (retrying until accepted) under --name,
 with each --label as its metadata (policies may place orders by them, e.g.
-region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.`,
+region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.
+
+One process may serve several servers: give each as --target
+name=N,admin-url-file=F[,listen=ADDR][,label=k=v…] (or admin-url=URL) instead
+of --name, --admin-url…, --listen and --label. Each registers as a provider of
+its own, with its own API address; the key, the allowed extensions and the
+Steward URLs are shared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -47,21 +53,52 @@ region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.`
 			if cfg.Token, err = token.resolve(); err != nil {
 				return err
 			}
-			if cfg.Provider.AdminURL, err = resolveAdminURL(adminURL, adminURLFile); err != nil {
+			key, err := pgprovider.LoadOrCreateKey(secretFile)
+			if err != nil {
 				return err
 			}
-			if cfg.Labels, err = parseLabels(labels); err != nil {
-				return err
+			cfg.Provider.SecretKey = key
+			var daemons []pgprovider.DaemonConfig
+			if len(targets) == 0 {
+				if cfg.Provider.AdminURL, err = resolveAdminURL(adminURL, adminURLFile); err != nil {
+					return err
+				}
+				if cfg.Labels, err = parseLabels(labels); err != nil {
+					return err
+				}
+				daemons = append(daemons, cfg)
+			} else {
+				f := cmd.Flags()
+				for _, single := range []string{"name", "admin-url", "admin-url-file", "listen", "label"} {
+					if f.Changed(single) {
+						return fmt.Errorf("--%s and --target both name a server: give each server as a --target", single)
+					}
+				}
+				for _, t := range targets {
+					d, err := parseTarget(t, cfg)
+					if err != nil {
+						return err
+					}
+					daemons = append(daemons, d)
+				}
 			}
-			if cfg.Provider.SecretKey, err = pgprovider.LoadOrCreateKey(secretFile); err != nil {
-				return err
+			var started []*pgprovider.Daemon
+			stopAll := func() error {
+				var errs []error
+				for _, d := range started {
+					errs = append(errs, d.Stop(context.WithoutCancel(cmd.Context())))
+				}
+				return errors.Join(errs...)
 			}
-			d := pgprovider.NewDaemon(cfg)
-			if err := d.Start(cmd.Context()); err != nil {
-				return err
+			for _, dc := range daemons {
+				d := pgprovider.NewDaemon(dc)
+				if err := d.Start(cmd.Context()); err != nil {
+					return errors.Join(fmt.Errorf("provider %s: %w", dc.Name, err), stopAll())
+				}
+				started = append(started, d)
 			}
 			<-cmd.Context().Done()
-			return d.Stop(context.WithoutCancel(cmd.Context()))
+			return stopAll()
 		},
 	}
 	f := cmd.Flags()
@@ -75,6 +112,8 @@ region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.`
 	f.StringArrayVar(&labels, "label", nil, "metadata to register, key=value; repeatable")
 	f.StringArrayVar(&cfg.Provider.AllowExtensions, "allow-extension", nil,
 		"an extension orders may ask for; repeatable (none by default)")
+	f.StringArrayVar(&targets, "target", nil,
+		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --label")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
@@ -97,18 +136,23 @@ func resolveAdminURL(flag, file string) (string, error) {
 	case given > 1:
 		return "", fmt.Errorf("the admin URL is given more than once (--admin-url-file, %s, --admin-url): give one", envPGAdminURL)
 	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("--admin-url-file: %w", err)
-		}
-		if u := strings.TrimSpace(string(b)); u != "" {
-			return u, nil
-		}
-		return "", fmt.Errorf("--admin-url-file %s is empty", file)
+		return readURLFile(file)
 	case env != "":
 		return env, nil
 	}
 	return flag, nil
+}
+
+// readURLFile reads an admin URL from a file.
+func readURLFile(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("admin URL file: %w", err)
+	}
+	if u := strings.TrimSpace(string(b)); u != "" {
+		return u, nil
+	}
+	return "", fmt.Errorf("admin URL file %s is empty", file)
 }
 
 // parseLabels reads key=value pairs.
@@ -122,4 +166,61 @@ func parseLabels(pairs []string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// parseTarget reads one --target: name=N,admin-url-file=F or
+// admin-url=URL, listen=ADDR, label=k=v (repeatable); base gives what the
+// targets share.
+func parseTarget(spec string, base pgprovider.DaemonConfig) (pgprovider.DaemonConfig, error) {
+	d := base
+	d.Name, d.Listen, d.Labels = "", "127.0.0.1:0", map[string]string{}
+	var urlFile, url string
+	for part := range strings.SplitSeq(spec, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || v == "" {
+			return d, fmt.Errorf("--target %q: %q is not key=value", redactTarget(spec), part)
+		}
+		switch k {
+		case "name":
+			d.Name = v
+		case "admin-url":
+			url = v
+		case "admin-url-file":
+			urlFile = v
+		case "listen":
+			d.Listen = v
+		case "label":
+			lk, lv, ok := strings.Cut(v, "=")
+			if !ok || lk == "" {
+				return d, fmt.Errorf("--target %q: label %q: want label=key=value", redactTarget(spec), v)
+			}
+			d.Labels[lk] = lv
+		default:
+			return d, fmt.Errorf("--target %q: unknown key %q (name, admin-url, admin-url-file, listen, label)", redactTarget(spec), k)
+		}
+	}
+	if d.Name == "" {
+		return d, fmt.Errorf("--target %q: name= is required", redactTarget(spec))
+	}
+	var err error
+	switch {
+	case (url == "") == (urlFile == ""):
+		return d, fmt.Errorf("--target %s: give one of admin-url-file= and admin-url=", d.Name)
+	case urlFile != "":
+		d.Provider.AdminURL, err = readURLFile(urlFile)
+	default:
+		d.Provider.AdminURL = url
+	}
+	return d, err
+}
+
+// redactTarget drops an admin-url= value from a --target for an error.
+func redactTarget(spec string) string {
+	parts := strings.Split(spec, ",")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "admin-url=") {
+			parts[i] = "admin-url=…"
+		}
+	}
+	return strings.Join(parts, ",")
 }
