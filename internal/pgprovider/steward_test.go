@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -32,7 +34,14 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 	}
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true }) // seeds the dev catalog
+		// The provider's admin is what a platform team would give it: not
+		// a superuser, only CREATEDB and CREATEROLE, with a password that
+		// must appear in no log, answer, event or audit record.
+		password := "pw-" + unique("s3cret")
+		providerURL := adminRole(t, adminURL, password)
+		var logs apitest.Buffer
+		logTo := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider, c.Logger = true, logTo }) // seeds the dev catalog
 		orderBody := func(database string) map[string]any {
 			return map[string]any{"catalog_item_id": "postgres-small", "user_values": []map[string]any{
 				{"path": "database", "value": database}, {"path": "extensions", "value": []string{"pg_trgm"}}}}
@@ -47,7 +56,8 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
 		d := pgprovider.NewDaemon(pgprovider.DaemonConfig{StewardURLs: []string{s.URL()}, Labels: map[string]string{"region": "eu"},
-			Provider: pgprovider.Config{AdminURL: adminURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}})
+			Logger:   logTo,
+			Provider: pgprovider.Config{AdminURL: providerURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}})
 		if err := d.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +131,49 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		if got := owner(); got != "" || roles != 0 {
 			t.Errorf("after delete: database owned by %q, %d roles named %s; want both gone", got, roles, name)
 		}
+
+		for _, path := range []string{"/api/v1/catalog-item-instances/web?show_deleted=true", "/api/v1/catalog-item-instances/web/events",
+			"/api/v1/audit-events", "/api/v1/providers", "/api/v1/service-type-instances?show_deleted=true"} {
+			if body := s.Do(t, "GET", path, nil).Want(t, http.StatusOK).Body; strings.Contains(string(body), password) {
+				t.Errorf("GET %s shows the admin password", path)
+			}
+		}
+		if strings.Contains(logs.String(), password) {
+			t.Errorf("the logs show the admin password")
+		}
 	})
+}
+
+// adminRole makes a role that may create databases and roles, and nothing
+// more, with password, and returns the URL of adminURL's server as it.
+// (The test server trusts local connections, so the password is not
+// checked; it is there to be looked for.)
+func adminRole(t *testing.T, adminURL, password string) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), adminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	role := unique("admin")
+	if _, err := conn.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN CREATEDB CREATEROLE PASSWORD '"+password+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), adminURL)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		// What it was granted (the owners it made) goes with it.
+		_, _ = c.Exec(context.Background(), "DROP OWNED BY "+role+" CASCADE")
+		_, _ = c.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+	})
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable", role, password, cfg.Host, cfg.Port, cfg.Database)
 }
 
 func unique(prefix string) string {

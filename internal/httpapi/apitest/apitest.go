@@ -54,7 +54,7 @@ func logOutput(t testing.TB) io.Writer {
 	if testing.Verbose() {
 		return t.Output()
 	}
-	b := &lockedBuffer{}
+	b := &Buffer{}
 	t.Cleanup(func() { // registered before the server's stop: runs after it
 		if t.Failed() {
 			b.mu.Lock()
@@ -66,15 +66,23 @@ func logOutput(t testing.TB) io.Writer {
 	return b
 }
 
-type lockedBuffer struct {
+// Buffer is a bytes.Buffer safe for concurrent use: a server's log.
+type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func start(t testing.TB, cfg server.Config) *Server {
