@@ -43,6 +43,13 @@ func TestCreate_ResumeResolvesAnUnknownOutcomeBothWays(t *testing.T) {
 			c.CleanupInterval = 0
 		})
 		ctx := t.Context()
+		// The first check runs soon after registration; one that found the
+		// provider down below would leave it degraded (refused for creates)
+		// for the hour. It is waited for while the provider is up.
+		poll.Until(t, "the provider's first health check", func() bool {
+			p, err := e.s.SPRM().Provider(ctx, "vm-sp")
+			return err == nil && p.Health.LastCheckTime != nil
+		})
 		create := func(id string) (sprm.Instance, error) {
 			return e.s.SPRM().Create(ctx, sprm.CreateParams{ID: id, Project: "default", ProviderName: "vm-sp", Spec: vmSpec(id),
 				Resume: true})
