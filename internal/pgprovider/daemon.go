@@ -35,18 +35,15 @@ type DaemonConfig struct {
 const Name = "postgres-sp"
 
 // Daemon runs the provider as a service provider: the provider API over
-// HTTP and its registration with Steward, retried until accepted.
+// HTTP and its registration with Steward, retried until accepted
+// (Registered, URL: its [providerhost.Host]).
 type Daemon struct {
+	*providerhost.Host
 	cfg DaemonConfig
 	log *slog.Logger
 
-	mu         sync.Mutex
-	provider   *Provider
-	host       *providerhost.Host
-	registered chan struct{}
-
-	stopOnce sync.Once
-	stopErr  error
+	mu       sync.Mutex
+	provider *Provider
 }
 
 // NewDaemon returns a Daemon that is not started.
@@ -54,7 +51,11 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	cfg.Name = cmp.Or(cfg.Name, Name)
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "pgprovider", "provider", cfg.Name)
 	cfg.Provider.Logger = log
-	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{})}
+	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log,
+		Registrar: provider.RegistrarConfig{StewardURLs: cfg.StewardURLs, Token: cfg.Token,
+			Registration: provider.Registration{Name: cfg.Name, ServiceTypes: []string{ServiceType},
+				Metadata: maps.Clone(cfg.Labels), Operations: []string{provider.OperationUpdate}}}})
+	return &Daemon{Host: host, cfg: cfg, log: log}
 }
 
 // Start connects to the server, listens, serves the provider API and
@@ -68,54 +69,26 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	host, err := providerhost.Start(ctx, p, providerhost.Config{Listen: d.cfg.Listen, Logger: d.log,
-		Registrar: provider.RegistrarConfig{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token,
-			Registration: provider.Registration{Name: d.cfg.Name, ServiceTypes: []string{ServiceType},
-				Metadata: maps.Clone(d.cfg.Labels), Operations: []string{provider.OperationUpdate}}}})
-	if err != nil {
+	if err := d.Host.Start(ctx, p); err != nil {
 		p.Close()
 		return fmt.Errorf("pgprovider: %w", err)
 	}
-	d.log.Info("postgres provider serving", "server", p.Server(), "url", host.URL(),
+	d.log.Info("postgres provider serving", "server", p.Server(), "url", d.URL(),
 		"allowed_extensions", d.cfg.Provider.AllowExtensions)
 	d.mu.Lock()
-	d.provider, d.host = p, host
+	d.provider = p
 	d.mu.Unlock()
 	return nil
-}
-
-// Registered is closed once Steward accepted the registration.
-func (d *Daemon) Registered() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.host == nil {
-		return d.registered // never closed: not started
-	}
-	return d.host.Registered()
-}
-
-// URL is the provider API's base URL ("" before Start).
-func (d *Daemon) URL() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.host == nil {
-		return ""
-	}
-	return d.host.URL()
 }
 
 // Stop stops registering, then the API (the calls under way finish), then
 // closes the admin connections. It is idempotent and safe before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
+	err := d.Host.Stop(ctx)
 	d.mu.Lock()
-	p, host := d.provider, d.host
-	d.mu.Unlock()
-	if host == nil {
-		return nil
+	defer d.mu.Unlock()
+	if d.provider != nil {
+		d.provider.Close() // pgxpool's Close is idempotent
 	}
-	d.stopOnce.Do(func() {
-		d.stopErr = host.Stop(ctx)
-		p.Close()
-	})
-	return d.stopErr
+	return err
 }

@@ -44,16 +44,16 @@ type DaemonConfig struct {
 
 // Daemon runs the process provider as a service provider: the provider API
 // over HTTP (repairs included), registration with Steward (retried until
-// accepted), and status, runtime and repair reports to Steward over HTTP. `steward provider process` runs one;
-// `steward server --dev` runs one in-process.
+// accepted; Registered, URL: its [providerhost.Host]), and status, runtime
+// and repair reports to Steward over HTTP. `steward provider process` runs
+// one; `steward server --dev` runs one in-process.
 type Daemon struct {
+	*providerhost.Host
 	cfg DaemonConfig
 	log *slog.Logger
 
-	mu         sync.Mutex
-	provider   *Provider
-	host       *providerhost.Host
-	registered chan struct{}
+	mu       sync.Mutex
+	provider *Provider
 
 	stopOnce sync.Once
 	stopErr  error
@@ -62,12 +62,20 @@ type Daemon struct {
 // NewDaemon returns a Daemon that is not started.
 func NewDaemon(cfg DaemonConfig) *Daemon {
 	cfg.Name = cmp.Or(cfg.Name, Name)
-	cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
 	if cfg.Metadata == nil {
 		cfg.Metadata = map[string]string{"region": "local"}
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "processprovider", "provider", cfg.Name)
-	return &Daemon{cfg: cfg, log: log, registered: make(chan struct{})}
+	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log,
+		Registrar: provider.RegistrarConfig{
+			StewardURL: cfg.StewardURL, StewardURLs: cfg.StewardURLs, Token: cfg.Token,
+			Registration: provider.Registration{
+				Name: cfg.Name, ServiceTypes: slices.Clone(serviceTypes), Metadata: cfg.Metadata, Capacity: cfg.Capacity,
+				// Provider implements Updater and Repairer.
+				Operations: []string{provider.OperationUpdate, provider.OperationRepair},
+			},
+		}})
+	return &Daemon{Host: host, cfg: cfg, log: log}
 }
 
 // Start takes over the instances an earlier provider recorded in WorkDir
@@ -91,42 +99,13 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if restored > 0 {
 		d.log.Info("restored the instances of an earlier provider", "instances", restored, "work_dir", d.cfg.WorkDir)
 	}
-	host, err := providerhost.Start(ctx, p, providerhost.Config{Listen: d.cfg.Listen, Logger: d.log,
-		Registrar: provider.RegistrarConfig{
-			StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token,
-			Registration: provider.Registration{
-				Name: d.cfg.Name, ServiceTypes: slices.Clone(serviceTypes), Metadata: d.cfg.Metadata, Capacity: d.cfg.Capacity,
-				// Provider implements Updater and Repairer.
-				Operations: []string{provider.OperationUpdate, provider.OperationRepair},
-			},
-		}})
-	if err != nil {
+	if err := d.Host.Start(ctx, p); err != nil {
 		return errors.Join(fmt.Errorf("processprovider: %w", err), p.Stop(context.WithoutCancel(ctx)))
 	}
 	d.mu.Lock()
-	d.provider, d.host = p, host
+	d.provider = p
 	d.mu.Unlock()
 	return nil
-}
-
-// Registered is closed once Steward accepted the registration.
-func (d *Daemon) Registered() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.host == nil {
-		return d.registered // never closed: not started
-	}
-	return d.host.Registered()
-}
-
-// URL is the provider API's base URL ("" before Start).
-func (d *Daemon) URL() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.host == nil {
-		return ""
-	}
-	return d.host.URL()
 }
 
 // Stop stops registering and the API (the calls under way finish), then
@@ -135,12 +114,12 @@ func (d *Daemon) URL() string {
 // before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
 	d.mu.Lock()
-	p, host := d.provider, d.host
+	p := d.provider
 	d.mu.Unlock()
-	if host == nil {
+	if p == nil {
 		return nil
 	}
-	d.stopOnce.Do(func() { d.stopErr = errors.Join(host.Stop(ctx), p.Stop(ctx)) })
+	d.stopOnce.Do(func() { d.stopErr = errors.Join(d.Host.Stop(ctx), p.Stop(ctx)) })
 	return d.stopErr
 }
 

@@ -32,70 +32,94 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
-// Host serves one provider and registers it.
+// Host serves one provider and registers it. Its methods are safe before
+// Start: Registered is then never closed, URL is "", Stop does nothing.
 type Host struct {
+	cfg          Config
 	log          *slog.Logger
-	http         *http.Server
-	listener     net.Listener
-	served       chan error
 	registered   chan struct{}
 	registration background.Loop
+
+	mu       sync.Mutex
+	http     *http.Server
+	listener net.Listener
+	served   chan error
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
+// New returns a Host that is not started.
+func New(cfg Config) *Host {
+	return &Host{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), registered: make(chan struct{})}
+}
+
 // Start listens, serves p and starts registering in the background; it
 // returns once the API listens. Stop ends both.
-func Start(ctx context.Context, p provider.Provider, cfg Config) (*Host, error) {
-	listen := cmp.Or(cfg.Listen, "127.0.0.1:0")
-	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+func (h *Host) Start(ctx context.Context, p provider.Provider) error {
+	listen := cmp.Or(h.cfg.Listen, "127.0.0.1:0")
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", listen, err)
+		return fmt.Errorf("listen on %s: %w", listen, err)
 	}
-	rc := cfg.Registrar
+	rc := h.cfg.Registrar
 	rc.Registration.Endpoint = "http://" + ln.Addr().String()
-	rc.Logger = cmp.Or(rc.Logger, log)
+	rc.Logger = cmp.Or(rc.Logger, h.log)
 	registrar, err := provider.NewRegistrar(rc)
 	if err != nil {
 		ln.Close()
-		return nil, err
+		return err
 	}
-	h := &Host{log: log, listener: ln, served: make(chan error, 1), registered: make(chan struct{}),
-		http: &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: log}), ReadHeaderTimeout: 10 * time.Second}}
-	go func() { h.served <- h.http.Serve(ln) }()
+	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: h.log}), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	h.mu.Lock()
+	h.http, h.listener, h.served = srv, ln, served
+	h.mu.Unlock()
+	go func() { served <- srv.Serve(ln) }()
 	err = h.registration.Start(ctx, func(regCtx context.Context) {
 		reg, err := registrar.Register(regCtx)
 		if err != nil {
 			if regCtx.Err() == nil {
-				log.Error("registration with Steward failed", "error", err)
+				h.log.Error("registration with Steward failed", "error", err)
 			}
 			return
 		}
-		log.Info("registered with Steward", "id", reg.ID, "endpoint", reg.Endpoint)
+		h.log.Info("registered with Steward", "id", reg.ID, "endpoint", reg.Endpoint)
 		close(h.registered)
 	})
 	if err != nil {
-		return nil, errors.Join(err, h.Stop(context.WithoutCancel(ctx)))
+		return errors.Join(err, h.Stop(context.WithoutCancel(ctx)))
 	}
-	return h, nil
+	return nil
 }
 
 // Registered is closed once Steward accepted the registration.
 func (h *Host) Registered() <-chan struct{} { return h.registered }
 
-// URL is the provider API's base URL.
-func (h *Host) URL() string { return "http://" + h.listener.Addr().String() }
+// URL is the provider API's base URL ("" before Start).
+func (h *Host) URL() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.listener == nil {
+		return ""
+	}
+	return "http://" + h.listener.Addr().String()
+}
 
 // Stop stops registering (nothing registers once it returns, whatever ctx
 // says), then shuts the API down, waiting for the calls under way or ctx.
-// It is idempotent.
+// It is idempotent, and does nothing before Start.
 func (h *Host) Stop(ctx context.Context) error {
+	h.mu.Lock()
+	srv, served := h.http, h.served
+	h.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
 	h.stopOnce.Do(func() {
 		_ = h.registration.Stop(context.WithoutCancel(ctx))
-		errs := []error{h.http.Shutdown(ctx)}
-		if err := <-h.served; !errors.Is(err, http.ErrServerClosed) {
+		errs := []error{srv.Shutdown(ctx)}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
 		h.stopErr = errors.Join(errs...)
