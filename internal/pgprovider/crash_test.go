@@ -113,13 +113,16 @@ func TestCrash_ProviderKilledDuringCreates(t *testing.T) {
 				body := map[string]any{"catalog_item_id": "postgres-small",
 					"user_values": []map[string]any{{"path": "database", "value": fmt.Sprintf("%s_%d", prefix, i)}}}
 				path := fmt.Sprintf("/api/v1/catalog-item-instances?id=o-%d", i)
-				// 503 while the provider is marked unavailable: asked again.
-				for attempt := 0; ; attempt++ {
+				// 503 while the provider is not known healthy (its restart
+				// is checked at the next health pass, up to 5 s away, longer
+				// under CI's load): asked again.
+				deadline := time.Now().Add(time.Minute)
+				for {
 					r := s.Do(t, "POST", path, body, "Idempotency-Key", fmt.Sprintf("%s-%d", prefix, i))
 					if r.Status == http.StatusCreated {
 						break
 					}
-					if r.Status != http.StatusServiceUnavailable || attempt == 100 {
+					if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
 						t.Errorf("order %d: %d %s", i, r.Status, r.Body)
 						return
 					}
@@ -141,6 +144,9 @@ func TestCrash_ProviderKilledDuringCreates(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("orders not up: %v", notUp)
+			if b, err := os.ReadFile(filepath.Join(dir, "provider.log")); err == nil {
+				t.Logf("the provider's log:\n%s", b)
+			}
 			rows, err := s.DB().Query(context.Background(), "SELECT id, kind, state, attempt, scheduled_at FROM river_job ORDER BY id")
 			if err != nil {
 				t.Logf("river jobs: %v", err)

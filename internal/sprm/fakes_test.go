@@ -50,7 +50,10 @@ type fakeProviders struct {
 	// down makes every call fail as if the provider were unreachable.
 	down bool
 	// latency is how far a health check moves the clock.
-	latency      time.Duration
+	latency time.Duration
+	// duringHealth, when set, runs inside the next health check, before it
+	// answers (then it is cleared).
+	duringHealth func()
 	healthChecks int
 	deletes      int
 	// missing holds the ids Get answers 404 for; gets counts Get calls.
@@ -114,6 +117,13 @@ func (f *fakeProviders) Delete(_ context.Context, _, instanceID string) (provide
 }
 
 func (f *fakeProviders) Health(context.Context, string) (provider.Health, error) {
+	f.mu.Lock()
+	during := f.duringHealth
+	f.duringHealth = nil
+	f.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.healthChecks++

@@ -98,13 +98,19 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	}
 	at := s.now()
 	st := s.nextHealth(r, p.Health.ConsecutiveFailures, at)
+	var outdated bool
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := s.q.ProviderUpdateHealth(ctx, tx, ProviderUpdateHealthParams{Status: st.status,
+		n, err := s.q.ProviderUpdateHealth(ctx, tx, ProviderUpdateHealthParams{Status: st.status,
 			ConsecutiveFailures: int64(st.failures), HealthMessage: st.message, LastCheckTime: &at, NextCheckTime: st.next,
-			UpdateTime: at, ID: p.ID}); err != nil {
+			UpdateTime: at, ID: p.ID, Version: p.Version})
+		if err != nil {
 			return err
 		}
-		if st.status == p.Status {
+		// Re-registered (or deregistered) while the check ran: the answer
+		// was about a registration that is gone, and the new one has its
+		// own check due at once.
+		outdated = n == 0
+		if outdated || st.status == p.Status {
 			return nil
 		}
 		return audit.WriteTx(ctx, tx, audit.Record{Actor: audit.System, Action: "provider.health.changed",
@@ -113,6 +119,10 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	})
 	if err != nil {
 		return fmt.Errorf("record health of %s: %w", p.Name, err)
+	}
+	if outdated {
+		s.log.DebugContext(ctx, "health check outdated by a new registration; not recorded", "provider", p.Name, "status", st.status)
+		return nil
 	}
 	if st.status != p.Status {
 		s.registry.invalidate()

@@ -1,11 +1,13 @@
 package sprm
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // The health state machine, case by case (seed: SP health check).
@@ -96,6 +98,52 @@ func TestCheckHealth_ScheduleAndBackoffFollowTheClock(t *testing.T) {
 				t.Errorf("%s: status %s, %d failures, next check at +%v; want %s, %d, +%v", st.name, p.Status,
 					p.Health.ConsecutiveFailures, got, st.wantStatus, st.wantFailures, st.wantNext)
 			}
+		}
+	})
+}
+
+// A provider that re-registers while a health check of its old process is
+// in flight (restarted after a crash) is judged by a check of the new
+// registration, due at once, not by the failed answer of the old one. That
+// answer, recorded, would leave the restarted provider degraded and
+// refusing creates until the next interval (a CI failure of the PostgreSQL
+// provider's crash test).
+func TestCheckHealth_ACheckOutdatedByARegistrationIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, nil)
+		if err := c.s.CheckHealth(t.Context()); err != nil { // healthy, next check in 10s
+			t.Fatal(err)
+		}
+		c.clock.Advance(10 * time.Second)
+		c.prov.set(true, 0) // the old process is dead ...
+		c.prov.mu.Lock()
+		c.prov.duringHealth = func() { // ... and its successor registers during the check
+			reg := provider.Registration{Name: "vm-sp", Endpoint: "http://127.0.0.1:2", ServiceTypes: []string{"vm"}}
+			if _, _, err := c.s.Register(context.Background(), "", reg); err != nil {
+				t.Errorf("re-register: %v", err)
+			}
+		}
+		c.prov.mu.Unlock()
+		if err := c.s.CheckHealth(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.s.Provider(t.Context(), "vm-sp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != HealthHealthy || p.Health.ConsecutiveFailures != 0 || p.nextCheckTime.After(c.clock.Now()) {
+			t.Fatalf("after an outdated failed check: status %s, %d failures, next check in %v; want healthy, 0, due now",
+				p.Status, p.Health.ConsecutiveFailures, p.nextCheckTime.Sub(c.clock.Now()))
+		}
+		c.prov.set(false, 0) // the new process answers
+		before, _ := c.prov.counts()
+		if err := c.s.CheckHealth(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := c.prov.counts(); after != before+1 {
+			t.Errorf("the new registration's check did not run at once (%d checks, want %d)", after, before+1)
 		}
 	})
 }

@@ -895,11 +895,12 @@ type ProviderUpdateHealthParams struct {
 	NextCheckTime       time.Time
 	UpdateTime          time.Time
 	ID                  string
+	Version             int64
 }
 
 // ProviderUpdateHealth runs ProviderUpdateHealth (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderUpdateHealth(ctx context.Context, db store.Querier, arg ProviderUpdateHealthParams) (int64, error) {
-	return db.Exec(ctx, q.providerUpdateHealth, arg.Status, arg.ConsecutiveFailures, arg.HealthMessage, arg.LastCheckTime, arg.NextCheckTime, arg.UpdateTime, arg.ID)
+	return db.Exec(ctx, q.providerUpdateHealth, arg.Status, arg.ConsecutiveFailures, arg.HealthMessage, arg.LastCheckTime, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
 }
 
 // ProviderUpdateRegistrationParams are the arguments of ProviderUpdateRegistration.

@@ -55,10 +55,14 @@ WHERE id = $11 AND version = $12;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,
--- so a PATCH with If-Match never fails because a health check ran.
+-- so a PATCH with If-Match never fails because a health check ran. The
+-- check's own version is a condition instead: a check that started
+-- before a re-registration or PATCH judged an endpoint that may no longer
+-- be the provider's, and must not overwrite the at-once check that the
+-- registration scheduled.
 UPDATE providers
 SET status = $1, consecutive_failures = $2, health_message = $3, last_check_time = $4, next_check_time = $5, update_time = $6
-WHERE id = $7;
+WHERE id = $7 AND version = $8;
 
 -- name: ProviderDelete :exec
 DELETE FROM providers WHERE id = $1 AND version = $2;

@@ -55,10 +55,14 @@ WHERE id = ? AND version = ?;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,
--- so a PATCH with If-Match never fails because a health check ran.
+-- so a PATCH with If-Match never fails because a health check ran. The
+-- check's own version is a condition instead: a check that started
+-- before a re-registration or PATCH judged an endpoint that may no longer
+-- be the provider's, and must not overwrite the at-once check that the
+-- registration scheduled.
 UPDATE providers
 SET status = ?, consecutive_failures = ?, health_message = ?, last_check_time = ?, next_check_time = ?, update_time = ?
-WHERE id = ?;
+WHERE id = ? AND version = ?;
 
 -- name: ProviderDelete :exec
 DELETE FROM providers WHERE id = ? AND version = ?;
