@@ -67,6 +67,11 @@ func (s *Service) applyChangeTx(ctx context.Context, tx *store.Tx, c reconcile.C
 // waits on an update (PendingInstanceID) only the update's own outcome
 // (st.Updated) counts.
 func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID string, st resourceStatus) (orderSeen, error) {
+	if !st.Updated {
+		if seen, done, err := s.statusOnlyTx(ctx, tx, orderID, st); err != nil || done {
+			return seen, err
+		}
+	}
 	o, err := s.lockOrderTx(ctx, tx, orderID)
 	if errors.Is(err, ErrOrderNotFound) {
 		return orderSeen{read: true}, nil
@@ -116,6 +121,60 @@ func (s *Service) resourceStatusTx(ctx context.Context, tx *store.Tx, orderID st
 	return seenOrder(o), s.saveOrderTx(ctx, tx, &o, read)
 }
 
+// statusOnlyTx applies a status change that moves nothing but the
+// order's status, as most reports are (RUNNING while up fires up's
+// resource transfer back to up: no move), reading and writing only the
+// order's status columns. done is false when the change may move the
+// order: resourceStatusTx then reads the whole order and applies it.
+func (s *Service) statusOnlyTx(ctx context.Context, tx *store.Tx, orderID string, st resourceStatus) (seen orderSeen, done bool, err error) {
+	r, err := s.q.OrderLockStatus(ctx, tx, orderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return orderSeen{read: true}, true, nil
+	}
+	if err != nil {
+		return orderSeen{}, false, fmt.Errorf("read order %s: %w", orderID, err)
+	}
+	o := Order{ID: r.ID, Lifecycle: r.Lifecycle, State: r.State, Version: r.Version, InstanceID: r.InstanceID,
+		PendingInstanceID: r.PendingInstanceID, ProviderName: r.ProviderName, Status: provider.Status(r.Status),
+		StatusMessage: r.StatusMessage, RestartCount: r.RestartCount, DeletedAt: r.DeletedAt, Terminal: r.Terminal}
+	if o.InstanceID != st.InstanceID {
+		return seenOrder(o), true, nil
+	}
+	if o.PendingInstanceID == "" {
+		def, err := s.definition(ctx, tx, o.Lifecycle)
+		if err != nil {
+			return orderSeen{}, false, err
+		}
+		if tr, failed, fires := resourceOutcome(def, o.State, st.Status); fires &&
+			(failed || tr.Target != o.State || tr.TargetOperation != "" || purges(def, o.State)) {
+			return orderSeen{}, false, nil
+		}
+	}
+	changes := statusChanges(o, st)
+	if len(changes) == 0 {
+		return seenOrder(o), true, nil
+	}
+	at := s.now()
+	if st.Via != "" {
+		if err := s.recordReportTx(ctx, tx, o.ID, Event{Version: o.Version, Time: at, Trigger: st.Via,
+			From: o.State, To: o.State, ReportedBy: o.ProviderName, Changes: changes}); err != nil {
+			return orderSeen{}, false, err
+		}
+	}
+	if st.RestartCount != nil {
+		o.RestartCount = st.RestartCount
+	}
+	n, err := s.q.OrderSaveStatus(ctx, tx, OrderSaveStatusParams{Status: string(st.Status), StatusMessage: st.Message,
+		RestartCount: o.RestartCount, UpdateTime: at, ID: o.ID, ReadVersion: o.Version})
+	if err == nil && n == 0 {
+		err = store.ErrStale
+	}
+	if err != nil {
+		return orderSeen{}, false, fmt.Errorf("save status of order %s: %w", o.ID, err)
+	}
+	return seenOrder(o), true, nil
+}
+
 // statusChanges is what st changes of the status o shows, by member; nil
 // when nothing. A report without a restart count leaves the count as it is.
 func statusChanges(o Order, st resourceStatus) map[string]Change {
@@ -149,16 +208,11 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 	if err != nil {
 		return err
 	}
-	cur, _ := def.State(o.State)
-	tr, ok := def.Transfer(o.State, statemachine.TriggerResource)
+	tr, failed, ok := resourceOutcome(def, o.State, o.Status)
 	if !ok {
 		return nil
 	}
-	failed, ok := outcome(cur, o.Status)
-	if !ok {
-		return nil
-	}
-	if cur.PurgeResources && !failed {
+	if cur, _ := def.State(o.State); cur.PurgeResources && !failed {
 		return s.finishDeletionTx(ctx, tx, o, def, cur, depth)
 	}
 	reason := ""
@@ -170,6 +224,25 @@ func (s *Service) resourceOutcomeTx(ctx context.Context, tx *store.Tx, o *Order,
 	}
 	return s.fireTx(ctx, tx, o, def,
 		step{transfer: tr, trigger: statemachine.TriggerResource, failed: failed, reason: reason}, depth)
+}
+
+// resourceOutcome is the resource transfer that status fires in state, if
+// any, and whether it takes the error edge.
+func resourceOutcome(def statemachine.Definition, state string, status provider.Status) (tr statemachine.Transfer, failed, ok bool) {
+	tr, ok = def.Transfer(state, statemachine.TriggerResource)
+	if !ok {
+		return tr, false, false
+	}
+	cur, _ := def.State(state)
+	failed, ok = outcome(cur, status)
+	return tr, failed, ok
+}
+
+// purges reports whether state deletes the order's resources (its
+// outcome finishes the deletion).
+func purges(def statemachine.Definition, state string) bool {
+	cur, _ := def.State(state)
+	return cur.PurgeResources
 }
 
 // resourceReplacedTx moves the order to its new resource (a rehydration,

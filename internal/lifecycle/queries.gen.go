@@ -36,9 +36,11 @@ type queries struct {
 	orderListWaitingDeletion string
 	orderLock                string
 	orderLockParent          string
+	orderLockStatus          string
 	orderPurge               string
 	orderSave                string
 	orderSaveState           string
+	orderSaveStatus          string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -69,9 +71,11 @@ func newQueries(engine store.Engine) *queries {
 		orderListWaitingDeletion: qs.Get("OrderListWaitingDeletion"),
 		orderLock:                qs.Get("OrderLock"),
 		orderLockParent:          qs.Get("OrderLockParent"),
+		orderLockStatus:          qs.Get("OrderLockStatus"),
 		orderPurge:               qs.Get("OrderPurge"),
 		orderSave:                qs.Get("OrderSave"),
 		orderSaveState:           qs.Get("OrderSaveState"),
+		orderSaveStatus:          qs.Get("OrderSaveStatus"),
 	}
 }
 
@@ -571,6 +575,29 @@ func (q *queries) OrderLockParent(ctx context.Context, db store.Querier, id stri
 	return v, err
 }
 
+// OrderLockStatusRow is a row of OrderLockStatus.
+type OrderLockStatusRow struct {
+	ID                string
+	Lifecycle         string
+	State             string
+	Version           int64
+	InstanceID        string
+	PendingInstanceID string
+	ProviderName      string
+	Status            string
+	StatusMessage     string
+	RestartCount      *int64
+	DeletedAt         *time.Time
+	Terminal          bool
+}
+
+// OrderLockStatus runs OrderLockStatus (sql/*/orders.sql); no row is store.ErrNotFound.
+func (q *queries) OrderLockStatus(ctx context.Context, db store.Querier, id string) (OrderLockStatusRow, error) {
+	var v OrderLockStatusRow
+	err := db.QueryRow(ctx, q.orderLockStatus, id).Scan(&v.ID, &v.Lifecycle, &v.State, &v.Version, &v.InstanceID, &v.PendingInstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.DeletedAt, &v.Terminal)
+	return v, err
+}
+
 // OrderPurge runs OrderPurge (sql/*/orders.sql) and returns the number of rows it affected.
 func (q *queries) OrderPurge(ctx context.Context, db store.Querier, id string) (int64, error) {
 	return db.Exec(ctx, q.orderPurge, id)
@@ -631,4 +658,19 @@ type OrderSaveStateParams struct {
 // OrderSaveState runs OrderSaveState (sql/*/orders.sql) and returns the number of rows it affected.
 func (q *queries) OrderSaveState(ctx context.Context, db store.Querier, arg OrderSaveStateParams) (int64, error) {
 	return db.Exec(ctx, q.orderSaveState, arg.State, arg.Version, arg.Generation, arg.InstanceID, arg.ProviderName, arg.Status, arg.StatusMessage, arg.UpdateTime, arg.DeletedAt, arg.Terminal, arg.PendingInstanceID, arg.LastError, arg.ExpireTime, arg.RestartCount, arg.ID, arg.ReadVersion)
+}
+
+// OrderSaveStatusParams are the arguments of OrderSaveStatus.
+type OrderSaveStatusParams struct {
+	Status        string
+	StatusMessage string
+	RestartCount  *int64
+	UpdateTime    time.Time
+	ID            string
+	ReadVersion   int64
+}
+
+// OrderSaveStatus runs OrderSaveStatus (sql/*/orders.sql) and returns the number of rows it affected.
+func (q *queries) OrderSaveStatus(ctx context.Context, db store.Querier, arg OrderSaveStatusParams) (int64, error) {
+	return db.Exec(ctx, q.orderSaveStatus, arg.Status, arg.StatusMessage, arg.RestartCount, arg.UpdateTime, arg.ID, arg.ReadVersion)
 }
