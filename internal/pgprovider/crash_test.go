@@ -65,7 +65,7 @@ func TestCrash_ProviderKilledDuringCreates(t *testing.T) {
 		}
 		defer log.Close()
 		proc = exec.Command(bin, "provider", "postgres", "--admin-url-file", urlFile, "--secret-file", filepath.Join(dir, "key"),
-			"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--steward-url", s.URL())
+			"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--steward-url", s.URL(), "--log-level", "debug")
 		proc.Stdout, proc.Stderr = log, log
 		if err := proc.Start(); err != nil {
 			t.Fatal(err)
@@ -115,10 +115,11 @@ func TestCrash_ProviderKilledDuringCreates(t *testing.T) {
 				path := fmt.Sprintf("/api/v1/catalog-item-instances?id=o-%d", i)
 				// 503 while the provider is not known healthy (its restart
 				// is checked at the next health pass, up to 5 s away, longer
-				// under CI's load): asked again.
+				// under CI's load): asked again, under a new key, since a
+				// key's replay is its first answer whatever its status.
 				deadline := time.Now().Add(time.Minute)
-				for {
-					r := s.Do(t, "POST", path, body, "Idempotency-Key", fmt.Sprintf("%s-%d", prefix, i))
+				for attempt := 0; ; attempt++ {
+					r := s.Do(t, "POST", path, body, "Idempotency-Key", fmt.Sprintf("%s-%d-%d", prefix, i, attempt))
 					if r.Status == http.StatusCreated {
 						break
 					}
@@ -147,6 +148,7 @@ func TestCrash_ProviderKilledDuringCreates(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(dir, "provider.log")); err == nil {
 				t.Logf("the provider's log:\n%s", b)
 			}
+			t.Logf("the provider as Steward sees it: %s", s.Do(t, "GET", "/api/v1/providers/postgres-sp", nil).Body)
 			rows, err := s.DB().Query(context.Background(), "SELECT id, kind, state, attempt, scheduled_at FROM river_job ORDER BY id")
 			if err != nil {
 				t.Logf("river jobs: %v", err)
