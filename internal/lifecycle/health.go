@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"github.com/stewardhq/steward/pkg/provider"
 	"time"
 
 	"github.com/stewardhq/steward/internal/status"
@@ -18,6 +19,13 @@ type RuntimeHealth struct {
 
 // Runtimes reads the runtimes providers and repair workers report (the
 // repair domain).
+type InstanceOutputs interface {
+	// InstanceOutputs returns the outputs of those of the instances that
+	// have any, by instance id (sprm.Service.InstanceOutputs).
+	InstanceOutputs(ctx context.Context, ids []string) (map[string]provider.Outputs, error)
+}
+
+// Runtimes are the app instances' runtimes as last reported.
 type Runtimes interface {
 	// RuntimeHealth returns the runtime last reported for the order; ok is
 	// false when none was.

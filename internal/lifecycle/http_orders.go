@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // orderRoutes registers the catalog-item-instances collection on api.
@@ -36,26 +38,57 @@ type orderView struct {
 	Path       string          `json:"path"`
 	Conditions []Condition     `json:"conditions"`
 	ETag       string          `json:"etag"`
+	// Outputs are the order's current instance's, read from where the
+	// SPRM stores them (not copied onto the order); {} when it has none.
+	Outputs provider.Outputs `json:"outputs"`
 	// DeleteTime repeats deleted_at (when the deletion was requested) under
 	// the name the other resources give that moment; deleted_at stays,
 	// deprecated.
 	DeleteTime *time.Time `json:"delete_time"`
 }
 
-func (s *Service) viewOrder(r *http.Request) func(o Order) orderView {
+// viewOrder returns the view of each of orders, their instances' outputs
+// read for all of them at once.
+func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orderView, error) {
 	conds := s.conditionsView(r.Context())
+	outputs, err := s.outputsOf(r.Context(), orders)
+	if err != nil {
+		return nil, err
+	}
 	return func(o Order) orderView {
+		out := outputs[o.InstanceID]
+		if out == nil {
+			out = provider.Outputs{}
+		}
 		attrs := o.attributesJSON
 		if attrs == nil {
 			attrs, _ = json.Marshal(o.Attributes) // maps of JSON values always encode
 		}
 		return orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/" + o.ID,
-			Conditions: conds(o), ETag: httpapi.ETag(o.Version), DeleteTime: o.DeletedAt}
+			Conditions: conds(o), ETag: httpapi.ETag(o.Version), DeleteTime: o.DeletedAt, Outputs: out}
+	}, nil
+}
+
+// outputsOf reads the outputs of the orders' instances.
+func (s *Service) outputsOf(ctx context.Context, orders []Order) (map[string]provider.Outputs, error) {
+	if s.cfg.Outputs == nil {
+		return nil, nil
 	}
+	ids := make([]string, 0, len(orders))
+	for _, o := range orders {
+		if o.InstanceID != "" {
+			ids = append(ids, o.InstanceID)
+		}
+	}
+	return s.cfg.Outputs.InstanceOutputs(ctx, ids)
 }
 
 func (s *Service) writeOrder(w http.ResponseWriter, r *http.Request, status int, o Order) error {
-	v := s.viewOrder(r)(o)
+	view, err := s.viewOrder(r, []Order{o})
+	if err != nil {
+		return err
+	}
+	v := view(o)
 	w.Header().Set("ETag", v.ETag)
 	httpapi.WriteJSONAppend(w, status, v.appendJSON)
 	return nil
@@ -100,7 +133,11 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	views := store.MapPage(orders, s.viewOrder(r))
+	view, err := s.viewOrder(r, orders.Results)
+	if err != nil {
+		return err
+	}
+	views := store.MapPage(orders, view)
 	httpapi.WriteJSONAppend(w, http.StatusOK, func(b []byte) []byte { return appendOrderPage(b, views) })
 	return nil
 }

@@ -111,6 +111,8 @@ func (v orderView) appendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	b = appendMember(b, ',', "outputs")
+	b = appendRawOr(b, nil, v.Outputs)
 	b = appendMember(b, ',', "etag")
 	b = httpapi.AppendString(b, v.ETag)
 	return append(b, '}')

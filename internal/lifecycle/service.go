@@ -47,6 +47,9 @@ type Config struct {
 	// reported, shown on an order as its Healthy condition. Defaults to
 	// none: no order has that condition.
 	Runtimes Runtimes
+	// Outputs, when set, are the instances' outputs, shown on their orders.
+	// Defaults to none: orders show no outputs.
+	Outputs InstanceOutputs
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage

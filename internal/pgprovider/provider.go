@@ -113,7 +113,8 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 		return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusFailed, Message: err.Error()}, nil
 	}
 	p.log.InfoContext(ctx, "database ready", "instance_id", req.InstanceID, "database", s.Database, "owner", s.Owner)
-	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning}, nil
+	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning,
+		Outputs: p.outputs(ctx, database{name: s.Database, owner: s.Owner})}, nil
 }
 
 // createRole creates the owner, marked with the instance id in the same
@@ -270,9 +271,10 @@ func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instanc
 		return provider.Instance{}, provider.ErrNotFound
 	}
 	if err := p.ownerConnects(ctx, instanceID, spec{Database: db.name, Owner: db.owner}); err != nil {
-		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: err.Error()}, nil
+		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: err.Error(),
+			Outputs: p.outputs(ctx, db)}, nil
 	}
-	return provider.Instance{InstanceID: instanceID, Status: provider.StatusRunning}, nil
+	return provider.Instance{InstanceID: instanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, db)}, nil
 }
 
 // Delete closes the database to new connections, ends the open ones,

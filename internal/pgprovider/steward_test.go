@@ -103,6 +103,28 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		if got := owner(); got != name {
 			t.Fatalf("database %s owned by %q, want its own role", name, got)
 		}
+		// The order shows how to reach its database (issue 24's outputs):
+		// the server's host and port, the names, and what is observed.
+		var shown struct {
+			Outputs map[string]any `json:"outputs"`
+		}
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusOK).JSON(t, &shown)
+		server, err := pgx.ParseConfig(adminURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := shown.Outputs
+		if out["host"] != server.Host || out["port"] != float64(server.Port) || out["database"] != name ||
+			out["username"] != name || out["sslmode"] != "disable" {
+			t.Errorf("order outputs %v; want host %s, port %d, database and username %s, sslmode disable", out,
+				server.Host, server.Port, name)
+		}
+		if size, ok := out["size_bytes"].(float64); !ok || size < 1e6 {
+			t.Errorf("order outputs size_bytes = %v, want a database's size (over 1 MB)", out["size_bytes"])
+		}
+		if _, ok := out["connections"].(float64); !ok {
+			t.Errorf("order outputs connections = %v, want a count", out["connections"])
+		}
 
 		// An update in place: the new limit reaches the server, and the
 		// order is up again on the same database.

@@ -74,5 +74,5 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 	}
 	p.log.InfoContext(ctx, "database updated", "instance_id", req.InstanceID, "database", db.name,
 		"connection_limit", s.ConnectionLimit, "extensions", s.Extensions)
-	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning}, nil
+	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, db)}, nil
 }

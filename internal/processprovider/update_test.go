@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,7 +91,7 @@ func TestUpdate_SameSpecRestartsNothing(t *testing.T) {
 	// command and args, defaults spelled out, an ignored field added.
 	got, err := b.update(t, id, `{"process": {"command": ["/bin/sleep"], "args": ["60"]}, "restart_policy": "on_failure", "max_restarts": 5, "image": {"reference": "x"}}`)
 	want := provider.Instance{InstanceID: id, Status: provider.StatusRunning, Message: running.Message}
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Update with the same spec = %+v, %v; want %+v", got, err, want)
 	}
 	if now := b.mustPID(t, id); now != pid {

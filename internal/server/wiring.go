@@ -123,7 +123,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Client: providers})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
 		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
-		Runtimes: runtimeHealths{s.repair}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	// Read-only questions from below about orders, answered by the
 	// lifecycle once it is built.
 	s.adapterStatus.ResolveOrdersWith(s.lifecycle)

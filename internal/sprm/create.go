@@ -110,7 +110,7 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	}
 	t := s.now()
 	arg := InstanceRecordCreatedParams{Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
-		ResyncTime: s.resyncDue(status, t), ID: p.ID}
+		ResyncTime: s.resyncDue(status, t), Outputs: outputsArg(s.answeredOutputs(ctx, prov.Name, p.ID, got.Outputs)), ID: p.ID}
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
 		func(tx *store.Tx) ([]string, error) { return s.q.InstanceRecordCreated(ctx, tx, arg) })
 	if err != nil {

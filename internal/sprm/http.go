@@ -231,10 +231,11 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body struct {
-		Status       provider.Status `json:"status"`
-		Message      string          `json:"message"`
-		ObservedTime time.Time       `json:"observed_time"`
-		RestartCount *int64          `json:"restart_count"`
+		Status       provider.Status  `json:"status"`
+		Message      string           `json:"message"`
+		ObservedTime time.Time        `json:"observed_time"`
+		RestartCount *int64           `json:"restart_count"`
+		Outputs      provider.Outputs `json:"outputs"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
@@ -244,6 +245,7 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	in, err := s.ApplyStatusIfMatch(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
 		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime, RestartCount: body.RestartCount,
+		Outputs: body.Outputs,
 	}, ifMatch)
 	if errors.Is(err, ErrStaleReport) {
 		w.WriteHeader(http.StatusNoContent)

@@ -34,6 +34,7 @@ type queries struct {
 	instanceLockVersion          string
 	instanceMarkDeleted          string
 	instanceMarkDeleting         string
+	instanceOutputs              string
 	instanceRecordCreated        string
 	instanceRecordUpdate         string
 	instanceResyncClaim          string
@@ -78,6 +79,7 @@ func newQueries(engine store.Engine) *queries {
 		instanceLockVersion:          qs.Get("InstanceLockVersion"),
 		instanceMarkDeleted:          qs.Get("InstanceMarkDeleted"),
 		instanceMarkDeleting:         qs.Get("InstanceMarkDeleting"),
+		instanceOutputs:              qs.Get("InstanceOutputs"),
 		instanceRecordCreated:        qs.Get("InstanceRecordCreated"),
 		instanceRecordUpdate:         qs.Get("InstanceRecordUpdate"),
 		instanceResyncClaim:          qs.Get("InstanceResyncClaim"),
@@ -287,6 +289,7 @@ type InstanceApplyStatusParams struct {
 	DeleteTime    time.Time
 	StatusTime    *time.Time
 	ResyncTime    *time.Time
+	Outputs       any
 	ID            string
 }
 
@@ -309,12 +312,13 @@ type InstanceApplyStatusRow struct {
 	CleanupTaskStatus  *string
 	RestartCount       *int64
 	DeleteTime         *time.Time
+	Outputs            json.RawMessage
 	OrderID            string
 }
 
 // InstanceApplyStatus runs InstanceApplyStatus (sql/*/service_type_instances.sql) and returns its rows.
 func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) ([]InstanceApplyStatusRow, error) {
-	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.ID, arg.ObservedTime)
+	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.Outputs, arg.ID, arg.ObservedTime)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +326,7 @@ func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg
 	var out []InstanceApplyStatusRow
 	for rows.Next() {
 		var v InstanceApplyStatusRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.OrderID); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs, &v.OrderID); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -390,12 +394,13 @@ type InstanceGetRow struct {
 	CleanupTaskStatus  *string
 	RestartCount       *int64
 	DeleteTime         *time.Time
+	Outputs            json.RawMessage
 }
 
 // InstanceGet runs InstanceGet (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
 func (q *queries) InstanceGet(ctx context.Context, db store.Querier, id string, project string) (InstanceGetRow, error) {
 	var v InstanceGetRow
-	err := db.QueryRow(ctx, q.instanceGet, id, project, project).Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime)
+	err := db.QueryRow(ctx, q.instanceGet, id, project, project).Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs)
 	return v, err
 }
 
@@ -448,6 +453,7 @@ type InstanceListRow struct {
 	CleanupTaskStatus  *string
 	RestartCount       *int64
 	DeleteTime         *time.Time
+	Outputs            json.RawMessage
 }
 
 // InstanceList runs InstanceList (sql/*/service_type_instances.sql) and returns its rows.
@@ -460,7 +466,7 @@ func (q *queries) InstanceList(ctx context.Context, db store.Querier, arg Instan
 	var out []InstanceListRow
 	for rows.Next() {
 		var v InstanceListRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -552,6 +558,30 @@ func (q *queries) InstanceMarkDeleting(ctx context.Context, db store.Querier, ar
 	return out, rows.Err()
 }
 
+// InstanceOutputsRow is a row of InstanceOutputs.
+type InstanceOutputsRow struct {
+	ID      string
+	Outputs json.RawMessage
+}
+
+// InstanceOutputs runs InstanceOutputs (sql/*/service_type_instances.sql) and returns its rows.
+func (q *queries) InstanceOutputs(ctx context.Context, db store.Querier, ids []string) ([]InstanceOutputsRow, error) {
+	rows, err := db.Query(ctx, q.instanceOutputs, store.Strings(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []InstanceOutputsRow
+	for rows.Next() {
+		var v InstanceOutputsRow
+		if err := rows.Scan(&v.ID, &v.Outputs); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // InstanceRecordCreatedParams are the arguments of InstanceRecordCreated.
 type InstanceRecordCreatedParams struct {
 	Status        string
@@ -559,12 +589,13 @@ type InstanceRecordCreatedParams struct {
 	UpdateTime    time.Time
 	StatusTime    *time.Time
 	ResyncTime    *time.Time
+	Outputs       any
 	ID            string
 }
 
 // InstanceRecordCreated runs InstanceRecordCreated (sql/*/service_type_instances.sql) and returns its rows.
 func (q *queries) InstanceRecordCreated(ctx context.Context, db store.Querier, arg InstanceRecordCreatedParams) ([]string, error) {
-	rows, err := db.Query(ctx, q.instanceRecordCreated, arg.Status, arg.StatusMessage, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+	rows, err := db.Query(ctx, q.instanceRecordCreated, arg.Status, arg.StatusMessage, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.Outputs, arg.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -589,12 +620,13 @@ type InstanceRecordUpdateParams struct {
 	UpdateTime    time.Time
 	StatusTime    *time.Time
 	ResyncTime    *time.Time
+	Outputs       any
 	ID            string
 }
 
 // InstanceRecordUpdate runs InstanceRecordUpdate (sql/*/service_type_instances.sql) and returns its rows.
 func (q *queries) InstanceRecordUpdate(ctx context.Context, db store.Querier, arg InstanceRecordUpdateParams) ([]string, error) {
-	rows, err := db.Query(ctx, q.instanceRecordUpdate, arg.Spec, arg.SentTime, arg.Status, arg.SentTime, arg.StatusMessage, arg.SentTime, arg.SentTime, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.ID)
+	rows, err := db.Query(ctx, q.instanceRecordUpdate, arg.Spec, arg.SentTime, arg.Status, arg.SentTime, arg.StatusMessage, arg.SentTime, arg.SentTime, arg.UpdateTime, arg.StatusTime, arg.ResyncTime, arg.Outputs, arg.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -625,6 +657,7 @@ type InstanceResyncClaimRow struct {
 	Status         string
 	StatusMessage  string
 	ResyncAttempts int64
+	Outputs        json.RawMessage
 }
 
 // InstanceResyncClaim runs InstanceResyncClaim (sql/*/service_type_instances.sql) and returns its rows.
@@ -637,7 +670,7 @@ func (q *queries) InstanceResyncClaim(ctx context.Context, db store.Querier, arg
 	var out []InstanceResyncClaimRow
 	for rows.Next() {
 		var v InstanceResyncClaimRow
-		if err := rows.Scan(&v.ID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.ResyncAttempts); err != nil {
+		if err := rows.Scan(&v.ID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.ResyncAttempts, &v.Outputs); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

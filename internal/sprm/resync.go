@@ -2,6 +2,7 @@ package sprm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -52,6 +53,7 @@ type resyncClaim struct {
 	id, provider string
 	status       provider.Status
 	message      string
+	outputs      json.RawMessage
 	attempts     int
 }
 
@@ -139,7 +141,7 @@ func (s *Service) claimResync(ctx context.Context) ([]resyncClaim, error) {
 			ResyncClaimedBy: s.cfg.ProcessID, Now: t, Limit: int64(s.cfg.ResyncBatch)})
 		claimed, err = fromRows(rows, err, func(r InstanceResyncClaimRow, _ error) (resyncClaim, error) {
 			return resyncClaim{id: r.ID, provider: r.ProviderName, status: provider.Status(r.Status),
-				message: r.StatusMessage, attempts: int(r.ResyncAttempts)}, nil
+				message: r.StatusMessage, outputs: r.Outputs, attempts: int(r.ResyncAttempts)}, nil
 		})
 		return err
 	})
@@ -220,7 +222,8 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 			"provider", prov.Name, "attempts", c.attempts+1, "error", err)
 		return resyncError
 	}
-	if got.Status == c.status && got.Message == c.message {
+	got.Outputs = s.answeredOutputs(ctx, prov.Name, c.id, got.Outputs)
+	if got.Status == c.status && got.Message == c.message && sameOutputs(got.Outputs, c.outputs) {
 		now := s.now()
 		n, err := s.q.InstanceResyncUnchanged(ctx, s.cfg.DB, InstanceResyncUnchangedParams{StatusTime: &now, ID: c.id,
 			Status: string(c.status), StatusMessage: c.message})
@@ -236,7 +239,8 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 		}
 		// The row changed since the claim: apply the answer as a report would be.
 	}
-	in, err := s.applyStatus(ctx, c.id, provider.StatusReport{Status: got.Status, Message: got.Message, ObservedTime: sent}, nil, ViaResync)
+	in, err := s.applyStatus(ctx, c.id, provider.StatusReport{Status: got.Status, Message: got.Message, ObservedTime: sent,
+		Outputs: got.Outputs}, nil, ViaResync)
 	switch {
 	case errors.Is(err, ErrStaleReport):
 		return resyncStale

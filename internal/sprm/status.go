@@ -44,6 +44,7 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 	if r.RestartCount != nil && *r.RestartCount < 0 {
 		errs.Add("restart_count", "must not be negative")
 	}
+	checkOutputs(&errs, "outputs", r.Outputs)
 	if err := errs.Err(); err != nil {
 		return Instance{}, err
 	}
@@ -53,7 +54,7 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 		n, in, err := s.applyStatusTx(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
 			InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
 				ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
-				StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), ID: id})
+				StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), Outputs: outputsArg(r.Outputs), ID: id})
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}
@@ -141,7 +142,7 @@ func (s *Service) applyStatusTx(ctx context.Context, ifMatch *int64, st Instance
 			ServiceType: r.ServiceType, Spec: r.Spec, Status: r.Status, StatusMessage: r.StatusMessage,
 			StatusObservedTime: r.StatusObservedTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
 			DeletedAt: r.DeletedAt, CleanupTaskID: r.CleanupTaskID, CleanupTaskStatus: r.CleanupTaskStatus,
-			RestartCount: r.RestartCount, DeleteTime: r.DeleteTime}, nil); err != nil {
+			RestartCount: r.RestartCount, DeleteTime: r.DeleteTime, Outputs: r.Outputs}, nil); err != nil {
 			return err
 		}
 		return s.recordChangeTx(ctx, tx, r.OrderID, reconcile.KindStatus, st)

@@ -93,6 +93,12 @@ func instanceFromRow[R instanceRow](row R, err error) (Instance, error) {
 	if err := json.Unmarshal(r.Spec, &in.Spec); err != nil {
 		return Instance{}, fmt.Errorf("read instance %s spec: %w", in.ID, err)
 	}
+	if in.Outputs, err = decodeOutputs(r.Outputs); err != nil {
+		return Instance{}, fmt.Errorf("instance %s: %w", in.ID, err)
+	}
+	if in.Outputs == nil {
+		in.Outputs = provider.Outputs{}
+	}
 	return in, nil
 }
 
@@ -101,7 +107,7 @@ func scanInstance(row scanner) (Instance, error) {
 	var r InstanceListRow
 	err := row.Scan(&r.ID, &r.Project, &r.Name, &r.ProviderName, &r.ServiceType, &r.Spec, &r.Status,
 		&r.StatusMessage, &r.StatusObservedTime, &r.Version, &r.CreateTime, &r.UpdateTime, &r.DeletedAt,
-		&r.CleanupTaskID, &r.CleanupTaskStatus, &r.RestartCount, &r.DeleteTime)
+		&r.CleanupTaskID, &r.CleanupTaskStatus, &r.RestartCount, &r.DeleteTime, &r.Outputs)
 	return instanceFromRow(r, err)
 }
 

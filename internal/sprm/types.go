@@ -71,6 +71,9 @@ type Instance struct {
 	// as its last report said; nil until a report carries one.
 	RestartCount *int64         `json:"restart_count,omitempty"`
 	Spec         map[string]any `json:"spec"`
+	// Outputs are the provider's non-secret values about the instance, as
+	// its last answer or report that carried any gave them; {} until one did.
+	Outputs provider.Outputs `json:"outputs"`
 	// Deletion is set once a deletion was queued for the cleanup worker.
 	Deletion   *Deletion `json:"deletion"`
 	Version    int64     `json:"-"`

@@ -83,7 +83,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	err = s.cfg.DB.InTx(wctx, func(tx *store.Tx) error {
 		orders, err := s.q.InstanceRecordUpdate(wctx, tx, InstanceRecordUpdateParams{Spec: store.JSON(p.Spec), SentTime: sent,
 			Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
-			ResyncTime: s.resyncDue(status, t), ID: p.ID})
+			ResyncTime: s.resyncDue(status, t), Outputs: outputsArg(s.answeredOutputs(ctx, prov.Name, p.ID, got.Outputs)), ID: p.ID})
 		if err != nil || len(orders) == 0 {
 			return err
 		}

@@ -1153,11 +1153,17 @@ type CatalogItemInstance struct {
 	LastError  *string           `json:"last_error,omitempty"`
 
 	// Lifecycle Example: simple
-	Lifecycle    string  `json:"lifecycle"`
-	ParentId     *string `json:"parent_id,omitempty"`
-	Path         *string `json:"path,omitempty"`
-	Project      string  `json:"project"`
-	ProviderName string  `json:"provider_name"`
+	Lifecycle string `json:"lifecycle"`
+
+	// Outputs The current instance's outputs (the service-type instance's `outputs`), read from
+	// the instance: they follow the order onto a new instance at once when a
+	// rehydration or an update by replacement moves it. `{}` while the instance has
+	// none, or the order none yet.
+	Outputs      *Outputs `json:"outputs,omitempty"`
+	ParentId     *string  `json:"parent_id,omitempty"`
+	Path         *string  `json:"path,omitempty"`
+	Project      string   `json:"project"`
+	ProviderName string   `json:"provider_name"`
 
 	// RestartCount How many times the provider restarted the current instance's workload, as its
 	// last status report said (the service-type instance's `restart_count`). Absent
@@ -2012,6 +2018,31 @@ type OrderEventChange struct {
 
 	// To The member's value after the change.
 	To interface{} `json:"to"`
+}
+
+// Outputs Non-secret values a provider gives about an instance: how to reach it and what is
+// observed of it (a PostgreSQL database's `host`, `port`, `database`, `username`,
+// `sslmode`, `size_bytes`, `connections`). At most 32, each named by a lower-case
+// identifier (`^[a-z][a-z0-9_]{0,62}$`); each a string of at most 1,024 bytes, a number or a boolean. Never a
+// secret: outputs are shown to everyone who may read the instance or its order, and
+// kept in its event log. An order shows its current instance's outputs; they are
+// stored once, on the instance.
+//
+// Example: {"connections":2,"database":"app","host":"db-1.internal","port":5432,"size_bytes":7631407,"sslmode":"require","username":"app"}
+type Outputs map[string]Outputs_AdditionalProperties
+
+// Outputs0 defines model for Outputs.0.
+type Outputs0 = string
+
+// Outputs1 defines model for Outputs.1.
+type Outputs1 = float32
+
+// Outputs2 defines model for Outputs.2.
+type Outputs2 = bool
+
+// Outputs_AdditionalProperties defines model for Outputs.AdditionalProperties.
+type Outputs_AdditionalProperties struct {
+	union json.RawMessage
 }
 
 // Policy defines model for Policy.
@@ -2922,6 +2953,11 @@ type ServiceTypeInstance struct {
 	// Example: fedora-vm
 	Name string `json:"name"`
 
+	// Outputs The provider's non-secret values about the instance, as its last create, update
+	// or read answer, or status report, that carried outputs gave them; `{}` until one
+	// did.
+	Outputs *Outputs `json:"outputs,omitempty"`
+
 	// Path Example: service-type-instances/08aa81d1-a0d2-4d5f-a4df-b80addf07781
 	Path *string `json:"path,omitempty"`
 
@@ -2987,6 +3023,11 @@ type StatusReport struct {
 	//
 	// Example: 2025-01-15T10:31:12Z
 	ObservedTime time.Time `json:"observed_time"`
+
+	// Outputs Optional. The instance's outputs now, all of them: they replace the ones Steward
+	// has. Absent: the outputs stay as they are. Outputs the contract does not allow
+	// (see `Outputs`): 400 `INVALID_ARGUMENT`, and nothing of the report is applied.
+	Outputs *Outputs `json:"outputs,omitempty"`
 
 	// RestartCount Optional. How many times the provider has restarted the instance's workload
 	// (since it last started it afresh: a create, an update, a repair). Providers
@@ -5569,6 +5610,94 @@ func (a ServiceTypeInstanceCreate_Spec) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsOutputs0 returns the union data inside the Outputs_AdditionalProperties as a Outputs0
+func (t Outputs_AdditionalProperties) AsOutputs0() (Outputs0, error) {
+	var body Outputs0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputs0 overwrites any union data inside the Outputs_AdditionalProperties as the provided Outputs0
+func (t *Outputs_AdditionalProperties) FromOutputs0(v Outputs0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputs0 performs a merge with any union data inside the Outputs_AdditionalProperties, using the provided Outputs0
+func (t *Outputs_AdditionalProperties) MergeOutputs0(v Outputs0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputs1 returns the union data inside the Outputs_AdditionalProperties as a Outputs1
+func (t Outputs_AdditionalProperties) AsOutputs1() (Outputs1, error) {
+	var body Outputs1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputs1 overwrites any union data inside the Outputs_AdditionalProperties as the provided Outputs1
+func (t *Outputs_AdditionalProperties) FromOutputs1(v Outputs1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputs1 performs a merge with any union data inside the Outputs_AdditionalProperties, using the provided Outputs1
+func (t *Outputs_AdditionalProperties) MergeOutputs1(v Outputs1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputs2 returns the union data inside the Outputs_AdditionalProperties as a Outputs2
+func (t Outputs_AdditionalProperties) AsOutputs2() (Outputs2, error) {
+	var body Outputs2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputs2 overwrites any union data inside the Outputs_AdditionalProperties as the provided Outputs2
+func (t *Outputs_AdditionalProperties) FromOutputs2(v Outputs2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputs2 performs a merge with any union data inside the Outputs_AdditionalProperties, using the provided Outputs2
+func (t *Outputs_AdditionalProperties) MergeOutputs2(v Outputs2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Outputs_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Outputs_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,7 +277,7 @@ func TestClient_DeleteWithoutBody(t *testing.T) {
 	c := provider.NewClient(provider.ClientConfig{})
 	for status, want := range map[int]provider.Status{204: provider.StatusDeleted, 200: provider.StatusDeleted, 202: provider.StatusDeleting} {
 		inst, err := c.Delete(t.Context(), answering(t, status, ""), "i-1")
-		if err != nil || inst != (provider.Instance{InstanceID: "i-1", Status: want}) {
+		if err != nil || !reflect.DeepEqual(inst, provider.Instance{InstanceID: "i-1", Status: want}) {
 			t.Errorf("%d without body: Delete = %+v, %v; want %s", status, inst, err, want)
 		}
 	}

@@ -3,6 +3,7 @@ package provider_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestNATSReporter_PublishesACloudEvent(t *testing.T) {
 		t.Errorf("CloudEvents SDK: invalid event: %v", err)
 	}
 	var data provider.StatusReport
-	if err := ev.DataAs(&data); err != nil || data != report {
+	if err := ev.DataAs(&data); err != nil || !reflect.DeepEqual(data, report) {
 		t.Errorf("event data = %+v, %v; want %+v", data, err, report)
 	}
 	if !ev.Time().Equal(observed) {

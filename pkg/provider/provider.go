@@ -57,7 +57,24 @@ type Instance struct {
 	InstanceID string `json:"instance_id"`
 	Status     Status `json:"status"`
 	Message    string `json:"message,omitempty"`
+	// Outputs are the non-secret values that say how to reach and what is
+	// observed of the instance (a database's host, port and name; its size):
+	// shown on the instance and on the order. Nil leaves the ones Steward
+	// has; a map replaces them. Never put a secret here. See [Outputs].
+	Outputs Outputs `json:"outputs,omitempty"`
 }
+
+// Outputs are an instance's non-secret output values: at most
+// [MaxOutputs], each named by a lower-case identifier
+// (^[a-z][a-z0-9_]{0,62}$) and a string of at most [MaxOutputLen] bytes, a
+// number or a boolean.
+type Outputs map[string]any
+
+// The limits of [Outputs].
+const (
+	MaxOutputs   = 32
+	MaxOutputLen = 1024
+)
 
 // Health is the answer to GET {endpoint}/api/v1/health.
 type Health struct {
@@ -90,6 +107,9 @@ type StatusReport struct {
 	// instance, a restart included, with its new message and count. Nil
 	// when the provider does not count restarts.
 	RestartCount *int64 `json:"restart_count,omitempty"`
+	// Outputs, when set, replace the instance's outputs (see
+	// [Instance.Outputs]); nil leaves them as they are.
+	Outputs Outputs `json:"outputs,omitempty"`
 }
 
 // StatusSubject is the NATS subject for status reports of a service type.

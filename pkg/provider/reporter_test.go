@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -134,7 +135,7 @@ func TestReportFunc(t *testing.T) {
 		return nil
 	})
 	want := provider.StatusReport{InstanceID: "i-1", Status: provider.StatusRunning}
-	if err := r.Report(t.Context(), want); err != nil || got != want {
+	if err := r.Report(t.Context(), want); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ReportFunc got %+v, %v", got, err)
 	}
 }

@@ -115,6 +115,19 @@ func (s *Server) UnblockCreates() {
 	}
 }
 
+// SetOutputs gives every instance the server holds out as its outputs,
+// answered by reads of it, and makes the creates from now on answer with
+// them; nil: none.
+func (s *Server) SetOutputs(out provider.Outputs) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outputs = out
+	for id, inst := range s.instances {
+		inst.Outputs = out
+		s.instances[id] = inst
+	}
+}
+
 // memProvider is the in-memory Provider that New serves; its state lives
 // in the Server, under the Server's mutex.
 type memProvider struct{ s *Server }
@@ -139,7 +152,7 @@ func (m *memProvider) Create(_ context.Context, req provider.CreateRequest) (pro
 	if inst, ok := s.instances[req.InstanceID]; ok {
 		return inst, nil
 	}
-	inst := provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning}
+	inst := provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning, Outputs: s.outputs}
 	s.instances[req.InstanceID] = inst
 	s.specs[req.InstanceID] = req.Spec
 	return inst, nil

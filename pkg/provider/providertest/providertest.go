@@ -99,6 +99,8 @@ type Server struct {
 	down        bool
 	// unblock, when not nil, holds every create until it is closed.
 	unblock chan struct{}
+	// outputs are what creates answer with (SetOutputs).
+	outputs provider.Outputs
 }
 
 // failure is an answer FailCreate or FailUpdate (its knob) injects.

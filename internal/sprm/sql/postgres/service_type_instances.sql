@@ -8,7 +8,7 @@ ON CONFLICT (id) DO NOTHING;
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time
+       i.restart_count, i.delete_time, i.outputs
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
 
@@ -16,7 +16,7 @@ WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
 -- params: project, provider_name, provider_name, service_type, service_type, status, status, show_deleted, after_time, after_id, limit
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time
+       i.restart_count, i.delete_time, i.outputs
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = $1
   AND ($2::text = '' OR i.provider_name = $3)
@@ -30,10 +30,11 @@ LIMIT $11;
 -- name: InstanceRecordCreated :many
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
+-- params: status, status_message, update_time, status_time, resync_time, outputs, id
 UPDATE service_type_instances
 SET status = $1, status_message = $2, version = version + 1, update_time = $3,
-    status_time = $4, resync_time = $5, resync_attempts = 0
-WHERE id = $6 AND (status = 'PENDING'
+    status_time = $4, resync_time = $5, resync_attempts = 0, outputs = COALESCE($6::jsonb, outputs)
+WHERE id = $7 AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
 RETURNING order_id;
 
@@ -46,19 +47,20 @@ WHERE id = $1 AND (status = 'PENDING'
 -- name: InstanceApplyStatus :many
 -- Returns the instance as it now is (as InstanceGet reads it) and the
 -- order it was created for: a report is answered with no read after it.
--- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
+-- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, outputs, id, observed_time
+-- outputs NULL keeps the instance's: a report need not repeat them.
 UPDATE service_type_instances
 SET status = $1, status_message = $2, status_observed_time = $3, version = version + 1, update_time = $4,
     restart_count = CASE WHEN $5::bigint IS NULL THEN restart_count ELSE $6 END,
     deleted_at = CASE WHEN $7::text = 'DELETED' THEN COALESCE(deleted_at, $8) ELSE deleted_at END,
     delete_time = CASE WHEN $9::text IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, $10) ELSE delete_time END,
-    status_time = $11, resync_time = $12, resync_attempts = 0
-WHERE id = $13 AND (status_observed_time IS NULL OR status_observed_time <= $14)
+    status_time = $11, resync_time = $12, resync_attempts = 0, outputs = COALESCE($13::jsonb, outputs)
+WHERE id = $14 AND (status_observed_time IS NULL OR status_observed_time <= $15)
 RETURNING id, project, name, provider_name, service_type, spec, status, status_message,
           status_observed_time, version, create_time, update_time, deleted_at,
           (SELECT t.id FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_id,
           (SELECT t.status FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_status,
-          restart_count, delete_time, order_id;
+          restart_count, delete_time, outputs, order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -107,7 +109,7 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = $1 AND deleted
 SELECT provider_name, live FROM provider_live_instances;
 
 -- name: InstanceRecordUpdate :many
--- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, id
+-- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, outputs, id
 -- An in-place update the provider accepted: the new spec and the status it
 -- answered, unless a report observed after the update was sent got there
 -- first. Reports observed before it was sent are of the old spec and are
@@ -118,8 +120,9 @@ SET spec = $1,
     status_message = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $4 THEN $5 ELSE status_message END,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= $6 THEN $7
                                 ELSE status_observed_time END,
-    version = version + 1, update_time = $8, status_time = $9, resync_time = $10, resync_attempts = 0
-WHERE id = $11 AND deleted_at IS NULL
+    version = version + 1, update_time = $8, status_time = $9, resync_time = $10, resync_attempts = 0,
+    outputs = COALESCE($11::jsonb, outputs)
+WHERE id = $12 AND deleted_at IS NULL
 RETURNING order_id;
 
 -- name: InstanceLockVersion :one
@@ -143,7 +146,7 @@ WHERE id IN (
     ORDER BY i.resync_time
     LIMIT $4
     FOR UPDATE SKIP LOCKED)
-RETURNING id, provider_name, status, status_message, resync_attempts;
+RETURNING id, provider_name, status, status_message, resync_attempts, outputs;
 
 -- name: InstanceResyncUnchanged :exec
 -- The provider answered what the row says: only status_time moves (no new
@@ -168,3 +171,10 @@ WHERE id = $4 AND resync_claimed_by = $5;
 UPDATE service_type_instances SET resync_time = $1, resync_claimed_by = ''
 WHERE resync_claimed_by = ANY($2::text[]) AND resync_time IS NOT NULL;
 
+
+-- name: InstanceOutputs :many
+-- params: ids
+-- The outputs of some instances (a page of orders shows its instances'):
+-- the ones without any are left out.
+SELECT id, outputs FROM service_type_instances
+WHERE id = ANY($1::text[]) AND outputs IS NOT NULL;

@@ -8,7 +8,7 @@ ON CONFLICT (id) DO NOTHING;
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time
+       i.restart_count, i.delete_time, i.outputs
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = ? AND (? = '' OR i.project = ?);
 
@@ -16,7 +16,7 @@ WHERE i.id = ? AND (? = '' OR i.project = ?);
 -- params: project, provider_name, provider_name, service_type, service_type, status, status, show_deleted, after_time, after_id, limit
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time
+       i.restart_count, i.delete_time, i.outputs
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = ?
   AND (? = '' OR i.provider_name = ?)
@@ -30,9 +30,10 @@ LIMIT CAST(? AS INTEGER);
 -- name: InstanceRecordCreated :many
 -- Records the provider's answer, unless a status report got there first.
 -- An UNKNOWN outcome being resolved (no cleanup queued) is recorded too.
+-- params: status, status_message, update_time, status_time, resync_time, outputs, id
 UPDATE service_type_instances
 SET status = ?, status_message = ?, version = version + 1, update_time = ?,
-    status_time = ?, resync_time = ?, resync_attempts = 0
+    status_time = ?, resync_time = ?, resync_attempts = 0, outputs = COALESCE(?, outputs)
 WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
 RETURNING order_id;
@@ -46,19 +47,19 @@ WHERE id = ? AND (status = 'PENDING'
 -- name: InstanceApplyStatus :many
 -- Returns the instance as it now is (as InstanceGet reads it) and the
 -- order it was created for: a report is answered with no read after it.
--- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, id, observed_time
+-- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, outputs, id, observed_time
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
     restart_count = CASE WHEN ? IS NULL THEN restart_count ELSE ? END,
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
     delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
-    status_time = ?, resync_time = ?, resync_attempts = 0
+    status_time = ?, resync_time = ?, resync_attempts = 0, outputs = COALESCE(?, outputs)
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?)
 RETURNING id, project, name, provider_name, service_type, spec, status, status_message,
           status_observed_time, version, create_time, update_time, deleted_at,
           (SELECT t.id FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_id,
           (SELECT t.status FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_status,
-          restart_count, delete_time, order_id;
+          restart_count, delete_time, outputs, order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -107,7 +108,7 @@ SELECT count(*) FROM service_type_instances WHERE provider_name = ? AND deleted_
 SELECT provider_name, live FROM provider_live_instances;
 
 -- name: InstanceRecordUpdate :many
--- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, id
+-- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, outputs, id
 -- An in-place update the provider accepted: the new spec and the status it
 -- answered, unless a report observed after the update was sent got there
 -- first. Reports observed before it was sent are of the old spec and are
@@ -118,7 +119,8 @@ SET spec = ?,
     status_message = CASE WHEN status_observed_time IS NULL OR status_observed_time <= ? THEN ? ELSE status_message END,
     status_observed_time = CASE WHEN status_observed_time IS NULL OR status_observed_time <= ? THEN ?
                                 ELSE status_observed_time END,
-    version = version + 1, update_time = ?, status_time = ?, resync_time = ?, resync_attempts = 0
+    version = version + 1, update_time = ?, status_time = ?, resync_time = ?, resync_attempts = 0,
+    outputs = COALESCE(?, outputs)
 WHERE id = ? AND deleted_at IS NULL
 RETURNING order_id;
 
@@ -141,7 +143,7 @@ WHERE id IN (
       AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = i.id)
     ORDER BY i.resync_time
     LIMIT CAST(? AS INTEGER))
-RETURNING id, provider_name, status, status_message, resync_attempts;
+RETURNING id, provider_name, status, status_message, resync_attempts, outputs;
 
 -- name: InstanceResyncUnchanged :exec
 -- The provider answered what the row says: only status_time moves (no new
@@ -167,3 +169,10 @@ WHERE id = ? AND resync_claimed_by = ?;
 UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
 WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
 
+
+-- name: InstanceOutputs :many
+-- params: ids
+-- The outputs of some instances (a page of orders shows its instances'):
+-- the ones without any are left out.
+SELECT id, outputs FROM service_type_instances
+WHERE id IN (SELECT value FROM json_each(?)) AND outputs IS NOT NULL;
