@@ -38,17 +38,18 @@ type orderView struct {
 	Path       string          `json:"path"`
 	Conditions []Condition     `json:"conditions"`
 	ETag       string          `json:"etag"`
-	// Outputs are the order's current instance's, read from where the
-	// SPRM stores them (not copied onto the order); {} when it has none.
-	Outputs provider.Outputs `json:"outputs"`
+	// Outputs are the order's current instance's, as the SPRM stores them
+	// (not copied onto the order); {} when it has none.
+	Outputs json.RawMessage `json:"outputs"`
 	// DeleteTime repeats deleted_at (when the deletion was requested) under
 	// the name the other resources give that moment; deleted_at stays,
 	// deprecated.
 	DeleteTime *time.Time `json:"delete_time"`
 }
 
-// viewOrder returns the view of each of orders, their instances' outputs
-// read for all of them at once.
+// viewOrder returns the view of each of orders. A read or a list has its
+// instances' outputs; for the others (an order as a write left it) they
+// are read for all of them at once.
 func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orderView, error) {
 	conds := s.conditionsView(r.Context())
 	outputs, err := s.outputsOf(r.Context(), orders)
@@ -56,9 +57,12 @@ func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orde
 		return nil, err
 	}
 	return func(o Order) orderView {
-		out := outputs[o.InstanceID]
+		out := o.outputsJSON
+		if !o.outputsRead && outputs[o.InstanceID] != nil {
+			out, _ = json.Marshal(outputs[o.InstanceID]) // checked values always encode
+		}
 		if out == nil {
-			out = provider.Outputs{}
+			out = json.RawMessage("{}")
 		}
 		attrs := o.attributesJSON
 		if attrs == nil {
@@ -69,16 +73,17 @@ func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orde
 	}, nil
 }
 
-// outputsOf reads the outputs of the orders' instances.
+// outputsOf reads the outputs of the instances of those orders that were
+// not read with them.
 func (s *Service) outputsOf(ctx context.Context, orders []Order) (map[string]provider.Outputs, error) {
-	if s.cfg.Outputs == nil {
-		return nil, nil
-	}
-	ids := make([]string, 0, len(orders))
+	var ids []string
 	for _, o := range orders {
-		if o.InstanceID != "" {
+		if !o.outputsRead && o.InstanceID != "" {
 			ids = append(ids, o.InstanceID)
 		}
+	}
+	if s.cfg.Outputs == nil || len(ids) == 0 {
+		return nil, nil
 	}
 	return s.cfg.Outputs.InstanceOutputs(ctx, ids)
 }

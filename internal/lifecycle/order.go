@@ -85,6 +85,10 @@ type Order struct {
 	// says whether its active set is there (for Conditions).
 	attributesJSON json.RawMessage
 	activeListed   bool
+	// outputsJSON are the current instance's outputs as stored (nil: none),
+	// when outputsRead: the order was read by a query that has them.
+	outputsJSON json.RawMessage
+	outputsRead bool
 	// labelsJSON and userValuesJSON are the stored labels and user values
 	// of an order read for a list, undecoded (Labels and UserValues are
 	// then empty): a view passes them through.

@@ -112,7 +112,7 @@ func (v orderView) appendJSON(b []byte) []byte {
 		b = append(b, ']')
 	}
 	b = appendMember(b, ',', "outputs")
-	b = appendRawOr(b, nil, v.Outputs)
+	b = appendRawOr(b, v.Outputs, nil)
 	b = appendMember(b, ',', "etag")
 	b = httpapi.AppendString(b, v.ETag)
 	return append(b, '}')

@@ -31,7 +31,7 @@ func TestOrderJSON_MatchesEncodingJSON(t *testing.T) {
 		ExpireTime: &deleted}
 	attrs, _ := json.Marshal(o.Attributes)
 	view := orderView{Order: o, Attributes: attrs, Path: "catalog-item-instances/web-1", ETag: `"7"`, DeleteTime: &deleted,
-		Outputs: provider.Outputs{"host": "db<1>.example", "port": 5432.0, "tls": true},
+		Outputs: json.RawMessage(`{"host":"db<1>.example","port":5432,"tls":true}`),
 		Conditions: []Condition{{Type: "Ready", Status: "False", Reason: "Deleting", Message: "m<>",
 			LastTransitionTime: deleted}}}
 	want := decode(t, mustMarshal(t, view))

@@ -17,10 +17,22 @@ import (
 
 func scanOrder(row store.Scanner) (Order, error) { return scanOrderAs(row, false) }
 
+// scanReadOrder reads a row of OrderGet, which also has the current
+// instance's outputs.
+func scanReadOrder(row store.Scanner) (Order, error) {
+	o, err := scanOrderAs(row, false)
+	o.outputsRead = err == nil
+	return o, err
+}
+
 // scanListedOrder reads an order for a list: its attribute sets are kept as
 // the stored JSON for the view, not decoded (a list has no use for them
 // otherwise; decoding and encoding them again was a third of its CPU).
-func scanListedOrder(row store.Scanner) (Order, error) { return scanOrderAs(row, true) }
+func scanListedOrder(row store.Scanner) (Order, error) {
+	o, err := scanOrderAs(row, true)
+	o.outputsRead = err == nil
+	return o, err
+}
 
 // listedScanner reads OrderList's extra last column, whether the active
 // set is there, into o.activeListed.
@@ -35,7 +47,7 @@ func (s listedScanner) Scan(dest ...any) error {
 
 func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	var o Order
-	var labels, values, attrs, validation, valueSets json.RawMessage
+	var labels, values, attrs, validation, valueSets, outputs json.RawMessage
 	var status string
 	if keepAttributesRaw {
 		row = listedScanner{Scanner: row, o: &o}
@@ -43,7 +55,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.RestartCount, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
-		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets)
+		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets, &outputs)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
 	}
@@ -51,6 +63,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 		return Order{}, fmt.Errorf("read order: %w", err)
 	}
 	o.Status = provider.Status(status)
+	o.outputsJSON = outputs
 	if keepAttributesRaw {
 		o.attributesJSON, o.labelsJSON, o.userValuesJSON = attrs, labels, values
 	} else {

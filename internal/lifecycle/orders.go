@@ -196,7 +196,7 @@ func (s *Service) Order(ctx context.Context, project, ref string) (Order, error)
 	if err != nil {
 		return Order{}, err
 	}
-	return scanOrder(s.cfg.DB.QueryRow(ctx, s.q.orderGet, id, project))
+	return scanReadOrder(s.cfg.DB.QueryRow(ctx, s.q.orderGet, id, project))
 }
 
 // ResolveOrder turns an order's id or identity into its id, for routes of

@@ -64,6 +64,12 @@ func TestOrder_ShowsItsCurrentInstancesOutputs(t *testing.T) {
 		if got := listed(); !reflect.DeepEqual(got, want) {
 			t.Errorf("after a report: listed order shows %v, want %v", got, want)
 		}
+		var patched withOutputs // an answer to a write shows them too
+		e.s.Do(t, "PATCH", "/api/v1/catalog-item-instances/db", map[string]any{"labels": map[string]any{"tier": "gold"}}).
+			Want(t, http.StatusOK).JSON(t, &patched)
+		if !reflect.DeepEqual(patched.Outputs, want) {
+			t.Errorf("the answer to a PATCH shows %v, want %v", patched.Outputs, want)
+		}
 
 		e.p.SetOutputs(provider.Outputs{"host": "new.example", "port": 6432})
 		e.s.Do(t, "POST", "/api/v1/catalog-item-instances/db:rehydrate", nil).Want(t, http.StatusAccepted)

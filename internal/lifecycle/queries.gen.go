@@ -296,12 +296,13 @@ type OrderGetRow struct {
 	LastError         string
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
+	Outputs           json.RawMessage
 }
 
 // OrderGet runs OrderGet (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderGet(ctx context.Context, db store.Querier, id string, project string) (OrderGetRow, error) {
 	var v OrderGetRow
-	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets)
+	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs)
 	return v, err
 }
 
@@ -405,6 +406,7 @@ type OrderListRow struct {
 	LastError         string
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
+	Outputs           json.RawMessage
 	HasActive         bool
 }
 
@@ -418,7 +420,7 @@ func (q *queries) OrderList(ctx context.Context, db store.Querier, arg OrderList
 	var out []OrderListRow
 	for rows.Next() {
 		var v OrderListRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.HasActive); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.HasActive); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -559,12 +561,13 @@ type OrderLockRow struct {
 	LastError         string
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
+	Outputs           json.RawMessage
 }
 
 // OrderLock runs OrderLock (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderLock(ctx context.Context, db store.Querier, id string) (OrderLockRow, error) {
 	var v OrderLockRow
-	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets)
+	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs)
 	return v, err
 }
 
