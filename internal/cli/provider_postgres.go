@@ -39,8 +39,8 @@ with each --label as its metadata (policies may place orders by them, e.g.
 region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.
 
 One process may serve several servers: give each as --target
-name=N,admin-url-file=F[,listen=ADDR][,label=k=v…] (or admin-url=URL) instead
-of --name, --admin-url…, --listen and --label. Each registers as a provider of
+name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v…] (or
+admin-url=URL) instead of --name, --admin-url…, --listen, --advertise and --label. Each registers as a provider of
 its own, with its own API address; the key, the allowed extensions and the
 Steward URLs are shared.`,
 		Args: cobra.NoArgs,
@@ -69,7 +69,7 @@ Steward URLs are shared.`,
 				daemons = append(daemons, cfg)
 			} else {
 				f := cmd.Flags()
-				for _, single := range []string{"name", "admin-url", "admin-url-file", "listen", "label"} {
+				for _, single := range []string{"name", "admin-url", "admin-url-file", "listen", "label", "advertise"} {
 					if f.Changed(single) {
 						return fmt.Errorf("--%s and --target both name a server: give each server as a --target", single)
 					}
@@ -110,10 +110,12 @@ Steward URLs are shared.`,
 		envPGAdminURL+"); visible to other users in ps: prefer --admin-url-file")
 	f.StringVar(&adminURLFile, "admin-url-file", "", "a file holding the admin URL")
 	f.StringArrayVar(&labels, "label", nil, "metadata to register, key=value; repeatable")
+	f.StringVar(&cfg.Provider.Advertise, "advertise", "",
+		"the server's address as the databases' users reach it, host[:port], shown in the orders' outputs (default: the admin URL's)")
 	f.StringArrayVar(&cfg.Provider.AllowExtensions, "allow-extension", nil,
 		"an extension orders may ask for; repeatable (none by default)")
 	f.StringArrayVar(&targets, "target", nil,
-		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --label")
+		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --advertise, --label")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
@@ -189,6 +191,8 @@ func parseTarget(spec string, base pgprovider.DaemonConfig) (pgprovider.DaemonCo
 			urlFile = v
 		case "listen":
 			d.Listen = v
+		case "advertise":
+			d.Provider.Advertise = v
 		case "label":
 			lk, lv, ok := strings.Cut(v, "=")
 			if !ok || lk == "" {
@@ -196,7 +200,7 @@ func parseTarget(spec string, base pgprovider.DaemonConfig) (pgprovider.DaemonCo
 			}
 			d.Labels[lk] = lv
 		default:
-			return d, fmt.Errorf("--target %q: unknown key %q (name, admin-url, admin-url-file, listen, label)", redactTarget(spec), k)
+			return d, fmt.Errorf("--target %q: unknown key %q (name, admin-url, admin-url-file, listen, advertise, label)", redactTarget(spec), k)
 		}
 	}
 	if d.Name == "" {

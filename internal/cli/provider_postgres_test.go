@@ -75,6 +75,8 @@ func TestProviderPostgres_TargetsRegisterAsProvidersOfTheirOwn(t *testing.T) {
 	for _, args := range [][]string{
 		{"--target", "name=a,admin-url-file=" + urlFile, "--name", "b"},
 		{"--target", "name=a"},
+		{"--target", "name=a,admin-url-file=" + urlFile, "--advertise", "db.example:6432"},
+		{"--target", "name=a,admin-url-file=" + urlFile + ",advertise=user@db"},
 		{"--target", "name=a,admin-url=postgres://u:s3cret-pw@h/db,colour=red"},
 	} {
 		code, _, stderr := runSteward(t, bin, append([]string{"provider", "postgres", "--secret-file", filepath.Join(dir, "key")}, args...)...)

@@ -2,6 +2,10 @@ package pgprovider
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,7 +17,7 @@ import (
 // observed of it now. An observation that fails leaves its values out
 // rather than failing the answer: the database is there.
 func (p *Provider) outputs(ctx context.Context, db database) provider.Outputs {
-	out := provider.Outputs{"host": p.base.Host, "port": int(p.base.Port), "database": db.name,
+	out := provider.Outputs{"host": p.host, "port": p.port, "database": db.name,
 		"username": db.owner, "sslmode": sslMode(p.base)}
 	var size, connections int64
 	err := p.admin.QueryRow(ctx, `SELECT pg_database_size($1::text),
@@ -24,6 +28,23 @@ func (p *Provider) outputs(ctx context.Context, db database) provider.Outputs {
 	}
 	out["size_bytes"], out["connections"] = size, connections
 	return out
+}
+
+// advertised is the server's address in the outputs: advertise
+// (host[:port]) or else the admin URL's.
+func advertised(advertise string, admin *pgx.ConnConfig) (string, int, error) {
+	if advertise == "" {
+		return admin.Host, int(admin.Port), nil
+	}
+	host, portText, err := net.SplitHostPort(advertise)
+	if err != nil { // no port: the admin URL's
+		host, portText = strings.Trim(advertise, "[]"), strconv.Itoa(int(admin.Port))
+	}
+	port, err := strconv.Atoi(portText)
+	if host == "" || strings.ContainsAny(host, "/ @?#") || err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("pgprovider: the advertised address %q is not host[:port]", advertise)
+	}
+	return host, port, nil
 }
 
 // sslMode names the TLS the owners connect with (the admin URL's), as

@@ -26,7 +26,12 @@ type Config struct {
 	SecretKey []byte
 	// AllowExtensions are the extensions an order may ask for.
 	AllowExtensions []string
-	Logger          *slog.Logger
+	// Advertise is the server's address as the databases' users reach it,
+	// host[:port], shown in the outputs; empty: the admin URL's host and
+	// port (the server as the provider reaches it). A port left out is the
+	// admin URL's.
+	Advertise string
+	Logger    *slog.Logger
 }
 
 // Provider realises postgres-database instances on one server. It is safe
@@ -38,8 +43,11 @@ type Provider struct {
 	// host, port and TLS, as themselves.
 	base      *pgx.ConnConfig
 	superuser bool
-	log       *slog.Logger
-	locks     instanceLocks
+	// host and port are the server's address in the outputs (Advertise).
+	host  string
+	port  int
+	log   *slog.Logger
+	locks instanceLocks
 }
 
 // Open connects to the server as the admin role.
@@ -59,6 +67,10 @@ func Open(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	p := &Provider{cfg: cfg, admin: admin, base: poolCfg.ConnConfig,
 		log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
+	if p.host, p.port, err = advertised(cfg.Advertise, poolCfg.ConnConfig); err != nil {
+		admin.Close()
+		return nil, err
+	}
 	if err := admin.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&p.superuser); err != nil {
 		admin.Close()
 		return nil, fmt.Errorf("pgprovider: read the admin role on %s: %w", redacted(poolCfg.ConnConfig), err)
