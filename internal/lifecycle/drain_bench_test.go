@@ -45,45 +45,7 @@ func benchCreateToUp(b *testing.B, engine store.Engine, latency time.Duration, c
 		"defaults": map[string]any{"vcpu": map[string]any{"count": 2}, "memory": map[string]any{"size": "2GB"},
 			"guest_os": map[string]any{"type": "fedora-39"}}}).Want(b, http.StatusCreated)
 
-	work := make(chan int)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for range clients {
-		wg.Go(func() {
-			for n := range work {
-				s.Do(b, "POST", fmt.Sprintf("/api/v1/catalog-item-instances?id=o-%d", n),
-					map[string]any{"catalog_item_id": "vm"}).Want(b, http.StatusCreated)
-			}
-		})
-	}
-	for n := range b.N {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	acked := time.Since(start)
-	deadline := time.Now().Add(10 * time.Minute)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var up int
-		if err := s.DB().QueryRow(context.Background(),
-			"SELECT COUNT(*) FROM catalog_item_instances WHERE state = 'up'").Scan(&up); err != nil {
-			b.Fatal(err)
-		}
-		if up == b.N {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d orders up after 10 minutes", up, b.N)
-		}
-		<-tick.C
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/acked.Seconds(), "acked/s")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "up/s")
+	s.BenchOrdersToUp(b, clients, func(int) any { return map[string]any{"catalog_item_id": "vm"} })
 }
 
 // slowProvider answers a create after its latency, then reports the

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -54,47 +51,8 @@ func BenchmarkOrders_PostgresUp(b *testing.B) {
 	prefix := unique("bench")
 	b.Cleanup(func() { dropAll(admin, prefix) })
 
-	work := make(chan int)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for range clients {
-		wg.Go(func() {
-			for n := range work {
-				s.Do(b, "POST", fmt.Sprintf("/api/v1/catalog-item-instances?id=o-%d", n), map[string]any{
-					"catalog_item_id": "postgres-small",
-					"user_values":     []map[string]any{{"path": "database", "value": fmt.Sprintf("%s_%d", prefix, n)}},
-				}).Want(b, http.StatusCreated)
-			}
-		})
-	}
-	for n := range b.N {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	acked := time.Since(start)
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		var up int
-		if err := s.DB().QueryRow(context.Background(),
-			"SELECT COUNT(*) FROM catalog_item_instances WHERE state = 'up' AND service_type = 'postgres-database'").Scan(&up); err != nil {
-			b.Fatal(err)
-		}
-		if up == b.N {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d orders up after 10 minutes", up, b.N)
-		}
-		select {
-		case <-b.Context().Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/acked.Seconds(), "acked/s")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "up/s")
+	s.BenchOrdersToUp(b, clients, func(n int) any {
+		return map[string]any{"catalog_item_id": "postgres-small",
+			"user_values": []map[string]any{{"path": "database", "value": fmt.Sprintf("%s_%d", prefix, n)}}}
+	})
 }
