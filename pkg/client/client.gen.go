@@ -2023,9 +2023,9 @@ type OrderEventChange struct {
 // Outputs Non-secret values a provider gives about an instance: how to reach it and what is
 // observed of it (a PostgreSQL database's `host`, `port`, `database`, `username`,
 // `sslmode`, `size_bytes`, `connections`). At most 32, each named by a lower-case
-// identifier (`^[a-z][a-z0-9_]{0,62}$`); each a string of at most 1,024 bytes, a number or a boolean. Never a
-// secret: outputs are shown to everyone who may read the instance or its order, and
-// kept in its event log. An order shows its current instance's outputs; they are
+// identifier (`^[a-z][a-z0-9_]{0,62}$`); each a string of at most 1,024 bytes, a
+// number or a boolean. Never a secret: outputs are shown to everyone who may read the
+// instance or its order. An order shows its current instance's outputs; they are
 // stored once, on the instance.
 //
 // Example: {"connections":2,"database":"app","host":"db-1.internal","port":5432,"size_bytes":7631407,"sslmode":"require","username":"app"}
