@@ -105,9 +105,11 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 func authorizeMachine(p Principal, method, collection, rest string, pathValue func(string) string,
 	deny func(string, ...any) error) error {
 	if method == "GET" || method == "HEAD" {
-		switch collection {
-		case "tokens", "audit-events":
+		switch {
+		case collection == "tokens", collection == "audit-events":
 			return deny("service accounts do not read %s", collection)
+		case collection == "catalog-item-instances" && strings.HasSuffix(rest, "/credentials"):
+			return deny("credentials are for the order's users, not for machines")
 		}
 		return nil
 	}

@@ -82,8 +82,9 @@ type auditName struct{ action, kind, param string }
 // AuditAs records requests to pattern under action, on the target
 // kind:{param}, instead of the names derived from the route: for the
 // actions a specification names (the repair seed's
-// app_instance.repair.requested on app_instance:{id}). Call it before the
-// API serves.
+// app_instance.repair.requested on app_instance:{id}). A read route named
+// here is recorded too, as the reads that disclose a secret must be. Call
+// it before the API serves.
 func (a *API) AuditAs(pattern, action, kind, param string) {
 	if a.auditNames == nil {
 		a.auditNames = map[string]auditName{}
@@ -191,7 +192,8 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.route = r.Pattern
-		audit := a.cfg.Audit != nil && mutating(r.Method)
+		_, named := a.auditNames[pattern]
+		audit := a.cfg.Audit != nil && (mutating(r.Method) || named)
 		if authenticate {
 			ctx, err := a.authenticate(r, pattern)
 			if err != nil {

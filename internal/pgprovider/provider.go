@@ -121,12 +121,16 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if err := p.finish(ctx, req.InstanceID, s); err != nil {
 		return provider.Instance{}, err
 	}
-	if err := p.ownerConnects(ctx, req.InstanceID, s); err != nil {
+	o, err := p.findOwner(ctx, req.InstanceID)
+	if err != nil {
+		return provider.Instance{}, err
+	}
+	if err := p.ownerConnects(ctx, req.InstanceID, o); err != nil {
 		return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusFailed, Message: err.Error()}, nil
 	}
 	p.log.InfoContext(ctx, "database ready", "instance_id", req.InstanceID, "database", s.Database, "owner", s.Owner)
 	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning,
-		Outputs: p.outputs(ctx, database{name: s.Database, owner: s.Owner})}, nil
+		Outputs: p.outputs(ctx, o.database)}, nil
 }
 
 // createRole creates the owner, marked with the instance id in the same
@@ -138,7 +142,7 @@ func (p *Provider) createRole(ctx context.Context, instanceID, owner string) err
 		if err != nil {
 			return err
 		}
-		if exists && mark == marker(instanceID) {
+		if _, ours := parseRoleMark(instanceID, mark); exists && ours {
 			return nil
 		}
 		if exists {
@@ -248,9 +252,10 @@ func (p *Provider) finish(ctx context.Context, instanceID string, s spec) error 
 	return nil
 }
 
-// ownerConnects checks that the owner can connect to its database.
-func (p *Provider) ownerConnects(ctx context.Context, instanceID string, s spec) error {
-	conn, err := p.connect(ctx, s.Owner, derivePassword(p.cfg.SecretKey, instanceID, 0), s.Database)
+// ownerConnects checks that the owner can connect to its database with its
+// current password.
+func (p *Provider) ownerConnects(ctx context.Context, instanceID string, o owner) error {
+	conn, err := p.connect(ctx, o.owner, p.password(instanceID, o.rotation), o.name)
 	if err != nil {
 		return err
 	}
@@ -275,18 +280,15 @@ func (p *Provider) connect(ctx context.Context, user, password, database string)
 // Get answers the instance's status: RUNNING while its database is there
 // and its owner can connect.
 func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instance, error) {
-	db, found, err := p.findDatabase(ctx, instanceID)
+	o, err := p.findOwner(ctx, instanceID)
 	if err != nil {
 		return provider.Instance{}, err
 	}
-	if !found {
-		return provider.Instance{}, provider.ErrNotFound
-	}
-	if err := p.ownerConnects(ctx, instanceID, spec{Database: db.name, Owner: db.owner}); err != nil {
+	if err := p.ownerConnects(ctx, instanceID, o); err != nil {
 		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: err.Error(),
-			Outputs: p.outputs(ctx, db)}, nil
+			Outputs: p.outputs(ctx, o.database)}, nil
 	}
-	return provider.Instance{InstanceID: instanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, db)}, nil
+	return provider.Instance{InstanceID: instanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, o.database)}, nil
 }
 
 // Delete closes the database to new connections, ends the open ones,
@@ -317,7 +319,7 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 	var role string
 	err = p.admin.QueryRow(ctx, `SELECT r.rolname FROM pg_roles r
 		JOIN pg_shdescription c ON c.objoid = r.oid AND c.classoid = 'pg_authid'::regclass
-		WHERE c.description = $1`, marker(instanceID)).Scan(&role)
+		WHERE c.description = $1 OR starts_with(c.description, $1 || ' rotation:')`, marker(instanceID)).Scan(&role)
 	roleFound := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return provider.Instance{}, fmt.Errorf("look up the role of %s: %w", instanceID, err)

@@ -51,14 +51,14 @@ func TestCreate_MakesAMarkedDatabaseOwnedByItsRole(t *testing.T) {
 
 	// PUBLIC has no CONNECT: a role of its own cannot get in.
 	other := unique("other")
-	if _, err := p.admin.Exec(t.Context(), "CREATE ROLE "+ident(other)+" LOGIN"); err != nil {
+	if _, err := p.admin.Exec(t.Context(), "CREATE ROLE "+ident(other)+" LOGIN PASSWORD 'other-password'"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = p.admin.Exec(t.Context(), "DROP ROLE IF EXISTS "+ident(other)) })
 	if query[bool](t, p, "SELECT has_database_privilege($1, $2, 'CONNECT')", other, db) {
 		t.Errorf("another role may connect to %s", db)
 	}
-	if _, err := connectAs(t, p, other, "", db); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := connectAs(t, p, other, "other-password", db); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("another role connecting: %v, want permission denied", err)
 	}
 }

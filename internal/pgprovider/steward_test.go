@@ -53,23 +53,7 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			t.Errorf("503 does not name the service type: %s", r.Body)
 		}
 
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		d := pgprovider.NewDaemon(pgprovider.DaemonConfig{StewardURLs: []string{s.URL()}, Labels: map[string]string{"region": "eu"},
-			Logger:   logTo,
-			Provider: pgprovider.Config{AdminURL: providerURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}})
-		if err := d.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = d.Stop(context.Background()) })
-		poll.Until(t, "the postgres provider registers", func() bool {
-			select {
-			case <-d.Registered():
-				return true
-			default:
-				return false
-			}
-		})
+		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Labels: map[string]string{"region": "eu"}})
 
 		admin, err := pgx.Connect(t.Context(), adminURL)
 		if err != nil {
@@ -166,10 +150,34 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 	})
 }
 
+// startProvider starts a postgres provider on providerURL's server for s,
+// allowing pg_trgm, with cfg's other settings, and waits until it is
+// registered. It stops at cleanup.
+func startProvider(t *testing.T, s *apitest.Server, providerURL string, log *slog.Logger, cfg pgprovider.DaemonConfig) *pgprovider.Daemon {
+	t.Helper()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	cfg.StewardURLs, cfg.Logger = []string{s.URL()}, log
+	cfg.Provider = pgprovider.Config{AdminURL: providerURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}
+	d := pgprovider.NewDaemon(cfg)
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Stop(context.Background()) })
+	poll.Until(t, "the postgres provider registers", func() bool {
+		select {
+		case <-d.Registered():
+			return true
+		default:
+			return false
+		}
+	})
+	return d
+}
+
 // adminRole makes a role that may create databases and roles, and nothing
 // more, with password, and returns the URL of adminURL's server as it.
-// (The test server trusts local connections, so the password is not
-// checked; it is there to be looked for.)
+// The test server asks every role but postgres for its password.
 func adminRole(t *testing.T, adminURL, password string) string {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), adminURL)

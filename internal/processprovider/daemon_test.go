@@ -3,6 +3,7 @@ package processprovider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -68,8 +69,19 @@ func TestDaemon_RegistersAndServesUpdate(t *testing.T) {
 		t.Errorf("registered service types (-want +got):\n%s", diff)
 	}
 
+	// Only the caller that presents the registered call token is served.
+	if reg.CallToken == "" || reg.CallToken != d.CallToken() {
+		t.Fatalf("registered call token %q, the daemon's %q: want the same, not empty", reg.CallToken, d.CallToken())
+	}
+	for _, token := range []string{"", "stp_guess"} {
+		_, err := provider.NewClient(provider.ClientConfig{Token: token}).Get(t.Context(), d.URL(), "i-1")
+		if re := (*provider.ResponseError)(nil); !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a call with token %q: err = %v, want 401", token, err)
+		}
+	}
+
 	// What it registers, it serves: PUT is an update, not a 405.
-	c := provider.NewClient(provider.ClientConfig{})
+	c := provider.NewClient(provider.ClientConfig{Token: reg.CallToken})
 	if _, err := c.Create(t.Context(), d.URL(), provider.CreateRequest{InstanceID: "i-1", ServiceType: "container", Spec: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}

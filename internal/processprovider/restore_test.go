@@ -412,7 +412,7 @@ func TestRestore_AfterTheProviderProcessWasKilled(t *testing.T) {
 	case <-timeout.C:
 		t.Fatal("the provider process never registered")
 	}
-	c := provider.NewClient(provider.ClientConfig{})
+	c := provider.NewClient(provider.ClientConfig{Token: reg.CallToken})
 	if _, err := c.Create(t.Context(), reg.Endpoint, provider.CreateRequest{InstanceID: "survivor", ServiceType: "container",
 		Spec: map[string]any{"process": map[string]any{"command": []string{"/bin/sleep", "600"}}, "restart_policy": "always"}}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ package providerhost
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,8 +29,13 @@ type Config struct {
 	// default. The registration carries the real one.
 	Listen string
 	// Registrar registers the provider; its Registration.Endpoint is set
-	// from the listener.
+	// from the listener, and its Registration.CallToken from the host's.
 	Registrar provider.RegistrarConfig
+	// CallToken is the secret Steward must present on every call to the
+	// provider API; any other caller gets 401. Empty: a new random one at
+	// each Start, so a restart rotates it (Steward learns it from the
+	// registration).
+	CallToken string
 	Logger    *slog.Logger
 }
 
@@ -40,10 +47,11 @@ type Host struct {
 	registered   chan struct{}
 	registration background.Loop
 
-	mu       sync.Mutex
-	http     *http.Server
-	listener net.Listener
-	served   chan error
+	mu        sync.Mutex
+	callToken string
+	http      *http.Server
+	listener  net.Listener
+	served    chan error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -62,18 +70,23 @@ func (h *Host) Start(ctx context.Context, p provider.Provider) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", listen, err)
 	}
+	token := h.cfg.CallToken
+	if token == "" {
+		token = newCallToken()
+	}
 	rc := h.cfg.Registrar
 	rc.Registration.Endpoint = "http://" + ln.Addr().String()
+	rc.Registration.CallToken = token
 	rc.Logger = cmp.Or(rc.Logger, h.log)
 	registrar, err := provider.NewRegistrar(rc)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: h.log}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: h.log, Token: token}), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	h.mu.Lock()
-	h.http, h.listener, h.served = srv, ln, served
+	h.http, h.listener, h.served, h.callToken = srv, ln, served, token
 	h.mu.Unlock()
 	go func() { served <- srv.Serve(ln) }()
 	err = h.registration.Start(ctx, func(regCtx context.Context) {
@@ -93,8 +106,23 @@ func (h *Host) Start(ctx context.Context, p provider.Provider) error {
 	return nil
 }
 
+// newCallToken is 32 random bytes, hex: a call token nobody can guess.
+func newCallToken() string {
+	var raw [32]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails (Go 1.24)
+	return "stp_" + hex.EncodeToString(raw[:])
+}
+
 // Registered is closed once Steward accepted the registration.
 func (h *Host) Registered() <-chan struct{} { return h.registered }
+
+// CallToken is the token the provider API requires, as registered ("" before
+// Start).
+func (h *Host) CallToken() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.callToken
+}
 
 // URL is the provider API's base URL ("" before Start).
 func (h *Host) URL() string {

@@ -62,11 +62,11 @@ func (s *Service) deliver(ctx context.Context, id string, last bool) error {
 	if op.Done() || op.DeliverTime != nil {
 		return nil
 	}
-	endpoint, ops, err := s.cfg.Providers.ProviderEndpoint(ctx, op.ProviderName)
+	prov, err := s.cfg.Providers.RegisteredProvider(ctx, op.ProviderName)
 	if err != nil {
 		return s.failDelivery(ctx, op, last, "PROVIDER_NOT_FOUND", err)
 	}
-	if !slices.Contains(ops, provider.OperationRepair) {
+	if !slices.Contains(prov.Operations, provider.OperationRepair) {
 		return s.finishFailed(ctx, op, "REPAIR_NOT_SUPPORTED",
 			fmt.Sprintf("provider %s no longer registers the repair operation", op.ProviderName))
 	}
@@ -86,7 +86,7 @@ func (s *Service) deliver(ctx context.Context, id string, last bool) error {
 	if rt != nil {
 		req.ObservedState = &rt.RuntimeState
 	}
-	_, err = s.cfg.Client.Repair(ctx, endpoint, req)
+	_, err = s.cfg.Client.Repair(provider.WithCallToken(ctx, prov.CallToken), prov.Endpoint, req)
 	var re *provider.ResponseError
 	switch {
 	case err == nil:

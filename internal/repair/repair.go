@@ -55,10 +55,18 @@ type AppInstances interface {
 	AppInstance(ctx context.Context, project, id string) (AppInstance, error)
 }
 
-// Providers tells where a provider listens and what it supports (the
-// service registry).
+// Providers tells where a provider listens, how it is called and what it
+// supports (the service registry).
 type Providers interface {
-	ProviderEndpoint(ctx context.Context, name string) (endpoint string, operations []string, err error)
+	RegisteredProvider(ctx context.Context, name string) (Provider, error)
+}
+
+// Provider is a registered provider as a delivery calls it.
+type Provider struct {
+	Endpoint string
+	// CallToken is the secret presented on the call (provider.WithCallToken).
+	CallToken  string
+	Operations []string
 }
 
 // WorkerTokens issues the token a repair worker reports with: a service

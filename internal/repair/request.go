@@ -93,11 +93,11 @@ func (s *Service) checkPlaced(ctx context.Context, app AppInstance) error {
 		return fmt.Errorf("%w: app instance %s (state %s) has no instance on a provider yet", ErrAppInstanceNotReady,
 			app.ID, app.State)
 	}
-	_, ops, err := s.cfg.Providers.ProviderEndpoint(ctx, app.ProviderName)
+	prov, err := s.cfg.Providers.RegisteredProvider(ctx, app.ProviderName)
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(ops, provider.OperationRepair) {
+	if !slices.Contains(prov.Operations, provider.OperationRepair) {
 		return fmt.Errorf("%w: provider %s did not register the %q operation", ErrRepairNotSupported,
 			app.ProviderName, provider.OperationRepair)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/lifecycle"
@@ -45,6 +46,9 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: repair.ErrRepairNotAvailable, Status: http.StatusConflict, Reason: "REPAIR_NOT_AVAILABLE", Title: "No repair available"},
 		httpapi.Mapping{Err: repair.ErrOperationDone, Status: http.StatusConflict, Reason: "REPAIR_OPERATION_DONE", Title: "Repair operation finished"},
 		httpapi.Mapping{Err: repair.ErrReportRegression, Status: http.StatusConflict, Reason: "REPAIR_REPORT_REGRESSION", Title: "Report moves backwards"},
+
+		httpapi.Mapping{Err: credentials.ErrNotPlaced, Status: http.StatusConflict, Reason: "ORDER_NOT_PLACED", Title: "Order not placed"},
+		httpapi.Mapping{Err: credentials.ErrNotSupported, Status: http.StatusConflict, Reason: "CREDENTIALS_NOT_SUPPORTED", Title: "Credentials not supported by the provider"},
 
 		httpapi.Mapping{Err: sprm.ErrProviderNotFound, Status: http.StatusNotFound, Reason: "PROVIDER_NOT_FOUND", Title: "Provider not found", IDParam: "provider_id"},
 		httpapi.Mapping{Err: sprm.ErrProviderIDConflict, Status: http.StatusConflict, Reason: "PROVIDER_ID_CONFLICT", Title: "Provider id conflict"},

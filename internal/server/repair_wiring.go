@@ -6,6 +6,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/repair"
 	"github.com/stewardhq/steward/internal/sprm"
@@ -18,12 +19,24 @@ import (
 // repairProviders reads the service registry for the repair domain.
 type repairProviders struct{ sprm *sprm.Service }
 
-func (p repairProviders) ProviderEndpoint(ctx context.Context, name string) (string, []string, error) {
+func (p repairProviders) RegisteredProvider(ctx context.Context, name string) (repair.Provider, error) {
 	prov, err := p.sprm.Provider(ctx, name)
 	if err != nil {
-		return "", nil, err
+		return repair.Provider{}, err
 	}
-	return prov.Endpoint, prov.Operations, nil
+	return repair.Provider{Endpoint: prov.Endpoint, CallToken: prov.CallToken, Operations: prov.Operations}, nil
+}
+
+// placedOrders finds an order's current instance for the credentials
+// domain.
+type placedOrders struct{ lifecycle *lifecycle.Service }
+
+func (p placedOrders) PlacedOrder(ctx context.Context, project, ref string) (credentials.Placed, error) {
+	o, err := p.lifecycle.Order(ctx, project, ref)
+	if err != nil {
+		return credentials.Placed{}, err
+	}
+	return credentials.Placed{OrderID: o.ID, Project: o.Project, InstanceID: o.InstanceID, ProviderName: o.ProviderName}, nil
 }
 
 // workerTokens issues repair workers' tokens: a service account bound to

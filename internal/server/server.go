@@ -22,6 +22,7 @@ import (
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
@@ -170,7 +171,9 @@ type Server struct {
 	policy     *policy.Service
 	lifecycle  *lifecycle.Service
 	repair     *repair.Service
-	sentinel   *sentinel.Service
+	// credentials answers an order's credentials by asking its provider.
+	credentials *credentials.Service
+	sentinel    *sentinel.Service
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
 	audit         *audit.Service

@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
@@ -132,7 +133,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err := s.buildSentinel(); err != nil {
 		return err
 	}
+	s.credentials = credentials.New(credentials.Config{DB: s.db, Orders: placedOrders{s.lifecycle}, Providers: s.sprm,
+		Client: providers, Operations: s.operations, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger})
 	workers := jobs.NewWorkers()
+	s.credentials.RegisterWorkers(workers)
 	s.placement.RegisterWorkers(workers)
 	s.lifecycle.RegisterWorkers(workers)
 	s.repair.RegisterWorkers(workers)
@@ -177,6 +181,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.tokens.Routes(s.api)
 	s.placement.Routes(s.api)
 	s.repair.Routes(s.api)
+	s.credentials.Routes(s.api)
 	return nil
 }
 

@@ -116,7 +116,7 @@ func (s *Service) runTasks(ctx context.Context, tasks []CleanupTask, res *Cleanu
 
 // runTask deletes one instance on its provider and records the outcome.
 func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) string {
-	_, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, task.InstanceID)
+	_, err := s.cfg.Providers.Delete(prov.calling(ctx), prov.Endpoint, task.InstanceID)
 	t := s.now()
 	if err == nil || errors.Is(err, provider.ErrNotFound) {
 		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {

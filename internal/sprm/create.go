@@ -88,7 +88,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 		// The provider does not hold it: create it again, under the same id.
 	}
 
-	got, err := s.cfg.Providers.Create(ctx, prov.Endpoint, provider.CreateRequest{
+	got, err := s.cfg.Providers.Create(prov.calling(ctx), prov.Endpoint, provider.CreateRequest{
 		InstanceID: p.ID, ServiceType: serviceType, Spec: p.Spec, Metadata: p.Metadata,
 	})
 	// From here the caller's ctx may be gone; the outcome must still be written.
@@ -138,7 +138,7 @@ func (s *Service) resolve(ctx context.Context, p CreateParams, prov Provider) (I
 	case in.Status != provider.StatusPending && in.Status != provider.StatusUnknown:
 		return in, true, nil
 	}
-	got, err := s.cfg.Providers.Get(ctx, prov.Endpoint, p.ID)
+	got, err := s.cfg.Providers.Get(prov.calling(ctx), prov.Endpoint, p.ID)
 	switch {
 	case errors.Is(err, provider.ErrNotFound):
 		s.log.InfoContext(ctx, "create of unknown outcome: the provider does not hold the instance; creating it again",
@@ -212,7 +212,7 @@ func (s *Service) createFailed(ctx context.Context, p CreateParams, prov Provide
 			// The sweep will queue it for cleanup; the refusal is still the answer.
 			s.log.ErrorContext(ctx, "remove refused intent", "instance_id", id, "error", derr)
 		}
-		return &ProviderError{Provider: prov.Name, StatusCode: refused.StatusCode, Body: refused.Body}
+		return refusal(prov, refused)
 	}
 	s.metrics.creates.WithLabelValues("unknown").Inc()
 	return s.outcomeUnknown(ctx, p, prov.Name, serviceType, unknownKind(err), err)

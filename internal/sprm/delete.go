@@ -85,7 +85,7 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 		func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) }); err != nil {
 		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
 	}
-	got, err := s.cfg.Providers.Delete(ctx, prov.Endpoint, id)
+	got, err := s.cfg.Providers.Delete(prov.calling(ctx), prov.Endpoint, id)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	switch {

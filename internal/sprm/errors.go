@@ -3,6 +3,9 @@ package sprm
 import (
 	"errors"
 	"fmt"
+	"net/http"
+
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 var (
@@ -52,6 +55,19 @@ func (e *ProviderError) HTTPStatus() int { return e.StatusCode }
 // ProblemFields carries the provider's body as provider_response.
 func (e *ProviderError) ProblemFields() map[string]any {
 	return map[string]any{"provider_name": e.Provider, "provider_response": providerBody(e.Body)}
+}
+
+// refusal is the error of a provider's 4xx answer to a create or update:
+// its refusal forwarded, except a 401. That one is not the request's fault:
+// the provider holds another call token than the one registered, as it
+// does between a restart and its registration, and nothing was done, so
+// the call may be tried again (ErrProviderUnavailable).
+func refusal(prov Provider, refused *provider.ResponseError) error {
+	if refused.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%w: %q did not accept Steward's call token (it may be registering again)",
+			ErrProviderUnavailable, prov.Name)
+	}
+	return &ProviderError{Provider: prov.Name, StatusCode: refused.StatusCode, Body: refused.Body}
 }
 
 // OutcomeUnknownError is returned when a create's outcome on the provider

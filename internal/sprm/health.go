@@ -89,7 +89,7 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	// The latency is read on the same clock as the schedule, so a test can
 	// make an answer slow by moving its clock instead of waiting.
 	start := s.cfg.Now()
-	h, err := s.cfg.Providers.Health(ctx, p.Endpoint)
+	h, err := s.cfg.Providers.Health(p.calling(ctx), p.Endpoint)
 	r := checkResult{latency: s.cfg.Now().Sub(start)}
 	if err == nil {
 		r.answered, r.healthy, r.message = true, h.Status == "healthy", h.Message

@@ -748,12 +748,13 @@ type ProviderGetRow struct {
 	UpdateTime          time.Time
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
+	CallToken           string
 }
 
 // ProviderGet runs ProviderGet (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderGet(ctx context.Context, db store.Querier, idOrName string) (ProviderGetRow, error) {
 	var v ProviderGetRow
-	err := db.QueryRow(ctx, q.providerGet, idOrName, idOrName, idOrName).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime)
+	err := db.QueryRow(ctx, q.providerGet, idOrName, idOrName, idOrName).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
 	return v, err
 }
 
@@ -776,12 +777,13 @@ type ProviderGetByNameRow struct {
 	UpdateTime          time.Time
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
+	CallToken           string
 }
 
 // ProviderGetByName runs ProviderGetByName (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderGetByName(ctx context.Context, db store.Querier, name string) (ProviderGetByNameRow, error) {
 	var v ProviderGetByNameRow
-	err := db.QueryRow(ctx, q.providerGetByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime)
+	err := db.QueryRow(ctx, q.providerGetByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
 	return v, err
 }
 
@@ -797,11 +799,12 @@ type ProviderInsertParams struct {
 	NextCheckTime time.Time
 	CreateTime    time.Time
 	UpdateTime    time.Time
+	CallToken     string
 }
 
 // ProviderInsert runs ProviderInsert (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderInsert(ctx context.Context, db store.Querier, arg ProviderInsertParams) (int64, error) {
-	return db.Exec(ctx, q.providerInsert, arg.ID, arg.Name, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.CreateTime, arg.UpdateTime)
+	return db.Exec(ctx, q.providerInsert, arg.ID, arg.Name, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.CreateTime, arg.UpdateTime, arg.CallToken)
 }
 
 // ProviderListParams are the arguments of ProviderList.
@@ -832,6 +835,7 @@ type ProviderListRow struct {
 	UpdateTime          time.Time
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
+	CallToken           string
 }
 
 // ProviderList runs ProviderList (sql/*/providers.sql) and returns its rows.
@@ -844,7 +848,7 @@ func (q *queries) ProviderList(ctx context.Context, db store.Querier, arg Provid
 	var out []ProviderListRow
 	for rows.Next() {
 		var v ProviderListRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -871,6 +875,7 @@ type ProviderListDueRow struct {
 	UpdateTime          time.Time
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
+	CallToken           string
 }
 
 // ProviderListDue runs ProviderListDue (sql/*/providers.sql) and returns its rows.
@@ -883,7 +888,7 @@ func (q *queries) ProviderListDue(ctx context.Context, db store.Querier, maxNext
 	var out []ProviderListDueRow
 	for rows.Next() {
 		var v ProviderListDueRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -910,12 +915,13 @@ type ProviderLockByNameRow struct {
 	UpdateTime          time.Time
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
+	CallToken           string
 }
 
 // ProviderLockByName runs ProviderLockByName (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderLockByName(ctx context.Context, db store.Querier, name string) (ProviderLockByNameRow, error) {
 	var v ProviderLockByNameRow
-	err := db.QueryRow(ctx, q.providerLockByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime)
+	err := db.QueryRow(ctx, q.providerLockByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
 	return v, err
 }
 
@@ -944,6 +950,7 @@ type ProviderUpdateRegistrationParams struct {
 	Metadata           any
 	Capacity           any
 	Operations         any
+	CallToken          string
 	NextCheckTime      time.Time
 	UpdateTime         time.Time
 	ID                 string
@@ -952,5 +959,5 @@ type ProviderUpdateRegistrationParams struct {
 
 // ProviderUpdateRegistration runs ProviderUpdateRegistration (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderUpdateRegistration(ctx context.Context, db store.Querier, arg ProviderUpdateRegistrationParams) (int64, error) {
-	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
+	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.CallToken, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
 }

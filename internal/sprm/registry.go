@@ -40,7 +40,7 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 			_, err = s.q.ProviderInsert(ctx, tx, ProviderInsertParams{ID: id, Name: reg.Name, Endpoint: reg.Endpoint,
 				ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 				Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-				NextCheckTime: t, CreateTime: t, UpdateTime: t})
+				CallToken: reg.CallToken, NextCheckTime: t, CreateTime: t, UpdateTime: t})
 			if errors.Is(err, store.ErrAlreadyExists) {
 				return fmt.Errorf("%w: id %q belongs to another provider", ErrProviderIDConflict, id)
 			}
@@ -54,7 +54,7 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		_, err = s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
 			EndpointChangeTime: t, ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-			NextCheckTime: t, UpdateTime: t, ID: existing.ID, Version: existing.Version})
+			CallToken: reg.CallToken, NextCheckTime: t, UpdateTime: t, ID: existing.ID, Version: existing.Version})
 		moved = existing.Endpoint
 		return err
 	})
@@ -117,7 +117,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 			return store.ErrStale
 		}
 		reg := provider.Registration{Name: p.Name, Endpoint: p.Endpoint, ServiceTypes: p.ServiceTypes,
-			Metadata: p.Metadata, Capacity: p.Capacity, Operations: p.Operations}
+			Metadata: p.Metadata, Capacity: p.Capacity, Operations: p.Operations, CallToken: p.CallToken}
 		if patch.Endpoint != nil {
 			reg.Endpoint = *patch.Endpoint
 		}
@@ -137,7 +137,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 		n, err := s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
 			EndpointChangeTime: t, ServiceTypes: store.JSON(reg.ServiceTypes), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-			NextCheckTime: p.nextCheckTime, UpdateTime: t, ID: p.ID, Version: p.Version})
+			CallToken: reg.CallToken, NextCheckTime: p.nextCheckTime, UpdateTime: t, ID: p.ID, Version: p.Version})
 		moved, endpoint = p.Endpoint, reg.Endpoint
 		if err == nil && n == 0 {
 			return store.ErrStale

@@ -206,7 +206,7 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 		return resyncError
 	}
 	sent := s.now()
-	got, err := s.cfg.Providers.Get(ctx, prov.Endpoint, c.id)
+	got, err := s.cfg.Providers.Get(prov.calling(ctx), prov.Endpoint, c.id)
 	outcome = resyncChanged
 	switch {
 	case errors.Is(err, provider.ErrNotFound) && c.status == provider.StatusDeleting:

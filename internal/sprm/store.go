@@ -35,7 +35,7 @@ func providerFromRow[R providerRow](row R, err error) (Provider, error) {
 		Health: HealthRecord{ConsecutiveFailures: int(r.ConsecutiveFailures), Message: r.HealthMessage,
 			LastCheckTime: r.LastCheckTime},
 		nextCheckTime: r.NextCheckTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
-		PreviousEndpoint: r.PreviousEndpoint, EndpointChangeTime: r.EndpointChangeTime}
+		PreviousEndpoint: r.PreviousEndpoint, EndpointChangeTime: r.EndpointChangeTime, CallToken: r.CallToken}
 	if err := unmarshalAll(map[*json.RawMessage]any{&r.ServiceTypes: &p.ServiceTypes, &r.Metadata: &p.Metadata,
 		&r.Capacity: &p.Capacity, &r.Operations: &p.Operations}); err != nil {
 		return Provider{}, fmt.Errorf("read provider %s: %w", p.ID, err)
@@ -65,7 +65,7 @@ func scanProvider(row scanner) (Provider, error) {
 	var r ProviderListRow
 	err := row.Scan(&r.ID, &r.Name, &r.Endpoint, &r.ServiceTypes, &r.Metadata, &r.Capacity, &r.Operations, &r.Status,
 		&r.ConsecutiveFailures, &r.HealthMessage, &r.LastCheckTime, &r.NextCheckTime,
-		&r.Version, &r.CreateTime, &r.UpdateTime, &r.PreviousEndpoint, &r.EndpointChangeTime)
+		&r.Version, &r.CreateTime, &r.UpdateTime, &r.PreviousEndpoint, &r.EndpointChangeTime, &r.CallToken)
 	return providerFromRow(r, err)
 }
 

@@ -1,6 +1,7 @@
 package sprm
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -37,8 +38,17 @@ type Provider struct {
 	// it moved: a name registered by two replicas shows it.
 	PreviousEndpoint   string     `json:"previous_endpoint"`
 	EndpointChangeTime *time.Time `json:"endpoint_change_time"`
+	// CallToken is the secret the provider registered for Steward to
+	// present on each call to it; it is never shown.
+	CallToken string `json:"-"`
 
 	nextCheckTime time.Time
+}
+
+// calling is ctx for a call to the provider: it carries the provider's
+// call token.
+func (p Provider) calling(ctx context.Context) context.Context {
+	return provider.WithCallToken(ctx, p.CallToken)
 }
 
 // HealthRecord is the outcome of the health checks so far.

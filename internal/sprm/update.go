@@ -59,7 +59,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	// Reports the provider makes once it has the update are newer than
 	// this; the ones before are of the old spec.
 	sent := s.now()
-	got, err := s.cfg.Providers.Update(ctx, prov.Endpoint, provider.UpdateRequest{
+	got, err := s.cfg.Providers.Update(prov.calling(ctx), prov.Endpoint, provider.UpdateRequest{
 		InstanceID: p.ID, ServiceType: in.ServiceType, Spec: p.Spec,
 	})
 	var refused *provider.ResponseError
@@ -67,7 +67,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	case errors.Is(err, provider.ErrNotFound):
 		return Instance{}, fmt.Errorf("%w: provider %q no longer holds %s", ErrInstanceNotFound, prov.Name, p.ID)
 	case errors.As(err, &refused):
-		return Instance{}, &ProviderError{Provider: prov.Name, StatusCode: refused.StatusCode, Body: refused.Body}
+		return Instance{}, refusal(prov, refused)
 	case err != nil:
 		return Instance{}, fmt.Errorf("update %s on %q: %w", p.ID, prov.Name, err)
 	}

@@ -80,6 +80,7 @@ func TestAuth_ProjectsAreIsolated(t *testing.T) {
 			{"PATCH", "/api/v1/catalog-item-instances/web"},
 			{"DELETE", "/api/v1/catalog-item-instances/web"},
 			{"GET", "/api/v1/operations/" + op.ID},
+			{"GET", "/api/v1/catalog-item-instances/web/credentials"},
 		} {
 			var body any
 			if r.method == "PATCH" {
@@ -139,6 +140,19 @@ func TestAuth_ProjectsAreIsolated(t *testing.T) {
 			t.Errorf("alice's denied actions in the audit log: %v; want catalog_item.create, provider.delete, token.create",
 				denied)
 		}
+		// A read of credentials is audited whatever its outcome: bob's
+		// attempt on an order he cannot see too.
+		e.as(t, root, "GET", "/api/v1/audit-events?max_page_size=1000&actor=user:bob", nil).
+			Want(t, http.StatusOK).JSON(t, &audit)
+		var credentialReads []string
+		for _, r := range audit.Results {
+			if r.Action == "catalog_item_instance.credentials.read" {
+				credentialReads = append(credentialReads, r.Outcome)
+			}
+		}
+		if len(credentialReads) != 1 || credentialReads[0] != "error" {
+			t.Errorf("bob's reads of credentials in the audit log: %v; want one error", credentialReads)
+		}
 	})
 }
 
@@ -168,6 +182,9 @@ func TestAuth_OnlyTheOwningProviderReportsStatus(t *testing.T) {
 		e.as(t, vmSP, "POST", "/api/v1/catalog-item-instances", map[string]any{"catalog_item_id": "small-vm"}).
 			WantProblem(t, http.StatusForbidden, "PERMISSION_DENIED")
 		e.as(t, vmSP, "POST", "/api/v1/providers", e.p.Registration("vm-sp", "vm")).Want(t, http.StatusOK)
+		// Credentials are for an order's users, not for machines.
+		e.as(t, vmSP, "GET", "/api/v1/catalog-item-instances/web/credentials", nil).
+			WantProblem(t, http.StatusForbidden, "PERMISSION_DENIED")
 	})
 }
 

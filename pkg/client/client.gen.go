@@ -1348,6 +1348,37 @@ type CreateTokenRequest struct {
 // CreateTokenRequestRole defines model for CreateTokenRequest.Role.
 type CreateTokenRequestRole string
 
+// Credentials The credentials of an order's current instance, as its provider answered them. A
+// secret: shown only here. Which members a provider fills is its own; the PostgreSQL
+// provider fills all of them (`env`: `PGHOST`, `PGPORT`, `PGDATABASE`, `PGUSER`,
+// `PGPASSWORD`, `PGSSLMODE`, `DATABASE_URL`).
+type Credentials struct {
+	// CatalogItemInstanceId Example: app-db
+	CatalogItemInstanceId string `json:"catalog_item_instance_id"`
+
+	// Env The same values as environment variables.
+	//
+	// Example: {"PGHOST":"db.example.com","PGUSER":"app_db"}
+	Env map[string]string `json:"env"`
+
+	// InstanceId Example: 08aa81c4-2f5c-4e8a-9d0e-6b1c2a3f4d5e
+	InstanceId string `json:"instance_id"`
+
+	// Password Example: Zk3…
+	Password *string `json:"password,omitempty"`
+
+	// ProviderName Example: postgres-sp
+	ProviderName string `json:"provider_name"`
+
+	// Url A connection URL with the secret in it.
+	//
+	// Example: postgres://app_db:Zk3…@db.example.com:5432/app_db?sslmode=require
+	Url *string `json:"url,omitempty"`
+
+	// Username Example: app_db
+	Username *string `json:"username,omitempty"`
+}
+
 // DraftPolicy A policy as a create takes it, with an optional `id`, evaluated without being stored.
 type DraftPolicy struct {
 	// DisplayName Default the id.
@@ -2363,6 +2394,20 @@ type ProviderHealth struct {
 // accepted and ignored. One of `service_types` and `service_type` is required
 // (400 naming `service_types` otherwise).
 type ProviderRegistration struct {
+	// CallToken The secret Steward presents on every call to the provider
+	// (`Authorization: Bearer <call_token>`), so that the provider can answer any
+	// other caller 401. Each registration replaces the one before, so a provider
+	// rotates it by registering again (the providers Steward ships draw a new one at
+	// each start). Never shown: not in the provider's representation, a list, a log
+	// or an audit record. A provider that registers none is called without a token.
+	// While a provider refuses the token (401), for instance between its restart and
+	// its registration, it is unavailable to creates (503 `PROVIDER_UNAVAILABLE`,
+	// retried), not refusing them.
+	//
+	//
+	// Example: stp_5f0c3a…
+	CallToken *string `json:"call_token,omitempty"`
+
 	// Capacity What the provider can hold, by dimension (`vcpu`, `memory_gib`, `storage_gib`, `instances`, ...).
 	//
 	// Example: {"instances":100,"memory_gib":256,"storage_gib":2000,"vcpu":64}
@@ -3159,6 +3204,10 @@ type CatalogItemNotFound = Problem
 // switch on; extra members carry the values named in `detail`.
 type CleanupTaskNotFound = Problem
 
+// CredentialsConflict RFC 9457 problem details. `reason` is a stable UPPER_SNAKE code clients may
+// switch on; extra members carry the values named in `detail`.
+type CredentialsConflict = Problem
+
 // Error RFC 9457 problem details. `reason` is a stable UPPER_SNAKE code clients may
 // switch on; extra members carry the values named in `detail`.
 type Error = Problem
@@ -3360,6 +3409,15 @@ type ForceDeleteCatalogItemInstanceJSONBody struct {
 
 // RehydrateCatalogItemInstanceParams defines parameters for RehydrateCatalogItemInstance.
 type RehydrateCatalogItemInstanceParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay with the same key returns the first
+	// answer, whatever its status; the same key with another request is a 422
+	// `IDEMPOTENCY_KEY_REUSED`, and while the first is in flight a 409
+	// `IDEMPOTENCY_KEY_IN_USE`. Keys are kept at least 24 hours, per principal.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RotateCatalogItemInstanceCredentialsParams defines parameters for RotateCatalogItemInstanceCredentials.
+type RotateCatalogItemInstanceCredentialsParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay with the same key returns the first
 	// answer, whatever its status; the same key with another request is a 422
 	// `IDEMPOTENCY_KEY_REUSED`, and while the first is in flight a 409
@@ -6015,6 +6073,20 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/catalog-item-instances/{catalog_item_instance_id}/adapter-statuses/{adapter} (the `PutAdapterStatus` operationId).
 	PutAdapterStatus(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, adapter string, body PutAdapterStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCatalogItemInstanceCredentials Get an order's credentials
+	//
+	// The credentials of the order's current instance (a database's owner and password,
+	// a connection URL, the same as environment variables), asked of the provider that
+	// holds it on every read, with the call token the provider registered. Steward
+	// stores none of it, and it appears in no other answer, list, log or event. For the
+	// order's project users and admins; service accounts are refused (403). Every read is
+	// audited, whatever its outcome, as `catalog_item_instance.credentials.read`. The
+	// answer is `Cache-Control: no-store`. Providers that hand out credentials register
+	// the `credentials` operation.
+	//
+	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/credentials (the `GetCatalogItemInstanceCredentials` operationId).
+	GetCatalogItemInstanceCredentials(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCatalogItemInstanceEvents List an order's lifecycle events
 	//
 	// The order's lifecycle log, oldest first: one event per transfer (`version` is
@@ -6084,6 +6156,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate (the `RehydrateCatalogItemInstance` operationId).
 	RehydrateCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RehydrateCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateCatalogItemInstanceCredentials Rotate an order's credentials
+	//
+	// Has the provider replace the credentials of the order's current instance: once the
+	// Operation is done, the old ones are refused and a read of the credentials returns
+	// the new ones. Answers 202 with an Operation of `kind: rotate_credentials` (metadata
+	// `instance_id`, `provider_name`); once done its response is `{instance_id,
+	// rotate_time}` (no secret). The request and its job are written in one transaction;
+	// the provider is asked with the operation id as its idempotency key, so a job run
+	// again after a crash rotates once. A provider that cannot be reached is asked again
+	// (1 s, 2 s, 4 s, ... up to a minute, 10 attempts) before the Operation fails. No
+	// request body.
+	//
+	// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rotateCredentials (the `RotateCatalogItemInstanceCredentials` operationId).
+	RotateCatalogItemInstanceCredentials(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RotateCatalogItemInstanceCredentialsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetCatalogItemInstanceStateWithBody Request a state transfer
 	//
@@ -7569,6 +7656,30 @@ func (c *Client) PutAdapterStatus(ctx context.Context, catalogItemInstanceId Cat
 	return c.Client.Do(req)
 }
 
+// GetCatalogItemInstanceCredentials Get an order's credentials
+//
+// The credentials of the order's current instance (a database's owner and password,
+// a connection URL, the same as environment variables), asked of the provider that
+// holds it on every read, with the call token the provider registered. Steward
+// stores none of it, and it appears in no other answer, list, log or event. For the
+// order's project users and admins; service accounts are refused (403). Every read is
+// audited, whatever its outcome, as `catalog_item_instance.credentials.read`. The
+// answer is `Cache-Control: no-store`. Providers that hand out credentials register
+// the `credentials` operation.
+//
+// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/credentials (the `GetCatalogItemInstanceCredentials` operationId).
+func (c *Client) GetCatalogItemInstanceCredentials(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogItemInstanceCredentialsRequest(c.Server, catalogItemInstanceId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCatalogItemInstanceEvents List an order's lifecycle events
 //
 // The order's lifecycle log, oldest first: one event per transfer (`version` is
@@ -7669,6 +7780,31 @@ func (c *Client) ForceDeleteCatalogItemInstance(ctx context.Context, catalogItem
 // Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate (the `RehydrateCatalogItemInstance` operationId).
 func (c *Client) RehydrateCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RehydrateCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRehydrateCatalogItemInstanceRequest(c.Server, catalogItemInstanceId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateCatalogItemInstanceCredentials Rotate an order's credentials
+//
+// Has the provider replace the credentials of the order's current instance: once the
+// Operation is done, the old ones are refused and a read of the credentials returns
+// the new ones. Answers 202 with an Operation of `kind: rotate_credentials` (metadata
+// `instance_id`, `provider_name`); once done its response is `{instance_id,
+// rotate_time}` (no secret). The request and its job are written in one transaction;
+// the provider is asked with the operation id as its idempotency key, so a job run
+// again after a crash rotates once. A provider that cannot be reached is asked again
+// (1 s, 2 s, 4 s, ... up to a minute, 10 attempts) before the Operation fails. No
+// request body.
+//
+// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rotateCredentials (the `RotateCatalogItemInstanceCredentials` operationId).
+func (c *Client) RotateCatalogItemInstanceCredentials(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RotateCatalogItemInstanceCredentialsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateCatalogItemInstanceCredentialsRequest(c.Server, catalogItemInstanceId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10237,6 +10373,40 @@ func NewPutAdapterStatusRequestWithBody(server string, catalogItemInstanceId Cat
 	return req, nil
 }
 
+// NewGetCatalogItemInstanceCredentialsRequest constructs an http.Request for the GetCatalogItemInstanceCredentials method
+func NewGetCatalogItemInstanceCredentialsRequest(server string, catalogItemInstanceId CatalogItemInstanceId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "catalog_item_instance_id", catalogItemInstanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog-item-instances/%s/credentials", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCatalogItemInstanceEventsRequest constructs an http.Request for the ListCatalogItemInstanceEvents method
 func NewListCatalogItemInstanceEventsRequest(server string, catalogItemInstanceId CatalogItemInstanceId, params *ListCatalogItemInstanceEventsParams) (*http.Request, error) {
 	var err error
@@ -10374,6 +10544,55 @@ func NewRehydrateCatalogItemInstanceRequest(server string, catalogItemInstanceId
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/catalog-item-instances/%s:rehydrate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateCatalogItemInstanceCredentialsRequest constructs an http.Request for the RotateCatalogItemInstanceCredentials method
+func NewRotateCatalogItemInstanceCredentialsRequest(server string, catalogItemInstanceId CatalogItemInstanceId, params *RotateCatalogItemInstanceCredentialsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "catalog_item_instance_id", catalogItemInstanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog-item-instances/%s:rotateCredentials", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14061,6 +14280,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/catalog-item-instances/{catalog_item_instance_id}/adapter-statuses/{adapter} (the `PutAdapterStatus` operationId).
 	PutAdapterStatusWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, adapter string, body PutAdapterStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAdapterStatusReply, error)
 
+	// GetCatalogItemInstanceCredentialsWithResponse Get an order's credentials
+	//
+	// The credentials of the order's current instance (a database's owner and password,
+	// a connection URL, the same as environment variables), asked of the provider that
+	// holds it on every read, with the call token the provider registered. Steward
+	// stores none of it, and it appears in no other answer, list, log or event. For the
+	// order's project users and admins; service accounts are refused (403). Every read is
+	// audited, whatever its outcome, as `catalog_item_instance.credentials.read`. The
+	// answer is `Cache-Control: no-store`. Providers that hand out credentials register
+	// the `credentials` operation.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/credentials (the `GetCatalogItemInstanceCredentials` operationId).
+	GetCatalogItemInstanceCredentialsWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, reqEditors ...RequestEditorFn) (*GetCatalogItemInstanceCredentialsReply, error)
+
 	// ListCatalogItemInstanceEventsWithResponse List an order's lifecycle events
 	//
 	// The order's lifecycle log, oldest first: one event per transfer (`version` is
@@ -14134,6 +14369,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate (the `RehydrateCatalogItemInstance` operationId).
 	RehydrateCatalogItemInstanceWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RehydrateCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*RehydrateCatalogItemInstanceReply, error)
+
+	// RotateCatalogItemInstanceCredentialsWithResponse Rotate an order's credentials
+	//
+	// Has the provider replace the credentials of the order's current instance: once the
+	// Operation is done, the old ones are refused and a read of the credentials returns
+	// the new ones. Answers 202 with an Operation of `kind: rotate_credentials` (metadata
+	// `instance_id`, `provider_name`); once done its response is `{instance_id,
+	// rotate_time}` (no secret). The request and its job are written in one transaction;
+	// the provider is asked with the operation id as its idempotency key, so a job run
+	// again after a crash rotates once. A provider that cannot be reached is asked again
+	// (1 s, 2 s, 4 s, ... up to a minute, 10 attempts) before the Operation fails. No
+	// request body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rotateCredentials (the `RotateCatalogItemInstanceCredentials` operationId).
+	RotateCatalogItemInstanceCredentialsWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RotateCatalogItemInstanceCredentialsParams, reqEditors ...RequestEditorFn) (*RotateCatalogItemInstanceCredentialsReply, error)
 
 	// SetCatalogItemInstanceStateWithBodyWithResponse Request a state transfer
 	//
@@ -15963,6 +16215,110 @@ func (r PutAdapterStatusReply) ContentType() string {
 	return ""
 }
 
+// GetCatalogItemInstanceCredentialsReply200Headers the declared response headers of an HTTP 200 response for GetCatalogItemInstanceCredentials
+type GetCatalogItemInstanceCredentialsReply200Headers struct {
+	CacheControl *string
+}
+
+type GetCatalogItemInstanceCredentialsReply struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Credentials
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *OrderNotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *CredentialsConflict
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCatalogItemInstanceCredentialsReply200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetJSON200() *Credentials {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON404() *OrderNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON409() *CredentialsConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCatalogItemInstanceCredentialsReply) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogItemInstanceCredentialsReply) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogItemInstanceCredentialsReply) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogItemInstanceCredentialsReply) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogItemInstanceCredentialsReply) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListCatalogItemInstanceEventsReply struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16212,6 +16568,103 @@ func (r RehydrateCatalogItemInstanceReply) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RehydrateCatalogItemInstanceReply) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateCatalogItemInstanceCredentialsReply202Headers the declared response headers of an HTTP 202 response for RotateCatalogItemInstanceCredentials
+type RotateCatalogItemInstanceCredentialsReply202Headers struct {
+	Location *string
+}
+
+type RotateCatalogItemInstanceCredentialsReply struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *OrderNotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *CredentialsConflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RotateCatalogItemInstanceCredentialsReply202Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON404() *OrderNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON409() *CredentialsConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RotateCatalogItemInstanceCredentialsReply) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateCatalogItemInstanceCredentialsReply) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateCatalogItemInstanceCredentialsReply) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateCatalogItemInstanceCredentialsReply) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateCatalogItemInstanceCredentialsReply) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20710,6 +21163,28 @@ func (c *ClientWithResponses) PutAdapterStatusWithResponse(ctx context.Context, 
 	return ParsePutAdapterStatusReply(rsp)
 }
 
+// GetCatalogItemInstanceCredentialsWithResponse Get an order's credentials
+//
+// The credentials of the order's current instance (a database's owner and password,
+// a connection URL, the same as environment variables), asked of the provider that
+// holds it on every read, with the call token the provider registered. Steward
+// stores none of it, and it appears in no other answer, list, log or event. For the
+// order's project users and admins; service accounts are refused (403). Every read is
+// audited, whatever its outcome, as `catalog_item_instance.credentials.read`. The
+// answer is `Cache-Control: no-store`. Providers that hand out credentials register
+// the `credentials` operation.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/credentials (the `GetCatalogItemInstanceCredentials` operationId).
+func (c *ClientWithResponses) GetCatalogItemInstanceCredentialsWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, reqEditors ...RequestEditorFn) (*GetCatalogItemInstanceCredentialsReply, error) {
+	rsp, err := c.GetCatalogItemInstanceCredentials(ctx, catalogItemInstanceId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogItemInstanceCredentialsReply(rsp)
+}
+
 // ListCatalogItemInstanceEventsWithResponse List an order's lifecycle events
 //
 // The order's lifecycle log, oldest first: one event per transfer (`version` is
@@ -20806,6 +21281,29 @@ func (c *ClientWithResponses) RehydrateCatalogItemInstanceWithResponse(ctx conte
 		return nil, err
 	}
 	return ParseRehydrateCatalogItemInstanceReply(rsp)
+}
+
+// RotateCatalogItemInstanceCredentialsWithResponse Rotate an order's credentials
+//
+// Has the provider replace the credentials of the order's current instance: once the
+// Operation is done, the old ones are refused and a read of the credentials returns
+// the new ones. Answers 202 with an Operation of `kind: rotate_credentials` (metadata
+// `instance_id`, `provider_name`); once done its response is `{instance_id,
+// rotate_time}` (no secret). The request and its job are written in one transaction;
+// the provider is asked with the operation id as its idempotency key, so a job run
+// again after a crash rotates once. A provider that cannot be reached is asked again
+// (1 s, 2 s, 4 s, ... up to a minute, 10 attempts) before the Operation fails. No
+// request body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rotateCredentials (the `RotateCatalogItemInstanceCredentials` operationId).
+func (c *ClientWithResponses) RotateCatalogItemInstanceCredentialsWithResponse(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RotateCatalogItemInstanceCredentialsParams, reqEditors ...RequestEditorFn) (*RotateCatalogItemInstanceCredentialsReply, error) {
+	rsp, err := c.RotateCatalogItemInstanceCredentials(ctx, catalogItemInstanceId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateCatalogItemInstanceCredentialsReply(rsp)
 }
 
 // SetCatalogItemInstanceStateWithBodyWithResponse Request a state transfer
@@ -23013,6 +23511,101 @@ func ParsePutAdapterStatusReply(rsp *http.Response) (*PutAdapterStatusReply, err
 	return response, nil
 }
 
+// ParseGetCatalogItemInstanceCredentialsReply parses an HTTP response from a GetCatalogItemInstanceCredentialsWithResponse call
+func ParseGetCatalogItemInstanceCredentialsReply(rsp *http.Response) (*GetCatalogItemInstanceCredentialsReply, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogItemInstanceCredentialsReply{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Credentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OrderNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CredentialsConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCatalogItemInstanceCredentialsReply200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCatalogItemInstanceEventsReply parses an HTTP response from a ListCatalogItemInstanceEventsWithResponse call
 func ParseListCatalogItemInstanceEventsReply(rsp *http.Response) (*ListCatalogItemInstanceEventsReply, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23216,6 +23809,94 @@ func ParseRehydrateCatalogItemInstanceReply(rsp *http.Response) (*RehydrateCatal
 	switch {
 	case rsp.StatusCode == 202:
 		var headers RehydrateCatalogItemInstanceReply202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateCatalogItemInstanceCredentialsReply parses an HTTP response from a RotateCatalogItemInstanceCredentialsWithResponse call
+func ParseRotateCatalogItemInstanceCredentialsReply(rsp *http.Response) (*RotateCatalogItemInstanceCredentialsReply, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateCatalogItemInstanceCredentialsReply{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OrderNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CredentialsConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RotateCatalogItemInstanceCredentialsReply202Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

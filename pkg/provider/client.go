@@ -21,8 +21,30 @@ type ClientConfig struct {
 	// whole answer, within the ctx the caller passes. Defaults to 10s.
 	Timeout time.Duration
 	// Token, when set, is sent as "Authorization: Bearer <token>" on every
-	// call (see [ServerConfig.Token]). Defaults to none.
+	// call (see [ServerConfig.Token]) whose ctx carries none of its own
+	// ([WithCallToken]). Defaults to none.
 	Token string
+}
+
+type callTokenKey struct{}
+
+// WithCallToken returns a ctx whose [Client] calls present token to the
+// provider instead of [ClientConfig.Token]: the secret that provider
+// agreed with Steward in its registration ([Registration.CallToken]).
+// An empty token leaves ctx as it is.
+func WithCallToken(ctx context.Context, token string) context.Context {
+	if token == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, callTokenKey{}, token)
+}
+
+// tokenFor is the token a call under ctx presents.
+func (c *Client) tokenFor(ctx context.Context) string {
+	if t, ok := ctx.Value(callTokenKey{}).(string); ok {
+		return t
+	}
+	return c.token
 }
 
 // Client is how Steward calls providers over the wire contract (API.md,
@@ -143,7 +165,7 @@ func (c *Client) Health(ctx context.Context, endpoint string) (Health, error) {
 	if err != nil {
 		return Health{}, fmt.Errorf("check health: %w", err)
 	}
-	a, err := do(ctx, c.hc, c.timeout, request{method: http.MethodGet, url: u, token: c.token})
+	a, err := do(ctx, c.hc, c.timeout, request{method: http.MethodGet, url: u, token: c.tokenFor(ctx)})
 	if err == nil && !a.ok() {
 		err = a.responseError()
 	}
@@ -174,7 +196,7 @@ func (c *Client) instanceCall(ctx context.Context, endpoint, method, id string, 
 	if err != nil {
 		return Instance{}, err
 	}
-	req.method, req.url, req.token = method, u, c.token
+	req.method, req.url, req.token = method, u, c.tokenFor(ctx)
 	a, err := do(ctx, c.hc, c.timeout, req)
 	switch {
 	case err != nil:
@@ -220,7 +242,7 @@ func (c *Client) Repair(ctx context.Context, endpoint string, req RepairRequest)
 	if err != nil {
 		return RepairAccepted{}, fmt.Errorf("repair %q: %w", req.InstanceID, err)
 	}
-	a, err := do(ctx, c.hc, c.timeout, request{method: http.MethodPost, url: u, token: c.token,
+	a, err := do(ctx, c.hc, c.timeout, request{method: http.MethodPost, url: u, token: c.tokenFor(ctx),
 		idempotencyKey: req.OperationID, body: req})
 	switch {
 	case err != nil:
@@ -237,4 +259,63 @@ func (c *Client) Repair(ctx context.Context, endpoint string, req RepairRequest)
 		return RepairAccepted{}, fmt.Errorf("repair %q (operation %s) at %s: %w", req.InstanceID, req.OperationID, endpoint, err)
 	}
 	return acc, nil
+}
+
+// Credentials asks the provider for an instance's credentials: GET
+// {endpoint}/api/v1/services/{id}/credentials. Call it only for a provider
+// registered with [OperationCredentials], with its call token
+// ([WithCallToken]). It returns an error wrapping [ErrNotFound] when the
+// provider answers 404, and otherwise the errors of [Client]. The answer is
+// a secret: log none of it.
+func (c *Client) Credentials(ctx context.Context, endpoint, id string) (Credentials, error) {
+	var cr Credentials
+	err := c.instanceSubCall(ctx, endpoint, id, credentialsSuffix, request{method: http.MethodGet}, &cr)
+	if err == nil && cr.InstanceID != id {
+		err = fmt.Errorf("%w: answered for instance %q", ErrInvalidResponse, cr.InstanceID)
+	}
+	if err != nil {
+		return Credentials{}, fmt.Errorf("credentials of instance %q from %s: %w", id, endpoint, err)
+	}
+	return cr, nil
+}
+
+// RotateCredentials asks the provider to replace an instance's credentials:
+// POST {endpoint}/api/v1/services/{id}/credentials:rotate with the
+// Idempotency-Key header set to req.OperationID, so a repeated request
+// rotates once. It returns an error wrapping [ErrNotFound] when the
+// provider answers 404, and otherwise the errors of [Client].
+func (c *Client) RotateCredentials(ctx context.Context, endpoint string, req RotateRequest) (Rotated, error) {
+	if req.OperationID == "" {
+		return Rotated{}, errors.New("rotate credentials: operation id is required")
+	}
+	var rot Rotated
+	err := c.instanceSubCall(ctx, endpoint, req.InstanceID, rotateSuffix,
+		request{method: http.MethodPost, idempotencyKey: req.OperationID, body: req}, &rot)
+	if err != nil {
+		return Rotated{}, fmt.Errorf("rotate the credentials of instance %q at %s: %w", req.InstanceID, endpoint, err)
+	}
+	return rot, nil
+}
+
+// instanceSubCall sends req to suffix under instance id's path and decodes
+// a 2xx answer into v.
+func (c *Client) instanceSubCall(ctx context.Context, endpoint, id, suffix string, req request, v any) error {
+	if id == "" {
+		return errors.New("instance id is required")
+	}
+	u, err := joinURL(endpoint, servicesPath+"/"+url.PathEscape(id)+suffix)
+	if err != nil {
+		return err
+	}
+	req.url, req.token = u, c.tokenFor(ctx)
+	a, err := do(ctx, c.hc, c.timeout, req)
+	switch {
+	case err != nil:
+		return err
+	case a.status == http.StatusNotFound:
+		return fmt.Errorf("%w: %w", ErrNotFound, a.responseError())
+	case !a.ok():
+		return a.responseError()
+	}
+	return a.decode(v)
 }

@@ -192,4 +192,12 @@ type Registration struct {
 	// Operations lists what it supports beyond create/get/delete:
 	// [OperationUpdate] for a provider that implements [Updater].
 	Operations []string `json:"operations,omitempty"`
+	// CallToken is the secret Steward presents on every call to the
+	// provider ("Authorization: Bearer <CallToken>"), so that the provider
+	// can refuse every other caller ([ServerConfig.Token]). Each
+	// registration replaces the one before: a provider rotates it by
+	// registering again. Steward never shows it back. Empty: Steward calls
+	// without a token, and the provider is open to any caller that reaches
+	// it.
+	CallToken string `json:"call_token,omitempty"`
 }

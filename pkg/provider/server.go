@@ -32,6 +32,10 @@ const (
 	healthPath   = "/api/v1/health"
 	// repairSuffix follows an instance's path for [Repairer]s.
 	repairSuffix = "/repair"
+	// credentialsSuffix and rotateSuffix follow an instance's path for
+	// [Credentialer]s.
+	credentialsSuffix = "/credentials"
+	rotateSuffix      = "/credentials:rotate"
 )
 
 // NewServer returns the HTTP handler that serves p as the contract says:
@@ -54,6 +58,11 @@ const (
 //   - POST /api/v1/services/{instance_id}/repair, only when p implements
 //     [Repairer]: decodes a [RepairRequest] (operation_id, action and scope
 //     required, else 400) and calls p.Repair; 202 with the [RepairAccepted].
+//   - GET /api/v1/services/{instance_id}/credentials and POST
+//     /api/v1/services/{instance_id}/credentials:rotate, only when p
+//     implements [Credentialer], and only to a caller with the token: a
+//     server without one answers them 401. 200 with the [Credentials]
+//     (Cache-Control: no-store) or the [Rotated].
 //   - GET /api/v1/health: 200 {"status":"healthy"}, or 200
 //     {"status":"unhealthy","message":...} when p.Health fails: the provider
 //     is reachable, but its backend is not.
@@ -83,6 +92,7 @@ func NewServer(p Provider, cfg ServerConfig) http.Handler {
 		s.instanceMethods = append(s.instanceMethods, http.MethodPut)
 	}
 	s.repairer, _ = p.(Repairer)
+	s.credentialer, _ = p.(Credentialer)
 	return s
 }
 
@@ -92,6 +102,8 @@ type server struct {
 	updater Updater
 	// repairer is p when it implements Repairer, else nil.
 	repairer Repairer
+	// credentialer is p when it implements Credentialer, else nil.
+	credentialer Credentialer
 	// instanceMethods are the methods served on /api/v1/services/{id}.
 	instanceMethods []string
 	token           string
@@ -123,13 +135,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.health(w, r)
 		}
 	case s.repairer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, repairSuffix):
-		id, err := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(path, servicesPath+"/"), repairSuffix))
-		if err != nil || id == "" || strings.Contains(id, "/") {
-			s.problem(w, r, http.StatusNotFound, "NOT_FOUND", "no resource at this path")
-			return
-		}
-		if s.allow(w, r, http.MethodPost) {
+		if id, ok := s.instanceOf(w, r, path, repairSuffix); ok && s.allow(w, r, http.MethodPost) {
 			s.repair(w, r, id)
+		}
+	case s.credentialer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, credentialsSuffix):
+		if id, ok := s.instanceOf(w, r, path, credentialsSuffix); ok && s.allow(w, r, http.MethodGet) && s.secretsAllowed(w, r) {
+			s.credentials(w, r, id)
+		}
+	case s.credentialer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, rotateSuffix):
+		if id, ok := s.instanceOf(w, r, path, rotateSuffix); ok && s.allow(w, r, http.MethodPost) && s.secretsAllowed(w, r) {
+			s.rotate(w, r, id)
 		}
 	case strings.HasPrefix(path, servicesPath+"/"):
 		id, err := url.PathUnescape(strings.TrimPrefix(path, servicesPath+"/"))
@@ -223,6 +238,60 @@ func (s *server) repair(w http.ResponseWriter, r *http.Request, id string) {
 		acc.OperationID = req.OperationID
 	}
 	writeJSON(w, http.StatusAccepted, acc)
+}
+
+// instanceOf reads the instance id between the services path and suffix,
+// answering 404 when there is none.
+func (s *server) instanceOf(w http.ResponseWriter, r *http.Request, path, suffix string) (string, bool) {
+	id, err := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(path, servicesPath+"/"), suffix))
+	if err != nil || id == "" || strings.Contains(id, "/") {
+		s.problem(w, r, http.StatusNotFound, "NOT_FOUND", "no resource at this path")
+		return "", false
+	}
+	return id, true
+}
+
+// secretsAllowed refuses the routes that hand out secrets on a server that
+// authenticates nobody: whoever reaches an open server, loopback included,
+// is not known to be Steward.
+func (s *server) secretsAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if s.token != "" {
+		return true // ServeHTTP checked it
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="provider"`)
+	s.problem(w, r, http.StatusUnauthorized, "UNAUTHENTICATED",
+		"credentials are served only to an authenticated caller, and this provider has no token")
+	return false
+}
+
+func (s *server) credentials(w http.ResponseWriter, r *http.Request, id string) {
+	c, err := s.credentialer.Credentials(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c.InstanceID = id
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *server) rotate(w http.ResponseWriter, r *http.Request, id string) {
+	var req RotateRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.OperationID == "" {
+		s.problem(w, r, http.StatusBadRequest, "INVALID_ARGUMENT", "operation_id required")
+		return
+	}
+	req.InstanceID = id
+	rot, err := s.credentialer.RotateCredentials(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rot.InstanceID, rot.OperationID = id, req.OperationID
+	writeJSON(w, http.StatusOK, rot)
 }
 
 func (s *server) delete(w http.ResponseWriter, r *http.Request, id string) {

@@ -1,14 +1,14 @@
 -- name: ProviderInsert :exec
 INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
-                       consecutive_failures, health_message, next_check_time, version, create_time, update_time)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'healthy', 0, '', $8, 1, $9, $10);
+                       consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'healthy', 0, '', $8, 1, $9, $10, $11);
 
 -- name: ProviderGet :one
 -- params: id_or_name, id_or_name, id_or_name
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time
+       endpoint_change_time, call_token
 FROM providers
 WHERE id = $1 OR name = $2
 ORDER BY (id = $3::text) DESC
@@ -17,7 +17,7 @@ LIMIT 1;
 -- name: ProviderGetByName :one
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time
+       endpoint_change_time, call_token
 FROM providers
 WHERE name = $1;
 
@@ -25,7 +25,7 @@ WHERE name = $1;
 -- params: service_type, service_type, status, status, after_time, after_id, limit
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time
+       endpoint_change_time, call_token
 FROM providers
 WHERE ($1::text = '' OR service_types @> jsonb_build_array($2::text))
   AND ($3::text = '' OR status = $4)
@@ -36,22 +36,22 @@ LIMIT $7;
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time
+       endpoint_change_time, call_token
 FROM providers
 WHERE next_check_time <= $1
 ORDER BY next_check_time, id
 LIMIT $2;
 
 -- name: ProviderUpdateRegistration :exec
--- params: endpoint, endpoint, endpoint_change_time, endpoint, service_types, metadata, capacity, operations, next_check_time, update_time, id, version
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
 -- the provider (issue 22: replicas registering one name).
 UPDATE providers
 SET previous_endpoint = CASE WHEN endpoint <> $1 THEN endpoint ELSE previous_endpoint END,
     endpoint_change_time = CASE WHEN endpoint <> $2 THEN $3::timestamptz ELSE endpoint_change_time END,
-    endpoint = $4, service_types = $5, metadata = $6, capacity = $7, operations = $8,
-    next_check_time = $9, version = version + 1, update_time = $10
-WHERE id = $11 AND version = $12;
+    endpoint = $4, service_types = $5, metadata = $6, capacity = $7, operations = $8, call_token = $9,
+    next_check_time = $10, version = version + 1, update_time = $11
+WHERE id = $12 AND version = $13;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,
@@ -72,7 +72,7 @@ DELETE FROM providers WHERE id = $1 AND version = $2;
 -- deregistration's check of live instances cannot interleave.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time
+       endpoint_change_time, call_token
 FROM providers
 WHERE name = $1
 FOR UPDATE;
