@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,7 +68,8 @@ type walkthroughStep struct {
 	args []string
 }
 
-func walkthroughSteps(t *testing.T, lines []string) []walkthroughStep {
+// walkthroughSteps splits lines into steps, each running one of programs.
+func walkthroughSteps(t *testing.T, lines []string, programs ...string) []walkthroughStep {
 	t.Helper()
 	var steps []walkthroughStep
 	for _, line := range lines {
@@ -75,8 +77,8 @@ func walkthroughSteps(t *testing.T, lines []string) []walkthroughStep {
 			t.Fatalf("README.md: %q needs a shell; keep the walkthrough's lines plain words", line)
 		}
 		args := strings.Fields(line)
-		if args[0] != "steward" && args[0] != "kubectl" {
-			t.Fatalf("README.md: %q runs %s; the test runs steward and kubectl only", line, args[0])
+		if !slices.Contains(programs, args[0]) {
+			t.Fatalf("README.md: %q runs %s; the test runs %s only", line, args[0], strings.Join(programs, ", "))
 		}
 		steps = append(steps, walkthroughStep{line: line, args: args})
 	}
@@ -104,7 +106,7 @@ func TestReadme_AdapterWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := walkthroughSteps(t, readmeBlock(t, moduleDir, "TestReadme_AdapterWalkthrough"))
+	steps := walkthroughSteps(t, readmeBlock(t, moduleDir, "TestReadme_AdapterWalkthrough"), "steward", "kubectl")
 	cluster := kubetest.Start(t)
 	bin := stewardBinary(t)
 

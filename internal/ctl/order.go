@@ -136,31 +136,40 @@ func (e *env) startAndFollow(ctx context.Context, c *conn, do func(context.Conte
 // rehydrateCmd is `steward rehydrate ORDER`: recreate an order under
 // today's policies (an Operation).
 func (e *env) rehydrateCmd() *cobra.Command {
+	return e.orderOperationCmd(&cobra.Command{
+		Use:   "rehydrate ORDER",
+		Short: "Recreate an order from its original intent under today's policies",
+		Long:  "Start a rehydration (an Operation) and print it; --wait follows the Operation to its end.",
+	}, func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
+		return api.RehydrateCatalogItemInstance(ctx, id, nil)
+	})
+}
+
+// orderOperationCmd completes cmd into a command that starts an Operation
+// on the order its one argument names (start), prints it, and with --wait
+// follows it to its end.
+func (e *env) orderOperationCmd(cmd *cobra.Command,
+	start func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error)) *cobra.Command {
 	var (
 		cf   connFlags
 		wf   waitFlags
 		out  string
 		wait bool
 	)
-	cmd := &cobra.Command{
-		Use:               "rehydrate ORDER",
-		Short:             "Recreate an order from its original intent under today's policies",
-		Long:              "Start a rehydration (an Operation) and print it; --wait follows the Operation to its end.",
-		Args:              usageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: e.completeIDs(&cf, orders),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idOf(args[0], orders)
-			if err != nil {
-				return err
-			}
-			c, err := cf.connectFor(cmd, out, id)
-			if err != nil {
-				return err
-			}
-			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
-				return api.RehydrateCatalogItemInstance(ctx, id, nil)
-			}, operations, out, wait, waitFor{what: "done"}, wf)
-		},
+	cmd.Args = usageArgs(cobra.ExactArgs(1))
+	cmd.ValidArgsFunction = e.completeIDs(&cf, orders)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		id, err := idOf(args[0], orders)
+		if err != nil {
+			return err
+		}
+		c, err := cf.connectFor(cmd, out, id)
+		if err != nil {
+			return err
+		}
+		return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+			return start(ctx, api, id)
+		}, operations, out, wait, waitFor{what: "done"}, wf)
 	}
 	cf.register(cmd)
 	wf.register(cmd)
