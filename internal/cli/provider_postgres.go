@@ -116,6 +116,8 @@ Steward URLs are shared.`,
 		"an extension orders may ask for; repeatable (none by default)")
 	f.StringArrayVar(&targets, "target", nil,
 		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --advertise, --label")
+	f.StringVar(&cfg.Provider.DumpDir, "dump-dir", "",
+		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")

@@ -31,7 +31,14 @@ type Config struct {
 	// port (the server as the provider reaches it). A port left out is the
 	// admin URL's.
 	Advertise string
-	Logger    *slog.Logger
+	// DumpDir is where a database whose spec asks for retain_on_delete is
+	// dumped (pg_dump -Fc) before it is dropped; empty: such a spec is
+	// refused.
+	DumpDir string
+	// PGDump is the pg_dump to run; defaults to the newest of Debian's
+	// (/usr/lib/postgresql/*/bin), else the one on PATH.
+	PGDump string
+	Logger *slog.Logger
 }
 
 // Provider realises postgres-database instances on one server. It is safe
@@ -91,10 +98,23 @@ func redacted(c *pgx.ConnConfig) string {
 // marker is the comment on an instance's role and database.
 func marker(instanceID string) string { return "steward-instance:" + instanceID }
 
+// retainMark follows the marker on the comment of a database whose spec
+// asks for a final dump: Delete carries only the id, so the flag lives
+// with the database.
+const retainMark = " retain_on_delete"
+
+// databaseMark is the comment on an instance's database.
+func databaseMark(instanceID string, s spec) string {
+	if s.RetainOnDelete {
+		return marker(instanceID) + retainMark
+	}
+	return marker(instanceID)
+}
+
 // Create realises the instance, or finishes what an earlier create of it
 // began, and answers RUNNING once its owner can connect.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.Instance, error) {
-	s, err := parseSpec(req, p.cfg.AllowExtensions)
+	s, err := p.parseSpec(req)
 	if err != nil {
 		return provider.Instance{}, err
 	}
@@ -229,7 +249,7 @@ func (p *Provider) createDatabase(ctx context.Context, s spec) error {
 func (p *Provider) finish(ctx context.Context, instanceID string, s spec) error {
 	db := ident(s.Database)
 	for _, q := range []string{
-		"COMMENT ON DATABASE " + db + " IS " + literal(marker(instanceID)),
+		"COMMENT ON DATABASE " + db + " IS " + literal(databaseMark(instanceID, s)),
 		"REVOKE ALL ON DATABASE " + db + " FROM PUBLIC",
 	} {
 		if _, err := p.admin.Exec(ctx, q); err != nil {
@@ -304,6 +324,13 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 	if err != nil {
 		return provider.Instance{}, err
 	}
+	var message string
+	if dbFound && db.retain {
+		if err := p.finalDump(ctx, instanceID, db); err != nil {
+			return provider.Instance{}, err
+		}
+		message = "final dump kept at " + DumpPath(p.cfg.DumpDir, db.name, instanceID)
+	}
 	if dbFound {
 		for _, q := range []string{
 			"ALTER DATABASE " + ident(db.name) + " ALLOW_CONNECTIONS false",
@@ -333,7 +360,7 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 		return provider.Instance{}, provider.ErrNotFound
 	}
 	p.log.InfoContext(ctx, "database dropped", "instance_id", instanceID, "database", db.name, "owner", role)
-	return provider.Instance{InstanceID: instanceID, Status: provider.StatusDeleted}, nil
+	return provider.Instance{InstanceID: instanceID, Status: provider.StatusDeleted, Message: message}, nil
 }
 
 // Health is nil while the admin role can reach the server.
@@ -346,14 +373,19 @@ func (p *Provider) Health(ctx context.Context) error {
 	return nil
 }
 
-type database struct{ name, owner string }
+type database struct {
+	name, owner string
+	// retain is set when its spec asks for a final dump on delete.
+	retain bool
+}
 
 // findDatabase finds the instance's database by its mark.
 func (p *Provider) findDatabase(ctx context.Context, instanceID string) (database, bool, error) {
 	var db database
-	err := p.admin.QueryRow(ctx, `SELECT d.datname, pg_get_userbyid(d.datdba) FROM pg_database d
+	err := p.admin.QueryRow(ctx, `SELECT d.datname, pg_get_userbyid(d.datdba), c.description = $1 || $2
+		FROM pg_database d
 		JOIN pg_shdescription c ON c.objoid = d.oid AND c.classoid = 'pg_database'::regclass
-		WHERE c.description = $1`, marker(instanceID)).Scan(&db.name, &db.owner)
+		WHERE c.description = $1 OR c.description = $1 || $2`, marker(instanceID), retainMark).Scan(&db.name, &db.owner, &db.retain)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return database{}, false, nil
 	}

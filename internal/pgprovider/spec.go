@@ -33,6 +33,8 @@ type spec struct {
 	Locale          string
 	ConnectionLimit int
 	Extensions      []string
+	// RetainOnDelete keeps a final dump when the instance is deleted.
+	RetainOnDelete bool
 }
 
 // parseSpec reads and checks a create request: names default from the
@@ -98,6 +100,13 @@ func parseSpec(req provider.CreateRequest, allowed []string) (spec, error) {
 				s.Extensions = append(s.Extensions, name)
 			}
 		}
+	}
+	if v, ok := raw["retain_on_delete"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return spec{}, badSpec("INVALID_ARGUMENT", "retain_on_delete must be true or false")
+		}
+		s.RetainOnDelete = b
 	}
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,7 +54,9 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			t.Errorf("503 does not name the service type: %s", r.Body)
 		}
 
-		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Labels: map[string]string{"region": "eu"}})
+		dumps := t.TempDir()
+		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Labels: map[string]string{"region": "eu"},
+			Provider: pgprovider.Config{DumpDir: dumps}})
 
 		admin, err := pgx.Connect(t.Context(), adminURL)
 		if err != nil {
@@ -123,7 +126,8 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			t.Errorf("connection limit %d, want postgres-small's 20", limit())
 		}
 		s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web", map[string]any{
-			"edits": []any{map[string]any{"path": "connection_limit", "value": 50}}}).Want(t, http.StatusOK)
+			"edits": []any{map[string]any{"path": "connection_limit", "value": 50},
+				map[string]any{"path": "retain_on_delete", "value": true}}}).Want(t, http.StatusOK)
 		poll.Until(t, "the new connection limit is on the server and the order up", func() bool {
 			return limit() == 50 && state() == "up"
 		})
@@ -136,6 +140,10 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		}
 		if got := owner(); got != "" || roles != 0 {
 			t.Errorf("after delete: database owned by %q, %d roles named %s; want both gone", got, roles, name)
+		}
+		// retain_on_delete, set by the update: a final dump was kept.
+		if kept, _ := filepath.Glob(filepath.Join(dumps, name+".*.dump")); len(kept) != 1 {
+			t.Errorf("final dumps of %s in the dump directory: %v, want one", name, kept)
 		}
 
 		for _, path := range []string{"/api/v1/catalog-item-instances/web?show_deleted=true", "/api/v1/catalog-item-instances/web/events",
@@ -158,7 +166,7 @@ func startProvider(t *testing.T, s *apitest.Server, providerURL string, log *slo
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	cfg.StewardURLs, cfg.Logger = []string{s.URL()}, log
-	cfg.Provider = pgprovider.Config{AdminURL: providerURL, SecretKey: key, AllowExtensions: []string{"pg_trgm"}}
+	cfg.Provider.AdminURL, cfg.Provider.SecretKey, cfg.Provider.AllowExtensions = providerURL, key, []string{"pg_trgm"}
 	d := pgprovider.NewDaemon(cfg)
 	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)

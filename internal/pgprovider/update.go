@@ -25,7 +25,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 	if !found {
 		return provider.Instance{}, provider.ErrNotFound
 	}
-	s, err := parseSpec(provider.CreateRequest{InstanceID: req.InstanceID, Spec: req.Spec}, p.cfg.AllowExtensions)
+	s, err := p.parseSpec(provider.CreateRequest{InstanceID: req.InstanceID, Spec: req.Spec})
 	if err != nil {
 		return provider.Instance{}, err
 	}
@@ -64,8 +64,13 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 				"extension %q is in database %s and is not removed in place (its objects would go with it)", e, db.name)
 		}
 	}
-	if _, err := p.admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s CONNECTION LIMIT %d", ident(db.name), s.ConnectionLimit)); err != nil {
-		return provider.Instance{}, fmt.Errorf("database %s: connection limit: %w", db.name, err)
+	for _, q := range []string{
+		fmt.Sprintf("ALTER DATABASE %s CONNECTION LIMIT %d", ident(db.name), s.ConnectionLimit),
+		"COMMENT ON DATABASE " + ident(db.name) + " IS " + literal(databaseMark(req.InstanceID, s)),
+	} {
+		if _, err := p.admin.Exec(ctx, q); err != nil {
+			return provider.Instance{}, fmt.Errorf("database %s: %w", db.name, err)
+		}
 	}
 	for _, e := range s.Extensions {
 		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+ident(e)); err != nil {
@@ -73,6 +78,6 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 		}
 	}
 	p.log.InfoContext(ctx, "database updated", "instance_id", req.InstanceID, "database", db.name,
-		"connection_limit", s.ConnectionLimit, "extensions", s.Extensions)
+		"connection_limit", s.ConnectionLimit, "extensions", s.Extensions, "retain_on_delete", s.RetainOnDelete)
 	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, db)}, nil
 }

@@ -60,6 +60,7 @@ var devCatalog = []catalog.CreateItemParams{{
 		{Path: "connection_limit", DisplayName: "Connection limit", Editable: true,
 			ValidationSchema: json.RawMessage(`{"minimum": 1, "maximum": 100}`)},
 		{Path: "extensions", DisplayName: "Extensions", Editable: true},
+		{Path: "retain_on_delete", DisplayName: "Keep a final dump on delete", Editable: true},
 	},
 }}
 
