@@ -20,9 +20,10 @@ type RuntimeHealth struct {
 // Runtimes reads the runtimes providers and repair workers report (the
 // repair domain).
 type InstanceOutputs interface {
-	// InstanceOutputs returns the outputs of those of the instances that
-	// have any, by instance id (sprm.Service.InstanceOutputs).
-	InstanceOutputs(ctx context.Context, ids []string) (map[string]provider.Outputs, error)
+	// InstanceOutputs returns the outputs and the last comparison with
+	// the spec (Outputs, Synced) of those of the instances that have any,
+	// by instance id (sprm.Service.InstanceOutputs).
+	InstanceOutputs(ctx context.Context, ids []string) (map[string]provider.Instance, error)
 }
 
 // Runtimes are the app instances' runtimes as last reported.

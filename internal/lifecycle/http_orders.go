@@ -58,8 +58,11 @@ func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orde
 	}
 	return func(o Order) orderView {
 		out := o.outputsJSON
-		if !o.outputsRead && outputs[o.InstanceID] != nil {
-			out, _ = json.Marshal(outputs[o.InstanceID]) // checked values always encode
+		if shown, ok := outputs[o.InstanceID]; ok && !o.outputsRead {
+			if shown.Outputs != nil {
+				out, _ = json.Marshal(shown.Outputs) // checked values always encode
+			}
+			o.synced = shown.Synced
 		}
 		if out == nil {
 			out = json.RawMessage("{}")
@@ -75,7 +78,7 @@ func (s *Service) viewOrder(r *http.Request, orders []Order) (func(o Order) orde
 
 // outputsOf reads the outputs of the instances of those orders that were
 // not read with them.
-func (s *Service) outputsOf(ctx context.Context, orders []Order) (map[string]provider.Outputs, error) {
+func (s *Service) outputsOf(ctx context.Context, orders []Order) (map[string]provider.Instance, error) {
 	var ids []string
 	for _, o := range orders {
 		if !o.outputsRead && o.InstanceID != "" {

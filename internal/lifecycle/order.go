@@ -89,6 +89,9 @@ type Order struct {
 	// when outputsRead: the order was read by a query that has them.
 	outputsJSON json.RawMessage
 	outputsRead bool
+	// synced is the current instance's last comparison with its spec, as
+	// its provider reported it (nil: none, or not read: see outputsRead).
+	synced *provider.Sync
 	// labelsJSON and userValuesJSON are the stored labels and user values
 	// of an order read for a list, undecoded (Labels and UserValues are
 	// then empty): a view passes them through.

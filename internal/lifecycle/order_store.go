@@ -47,7 +47,7 @@ func (s listedScanner) Scan(dest ...any) error {
 
 func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	var o Order
-	var labels, values, attrs, validation, valueSets, outputs json.RawMessage
+	var labels, values, attrs, validation, valueSets, outputs, synced json.RawMessage
 	var status string
 	if keepAttributesRaw {
 		row = listedScanner{Scanner: row, o: &o}
@@ -55,7 +55,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.RestartCount, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
-		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets, &outputs)
+		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets, &outputs, &synced)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
 	}
@@ -64,6 +64,12 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	}
 	o.Status = provider.Status(status)
 	o.outputsJSON = outputs
+	if synced != nil {
+		o.synced = new(provider.Sync)
+		if err := json.Unmarshal(synced, o.synced); err != nil {
+			return Order{}, fmt.Errorf("read order %s: synced: %w", o.ID, err)
+		}
+	}
 	if keepAttributesRaw {
 		o.attributesJSON, o.labelsJSON, o.userValuesJSON = attrs, labels, values
 	} else {

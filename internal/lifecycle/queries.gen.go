@@ -297,12 +297,13 @@ type OrderGetRow struct {
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
+	Synced            json.RawMessage
 }
 
 // OrderGet runs OrderGet (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderGet(ctx context.Context, db store.Querier, id string, project string) (OrderGetRow, error) {
 	var v OrderGetRow
-	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs)
+	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced)
 	return v, err
 }
 
@@ -407,6 +408,7 @@ type OrderListRow struct {
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
+	Synced            json.RawMessage
 	HasActive         bool
 }
 
@@ -420,7 +422,7 @@ func (q *queries) OrderList(ctx context.Context, db store.Querier, arg OrderList
 	var out []OrderListRow
 	for rows.Next() {
 		var v OrderListRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.HasActive); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.HasActive); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -562,12 +564,13 @@ type OrderLockRow struct {
 	ExpireTime        *time.Time
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
+	Synced            json.RawMessage
 }
 
 // OrderLock runs OrderLock (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderLock(ctx context.Context, db store.Querier, id string) (OrderLockRow, error) {
 	var v OrderLockRow
-	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs)
+	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced)
 	return v, err
 }
 

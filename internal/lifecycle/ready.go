@@ -52,6 +52,12 @@ func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition 
 		if h, ok := status.Healthy(in, s.runtime(ctx, o, runtimes)); ok {
 			cs = append(cs, h)
 		}
+		if o.synced != nil {
+			if c, ok := status.Synced(in, &status.Sync{InSync: o.synced.InSync, Differences: o.synced.Differences,
+				ObservedTime: o.synced.ObservedTime}); ok {
+				cs = append(cs, c)
+			}
+		}
 		return cs
 	}
 }

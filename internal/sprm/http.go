@@ -236,6 +236,7 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 		ObservedTime time.Time        `json:"observed_time"`
 		RestartCount *int64           `json:"restart_count"`
 		Outputs      provider.Outputs `json:"outputs"`
+		Synced       *provider.Sync   `json:"synced"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
@@ -245,7 +246,7 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	in, err := s.ApplyStatusIfMatch(r.Context(), r.PathValue("instance_id"), provider.StatusReport{
 		Status: body.Status, Message: body.Message, ObservedTime: body.ObservedTime, RestartCount: body.RestartCount,
-		Outputs: body.Outputs,
+		Outputs: body.Outputs, Synced: body.Synced,
 	}, ifMatch)
 	if errors.Is(err, ErrStaleReport) {
 		w.WriteHeader(http.StatusNoContent)

@@ -94,9 +94,11 @@ func sameOutputs(got provider.Outputs, stored json.RawMessage) bool {
 	return err == nil && reflect.DeepEqual(want, have)
 }
 
-// InstanceOutputs returns the outputs of the instances with the given
-// ids that have any, by id: what an order shows of its current instance.
-func (s *Service) InstanceOutputs(ctx context.Context, ids []string) (map[string]provider.Outputs, error) {
+// InstanceOutputs returns what the orders of the instances with the given
+// ids show of them, by id: the outputs and the last comparison with the
+// spec (Outputs and Synced of a provider.Instance); instances with neither
+// are left out.
+func (s *Service) InstanceOutputs(ctx context.Context, ids []string) (map[string]provider.Instance, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -104,11 +106,16 @@ func (s *Service) InstanceOutputs(ctx context.Context, ids []string) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("read instance outputs: %w", err)
 	}
-	out := make(map[string]provider.Outputs, len(rows))
+	out := make(map[string]provider.Instance, len(rows))
 	for _, r := range rows {
-		if out[r.ID], err = decodeOutputs(r.Outputs); err != nil {
+		in := provider.Instance{InstanceID: r.ID}
+		if in.Outputs, err = decodeOutputs(r.Outputs); err != nil {
 			return nil, fmt.Errorf("instance %s: %w", r.ID, err)
 		}
+		if in.Synced, err = decodeSync(r.Synced); err != nil {
+			return nil, fmt.Errorf("instance %s: %w", r.ID, err)
+		}
+		out[r.ID] = in
 	}
 	return out, nil
 }

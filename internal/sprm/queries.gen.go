@@ -290,6 +290,7 @@ type InstanceApplyStatusParams struct {
 	StatusTime    *time.Time
 	ResyncTime    *time.Time
 	Outputs       any
+	Synced        any
 	ID            string
 }
 
@@ -313,12 +314,13 @@ type InstanceApplyStatusRow struct {
 	RestartCount       *int64
 	DeleteTime         *time.Time
 	Outputs            json.RawMessage
+	Synced             json.RawMessage
 	OrderID            string
 }
 
 // InstanceApplyStatus runs InstanceApplyStatus (sql/*/service_type_instances.sql) and returns its rows.
 func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg InstanceApplyStatusParams) ([]InstanceApplyStatusRow, error) {
-	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.Outputs, arg.ID, arg.ObservedTime)
+	rows, err := db.Query(ctx, q.instanceApplyStatus, arg.Status, arg.StatusMessage, arg.ObservedTime, arg.UpdateTime, arg.RestartCount, arg.RestartCount, arg.Status, arg.DeletedAt, arg.Status, arg.DeleteTime, arg.StatusTime, arg.ResyncTime, arg.Outputs, arg.Synced, arg.ID, arg.ObservedTime)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +328,7 @@ func (q *queries) InstanceApplyStatus(ctx context.Context, db store.Querier, arg
 	var out []InstanceApplyStatusRow
 	for rows.Next() {
 		var v InstanceApplyStatusRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs, &v.OrderID); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs, &v.Synced, &v.OrderID); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -395,12 +397,13 @@ type InstanceGetRow struct {
 	RestartCount       *int64
 	DeleteTime         *time.Time
 	Outputs            json.RawMessage
+	Synced             json.RawMessage
 }
 
 // InstanceGet runs InstanceGet (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
 func (q *queries) InstanceGet(ctx context.Context, db store.Querier, id string, project string) (InstanceGetRow, error) {
 	var v InstanceGetRow
-	err := db.QueryRow(ctx, q.instanceGet, id, project, project).Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs)
+	err := db.QueryRow(ctx, q.instanceGet, id, project, project).Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs, &v.Synced)
 	return v, err
 }
 
@@ -454,6 +457,7 @@ type InstanceListRow struct {
 	RestartCount       *int64
 	DeleteTime         *time.Time
 	Outputs            json.RawMessage
+	Synced             json.RawMessage
 }
 
 // InstanceList runs InstanceList (sql/*/service_type_instances.sql) and returns its rows.
@@ -466,7 +470,7 @@ func (q *queries) InstanceList(ctx context.Context, db store.Querier, arg Instan
 	var out []InstanceListRow
 	for rows.Next() {
 		var v InstanceListRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.Name, &v.ProviderName, &v.ServiceType, &v.Spec, &v.Status, &v.StatusMessage, &v.StatusObservedTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.CleanupTaskID, &v.CleanupTaskStatus, &v.RestartCount, &v.DeleteTime, &v.Outputs, &v.Synced); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -562,6 +566,7 @@ func (q *queries) InstanceMarkDeleting(ctx context.Context, db store.Querier, ar
 type InstanceOutputsRow struct {
 	ID      string
 	Outputs json.RawMessage
+	Synced  json.RawMessage
 }
 
 // InstanceOutputs runs InstanceOutputs (sql/*/service_type_instances.sql) and returns its rows.
@@ -574,7 +579,7 @@ func (q *queries) InstanceOutputs(ctx context.Context, db store.Querier, ids []s
 	var out []InstanceOutputsRow
 	for rows.Next() {
 		var v InstanceOutputsRow
-		if err := rows.Scan(&v.ID, &v.Outputs); err != nil {
+		if err := rows.Scan(&v.ID, &v.Outputs, &v.Synced); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -45,16 +45,23 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 		errs.Add("restart_count", "must not be negative")
 	}
 	checkOutputs(&errs, "outputs", r.Outputs)
+	checkSync(&errs, "synced", r.Synced)
 	if err := errs.Err(); err != nil {
 		return Instance{}, err
 	}
 	observed := r.ObservedTime.UTC()
+	if r.Synced != nil && r.Synced.ObservedTime.IsZero() {
+		synced := *r.Synced
+		synced.ObservedTime = observed
+		r.Synced = &synced
+	}
 	for attempt := 0; ; attempt++ {
 		t := s.now()
 		n, in, err := s.applyStatusTx(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: r.Status, Message: r.Message, RestartCount: r.RestartCount, Via: via},
 			InstanceApplyStatusParams{Status: string(r.Status), StatusMessage: r.Message,
 				ObservedTime: &observed, UpdateTime: t, RestartCount: r.RestartCount, DeletedAt: t, DeleteTime: t,
-				StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), Outputs: outputsArg(r.Outputs), ID: id})
+				StatusTime: &t, ResyncTime: s.resyncDue(r.Status, t), Outputs: outputsArg(r.Outputs),
+				Synced: syncedArg(r.Synced), ID: id})
 		if errors.Is(err, ErrInstanceNotFound) {
 			return Instance{}, err
 		}
@@ -142,7 +149,7 @@ func (s *Service) applyStatusTx(ctx context.Context, ifMatch *int64, st Instance
 			ServiceType: r.ServiceType, Spec: r.Spec, Status: r.Status, StatusMessage: r.StatusMessage,
 			StatusObservedTime: r.StatusObservedTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
 			DeletedAt: r.DeletedAt, CleanupTaskID: r.CleanupTaskID, CleanupTaskStatus: r.CleanupTaskStatus,
-			RestartCount: r.RestartCount, DeleteTime: r.DeleteTime, Outputs: r.Outputs}, nil); err != nil {
+			RestartCount: r.RestartCount, DeleteTime: r.DeleteTime, Outputs: r.Outputs, Synced: r.Synced}, nil); err != nil {
 			return err
 		}
 		return s.recordChangeTx(ctx, tx, r.OrderID, reconcile.KindStatus, st)

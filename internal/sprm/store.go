@@ -99,6 +99,9 @@ func instanceFromRow[R instanceRow](row R, err error) (Instance, error) {
 	if in.Outputs == nil {
 		in.Outputs = provider.Outputs{}
 	}
+	if in.Synced, err = decodeSync(r.Synced); err != nil {
+		return Instance{}, fmt.Errorf("instance %s: %w", in.ID, err)
+	}
 	return in, nil
 }
 
@@ -107,7 +110,7 @@ func scanInstance(row scanner) (Instance, error) {
 	var r InstanceListRow
 	err := row.Scan(&r.ID, &r.Project, &r.Name, &r.ProviderName, &r.ServiceType, &r.Spec, &r.Status,
 		&r.StatusMessage, &r.StatusObservedTime, &r.Version, &r.CreateTime, &r.UpdateTime, &r.DeletedAt,
-		&r.CleanupTaskID, &r.CleanupTaskStatus, &r.RestartCount, &r.DeleteTime, &r.Outputs)
+		&r.CleanupTaskID, &r.CleanupTaskStatus, &r.RestartCount, &r.DeleteTime, &r.Outputs, &r.Synced)
 	return instanceFromRow(r, err)
 }
 

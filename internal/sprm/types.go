@@ -84,6 +84,9 @@ type Instance struct {
 	// Outputs are the provider's non-secret values about the instance, as
 	// its last answer or report that carried any gave them; {} until one did.
 	Outputs provider.Outputs `json:"outputs"`
+	// Synced is the provider's last comparison of the instance with its
+	// spec, as its last report that made one said; nil until one did.
+	Synced *provider.Sync `json:"synced"`
 	// Deletion is set once a deletion was queued for the cleanup worker.
 	Deletion   *Deletion `json:"deletion"`
 	Version    int64     `json:"-"`

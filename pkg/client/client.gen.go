@@ -1127,6 +1127,12 @@ type CatalogItemInstance struct {
 	// `last_transition_time` is the report's `observed_time`. `Ready` does not follow it:
 	// a degraded runtime still serves. Orders of other service types, orders whose
 	// runtime was never reported and removed orders have no `Healthy` condition.
+	// `Synced` comes last, for an order whose provider compares its instance with the
+	// spec (drift; the PostgreSQL provider does): `True`/`InSync`, or
+	// `False`/`Drifted` with a `message` naming each difference
+	// (`connection_limit: want 20, found 100`); its `last_transition_time` is when the
+	// provider compared. Orders whose provider never reported a comparison, and removed
+	// orders, have no `Synced` condition.
 	Conditions []Condition `json:"conditions"`
 	CreateTime time.Time   `json:"create_time"`
 
@@ -1317,7 +1323,7 @@ type Condition struct {
 	Reason string          `json:"reason"`
 	Status ConditionStatus `json:"status"`
 
-	// Type `Ready` or, on an order, `Healthy` (its runtime's health).
+	// Type `Ready` or, on an order, `Healthy` (its runtime's health) or `Synced` (drift).
 	//
 	// Example: Ready
 	Type string `json:"type"`
@@ -3027,8 +3033,12 @@ type ServiceTypeInstance struct {
 	Status InstanceStatus `json:"status"`
 
 	// StatusMessage The provider's message with the last status (may be empty).
-	StatusMessage *string    `json:"status_message,omitempty"`
-	UpdateTime    *time.Time `json:"update_time,omitempty"`
+	StatusMessage *string `json:"status_message,omitempty"`
+
+	// Synced The provider's last comparison of the instance with its spec (drift), as its last
+	// status report that made one said; null until one did (most providers never do).
+	Synced     *Sync      `json:"synced,omitempty"`
+	UpdateTime *time.Time `json:"update_time,omitempty"`
 }
 
 // ServiceTypeInstanceCreate A request to create a service-type instance on a provider.
@@ -3086,6 +3096,29 @@ type StatusReport struct {
 	// restarted): nothing runs, and nothing failed. The order's lifecycle counts it as
 	// a success, as `RUNNING`, with Ready True and reason `Completed`.
 	Status InstanceStatus `json:"status"`
+
+	// Synced Optional. Whether the instance, as the provider found it, matches its spec: the
+	// order shows it as its `Synced` condition. A provider reports it when it changes.
+	// Absent: what was said before stays. `in_sync: true` with differences, or `false`
+	// without any, is 400 `INVALID_ARGUMENT`, and nothing of the report is applied. Any
+	// provider may report it.
+	Synced *Sync `json:"synced,omitempty"`
+}
+
+// Sync A provider's comparison of an instance with its spec (drift).
+type Sync struct {
+	// Differences What differs, one entry per field, at most 512 bytes each; empty when in sync.
+	//
+	// Example: ["connection_limit: want 20, found 100"]
+	Differences *[]string `json:"differences,omitempty"`
+
+	// InSync False when something differs from the spec.
+	InSync bool `json:"in_sync"`
+
+	// ObservedTime When the provider compared; in a report, absent means the report's `observed_time`.
+	//
+	// Example: 2025-01-15T10:31:12Z
+	ObservedTime *time.Time `json:"observed_time,omitempty"`
 }
 
 // Token defines model for Token.

@@ -62,6 +62,9 @@ type Instance struct {
 	// shown on the instance and on the order. Nil leaves the ones Steward
 	// has; a map replaces them. Never put a secret here. See [Outputs].
 	Outputs Outputs `json:"outputs,omitempty"`
+	// Synced is the provider's last comparison of the instance with its
+	// spec, when it makes any (see [StatusReport.Synced]).
+	Synced *Sync `json:"synced,omitempty"`
 }
 
 // Outputs are an instance's non-secret output values: at most
@@ -110,7 +113,30 @@ type StatusReport struct {
 	// Outputs, when set, replace the instance's outputs (see
 	// [Instance.Outputs]); nil leaves them as they are.
 	Outputs Outputs `json:"outputs,omitempty"`
+	// Synced, when set, says whether the instance as the provider found it
+	// matches its spec; the order shows it as its Synced condition. Nil
+	// leaves what was said before.
+	Synced *Sync `json:"synced,omitempty"`
 }
+
+// Sync is a provider's comparison of an instance with its spec (drift).
+type Sync struct {
+	// InSync is false when something differs from the spec.
+	InSync bool `json:"in_sync"`
+	// Differences name what differs, one per field, as
+	// "connection_limit: want 20, found 100"; empty when in sync. At most
+	// [MaxSyncDifferences], each at most [MaxSyncDifferenceLen] bytes.
+	Differences []string `json:"differences,omitempty"`
+	// ObservedTime is when the provider compared; zero in a report means
+	// the report's observed time.
+	ObservedTime time.Time `json:"observed_time,omitzero"`
+}
+
+// The limits of [Sync].
+const (
+	MaxSyncDifferences   = 32
+	MaxSyncDifferenceLen = 512
+)
 
 // StatusSubject is the NATS subject for status reports of a service type.
 func StatusSubject(serviceType string) string { return "steward.status." + serviceType }

@@ -8,7 +8,7 @@ ON CONFLICT (id) DO NOTHING;
 -- name: InstanceGet :one
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time, i.outputs
+       i.restart_count, i.delete_time, i.outputs, i.synced
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.id = ? AND (? = '' OR i.project = ?);
 
@@ -16,7 +16,7 @@ WHERE i.id = ? AND (? = '' OR i.project = ?);
 -- params: project, provider_name, provider_name, service_type, service_type, status, status, show_deleted, after_time, after_id, limit
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
-       i.restart_count, i.delete_time, i.outputs
+       i.restart_count, i.delete_time, i.outputs, i.synced
 FROM service_type_instances i LEFT JOIN cleanup_tasks t ON t.instance_id = i.id
 WHERE i.project = ?
   AND (? = '' OR i.provider_name = ?)
@@ -47,19 +47,20 @@ WHERE id = ? AND (status = 'PENDING'
 -- name: InstanceApplyStatus :many
 -- Returns the instance as it now is (as InstanceGet reads it) and the
 -- order it was created for: a report is answered with no read after it.
--- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, outputs, id, observed_time
+-- params: status, status_message, observed_time, update_time, restart_count, restart_count, status, deleted_at, status, delete_time, status_time, resync_time, outputs, synced, id, observed_time
 UPDATE service_type_instances
 SET status = ?, status_message = ?, status_observed_time = ?, version = version + 1, update_time = ?,
     restart_count = CASE WHEN ? IS NULL THEN restart_count ELSE ? END,
     deleted_at = CASE WHEN ? = 'DELETED' THEN COALESCE(deleted_at, ?) ELSE deleted_at END,
     delete_time = CASE WHEN ? IN ('DELETING', 'DELETED') THEN COALESCE(delete_time, ?) ELSE delete_time END,
-    status_time = ?, resync_time = ?, resync_attempts = 0, outputs = COALESCE(?, outputs)
+    status_time = ?, resync_time = ?, resync_attempts = 0, outputs = COALESCE(?, outputs),
+    synced = COALESCE(?, synced)
 WHERE id = ? AND (status_observed_time IS NULL OR status_observed_time <= ?)
 RETURNING id, project, name, provider_name, service_type, spec, status, status_message,
           status_observed_time, version, create_time, update_time, deleted_at,
           (SELECT t.id FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_id,
           (SELECT t.status FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id) AS cleanup_task_status,
-          restart_count, delete_time, outputs, order_id;
+          restart_count, delete_time, outputs, synced, order_id;
 
 -- name: InstanceSetStatus :exec
 -- A status Steward sets itself: resync_time is when to read the instance
@@ -172,7 +173,7 @@ WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS N
 
 -- name: InstanceOutputs :many
 -- params: ids
--- The outputs of some instances (a page of orders shows its instances'):
--- the ones without any are left out.
-SELECT id, outputs FROM service_type_instances
-WHERE id IN (SELECT value FROM json_each(?)) AND outputs IS NOT NULL;
+-- The outputs and sync of some instances (a page of orders shows its
+-- instances'): the ones with neither are left out.
+SELECT id, outputs, synced FROM service_type_instances
+WHERE id IN (SELECT value FROM json_each(?)) AND (outputs IS NOT NULL OR synced IS NOT NULL);
