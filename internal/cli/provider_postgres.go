@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,8 +42,13 @@ region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.
 One process may serve several servers: give each as --target
 name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v…] (or
 admin-url=URL) instead of --name, --admin-url…, --listen, --advertise and --label. Each registers as a provider of
-its own, with its own API address; the key, the allowed extensions and the
-Steward URLs are shared.`,
+its own, with its own API address; the key, the allowed extensions, the dump
+directory, the drift settings and the Steward URLs are shared.
+
+Every --observe-interval the provider compares each database with its order's
+spec (owner, login, connections allowed, connection limit, extensions) and
+reports what differs: the order shows Synced=False naming it. With
+--drift=enforce it puts the database back and says what it fixed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -50,6 +56,12 @@ Steward URLs are shared.`,
 				return err
 			}
 			cfg.Logger = logger
+			if cfg.Drift != pgprovider.DriftReport && cfg.Drift != pgprovider.DriftEnforce {
+				return fmt.Errorf("--drift is report or enforce, not %q", cfg.Drift)
+			}
+			if cfg.ObserveInterval == 0 {
+				cfg.ObserveInterval = -1 // the daemon's zero is its default
+			}
 			if cfg.Token, err = token.resolve(); err != nil {
 				return err
 			}
@@ -116,6 +128,10 @@ Steward URLs are shared.`,
 		"an extension orders may ask for; repeatable (none by default)")
 	f.StringArrayVar(&targets, "target", nil,
 		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --advertise, --label")
+	f.DurationVar(&cfg.ObserveInterval, "observe-interval", time.Minute,
+		"time between two comparisons of every database with its order's spec (drift); 0 never compares")
+	f.StringVar(&cfg.Drift, "drift", pgprovider.DriftReport,
+		"what a comparison does with a difference: report (the order shows Synced=False) or enforce (put it back, and say so)")
 	f.StringVar(&cfg.Provider.DumpDir, "dump-dir", "",
 		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")

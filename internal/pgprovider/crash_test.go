@@ -216,7 +216,8 @@ func marked(t *testing.T, admin *pgx.Conn, catalog, list, prefix string) map[str
 		if err := rows.Scan(&name, &mark); err != nil {
 			t.Fatal(err)
 		}
-		out[name] = strings.TrimPrefix(mark, "steward-instance:")
+		// A database's mark goes on with the spec it keeps.
+		out[name], _, _ = strings.Cut(strings.TrimPrefix(mark, "steward-instance:"), " ")
 	}
 	return out
 }

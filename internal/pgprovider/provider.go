@@ -3,6 +3,7 @@ package pgprovider
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,17 +99,35 @@ func redacted(c *pgx.ConnConfig) string {
 // marker is the comment on an instance's role and database.
 func marker(instanceID string) string { return "steward-instance:" + instanceID }
 
-// retainMark follows the marker on the comment of a database whose spec
-// asks for a final dump: Delete carries only the id, so the flag lives
-// with the database.
-const retainMark = " retain_on_delete"
+// desired is what the provider keeps of an instance's spec on its
+// database's comment, after the marker (steward-instance:<id> {...}):
+// Delete carries only the id and needs retain_on_delete, and drift is
+// judged against the rest. A database marked before it was kept has none.
+type desired struct {
+	ConnectionLimit int      `json:"connection_limit"`
+	Extensions      []string `json:"extensions,omitempty"`
+	RetainOnDelete  bool     `json:"retain_on_delete,omitempty"`
+}
 
 // databaseMark is the comment on an instance's database.
 func databaseMark(instanceID string, s spec) string {
-	if s.RetainOnDelete {
-		return marker(instanceID) + retainMark
+	b, _ := json.Marshal(desired{ConnectionLimit: s.ConnectionLimit, Extensions: s.Extensions,
+		RetainOnDelete: s.RetainOnDelete}) // always encodes
+	return marker(instanceID) + " " + string(b)
+}
+
+// parseDatabaseMark reads the desired spec off a database's comment; nil
+// when the comment has none.
+func parseDatabaseMark(instanceID, comment string) *desired {
+	rest, ok := strings.CutPrefix(comment, marker(instanceID)+" ")
+	if !ok {
+		return nil
 	}
-	return marker(instanceID)
+	var d desired
+	if json.Unmarshal([]byte(rest), &d) != nil {
+		return nil
+	}
+	return &d
 }
 
 // Create realises the instance, or finishes what an earlier create of it
@@ -325,7 +344,7 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 		return provider.Instance{}, err
 	}
 	var message string
-	if dbFound && db.retain {
+	if dbFound && db.want != nil && db.want.RetainOnDelete {
 		if err := p.finalDump(ctx, instanceID, db); err != nil {
 			return provider.Instance{}, err
 		}
@@ -375,17 +394,19 @@ func (p *Provider) Health(ctx context.Context) error {
 
 type database struct {
 	name, owner string
-	// retain is set when its spec asks for a final dump on delete.
-	retain bool
+	// want is the spec kept on its comment (nil: none kept).
+	want *desired
 }
 
 // findDatabase finds the instance's database by its mark.
 func (p *Provider) findDatabase(ctx context.Context, instanceID string) (database, bool, error) {
 	var db database
-	err := p.admin.QueryRow(ctx, `SELECT d.datname, pg_get_userbyid(d.datdba), c.description = $1 || $2
+	var comment string
+	err := p.admin.QueryRow(ctx, `SELECT d.datname, pg_get_userbyid(d.datdba), c.description
 		FROM pg_database d
 		JOIN pg_shdescription c ON c.objoid = d.oid AND c.classoid = 'pg_database'::regclass
-		WHERE c.description = $1 OR c.description = $1 || $2`, marker(instanceID), retainMark).Scan(&db.name, &db.owner, &db.retain)
+		WHERE c.description = $1 OR starts_with(c.description, $1 || ' ')`, marker(instanceID)).Scan(&db.name, &db.owner, &comment)
+	db.want = parseDatabaseMark(instanceID, comment)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return database{}, false, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,7 +57,7 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 
 		dumps := t.TempDir()
 		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Labels: map[string]string{"region": "eu"},
-			Provider: pgprovider.Config{DumpDir: dumps}})
+			Provider: pgprovider.Config{DumpDir: dumps}, ObserveInterval: 200 * time.Millisecond})
 
 		admin, err := pgx.Connect(t.Context(), adminURL)
 		if err != nil {
@@ -113,8 +114,6 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			t.Errorf("order outputs connections = %v, want a count", out["connections"])
 		}
 
-		// An update in place: the new limit reaches the server, and the
-		// order is up again on the same database.
 		limit := func() int {
 			var n int
 			if err := admin.QueryRow(t.Context(), "SELECT datconnlimit FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
@@ -122,8 +121,46 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 			}
 			return n
 		}
+		// Drift: a change by hand shows as Synced=False naming it, and its
+		// report is in the order's event log.
+		synced := func() (status, message string) {
+			var o struct {
+				Conditions []struct{ Type, Status, Message string }
+			}
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusOK).JSON(t, &o)
+			for _, c := range o.Conditions {
+				if c.Type == "Synced" {
+					return c.Status, c.Message
+				}
+			}
+			return "", ""
+		}
+		poll.Until(t, "the order is Synced=True", func() bool { st, _ := synced(); return st == "True" })
 		if limit() != 20 {
 			t.Errorf("connection limit %d, want postgres-small's 20", limit())
+		}
+		if _, err := admin.Exec(t.Context(), "ALTER DATABASE "+name+" CONNECTION LIMIT 100"); err != nil {
+			t.Fatal(err)
+		}
+		poll.Until(t, "the order is Synced=False naming the connection limit", func() bool {
+			st, msg := synced()
+			return st == "False" && msg == "connection_limit: want 20, found 100"
+		})
+		var events struct {
+			Results []struct {
+				Trigger string         `json:"trigger"`
+				Changes map[string]any `json:"changes"`
+			} `json:"results"`
+		}
+		poll.Until(t, "the event log says what drifted", func() bool {
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/web/events", nil).Want(t, http.StatusOK).JSON(t, &events)
+			return strings.Contains(fmt.Sprint(events.Results), "drifted from the spec: connection_limit: want 20, found 100")
+		})
+
+		// An update in place: the new limit reaches the server, and the
+		// order is up again on the same database.
+		if limit() != 100 {
+			t.Errorf("connection limit %d, want the 100 set by hand: a provider in report mode changes nothing", limit())
 		}
 		s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web", map[string]any{
 			"edits": []any{map[string]any{"path": "connection_limit", "value": 50},
@@ -131,6 +168,7 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		poll.Until(t, "the new connection limit is on the server and the order up", func() bool {
 			return limit() == 50 && state() == "up"
 		})
+		poll.Until(t, "the order is in sync with its new spec", func() bool { st, _ := synced(); return st == "True" })
 
 		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted)
 		poll.Until(t, "the order is terminated", func() bool { return state() == "terminated" })

@@ -60,6 +60,11 @@ var allowedImports = map[string][]string{
 		"internal/reconcile", "internal/resourceid", "internal/store", "pkg/provider"},
 	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
+	// Credentials are asked of the provider that holds an order's instance
+	// (the registry says where and with which call token); a rotation is
+	// an Operation.
+	"internal/credentials": {"internal/auth", "internal/httpapi", "internal/operations", "internal/sprm", "internal/store",
+		"pkg/provider"},
 	// The sentinel reads orders and adapter reports it does not own, by
 	// query (see its package doc), and publishes through the outbox.
 	"internal/sentinel": {"internal/background", "internal/events", "internal/store"},
@@ -68,7 +73,7 @@ var allowedImports = map[string][]string{
 	"internal/kubetest":        nil,
 	"internal/processprovider": {"internal/invalid", "internal/providerhost", "pkg/provider"},
 	// A provider like any other: pkg/provider and its own PostgreSQL.
-	"internal/pgprovider":   {"internal/providerhost", "pkg/provider"},
+	"internal/pgprovider":   {"internal/background", "internal/providerhost", "pkg/provider"},
 	"internal/providerhost": {"internal/background", "pkg/provider"},
 	// The SDK calls Steward (registration, status reports) through the
 	// typed client.
