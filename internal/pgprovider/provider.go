@@ -59,7 +59,11 @@ type Provider struct {
 }
 
 // Open connects to the server as the admin role.
-func Open(ctx context.Context, cfg Config) (*Provider, error) {
+func Open(ctx context.Context, cfg Config) (*Provider, error) { return open(ctx, cfg, nil) }
+
+// open is Open with adjust, when not nil, applied to the connections'
+// settings (a benchmark's query counter).
+func open(ctx context.Context, cfg Config, adjust func(*pgx.ConnConfig)) (*Provider, error) {
 	if len(cfg.SecretKey) < 32 {
 		return nil, errors.New("pgprovider: the secret key must be at least 32 bytes")
 	}
@@ -69,6 +73,9 @@ func Open(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, errors.New("pgprovider: the admin URL is not a PostgreSQL URL (postgres://user:password@host:port/database)")
 	}
 	poolCfg.MaxConns = 8
+	if adjust != nil {
+		adjust(poolCfg.ConnConfig)
+	}
 	admin, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgprovider: connect to %s: %w", redacted(poolCfg.ConnConfig), err)
