@@ -183,7 +183,8 @@ func validated(o *Order, tr statemachine.Transfer, trigger statemachine.Trigger,
 // validating transfer. A failure that is not the set's fault (the chain
 // could not run) returns nil: the transfer's validation is queued instead.
 func (s *Service) validateNow(ctx context.Context, o *Order, set map[string]any) *inlineValidation {
-	placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project})
+	placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project,
+		CheckWithProvider: true})
 	if err != nil && !validationFailure(err) {
 		s.log.WarnContext(ctx, "validation deferred to a job", "order_id", o.ID, "error", err)
 		return nil
@@ -373,7 +374,8 @@ func (s *Service) validate(ctx context.Context, a validateArgs) error {
 	if src.ValidateSelf == statemachine.SetActive {
 		set = o.Attributes.Asked()
 	}
-	placed, verr := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project})
+	placed, verr := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: set, Labels: o.Labels, Project: o.Project,
+		CheckWithProvider: true})
 	if verr != nil && !validationFailure(verr) {
 		return fmt.Errorf("validate order %s: %w", o.ID, verr)
 	}
@@ -406,8 +408,9 @@ func validationFailure(err error) bool {
 	var rejected *policy.RejectedError
 	var conflict *policy.ConflictError
 	var broken *placement.SpecBrokenError
+	var refused *placement.SpecRefusedError
 	return errors.As(err, &rejected) || errors.As(err, &conflict) || errors.As(err, &broken) ||
-		errors.Is(err, policy.ErrNoProvider)
+		errors.As(err, &refused) || errors.Is(err, policy.ErrNoProvider)
 }
 
 // normalize returns v as encoding/json would decode it, so values built

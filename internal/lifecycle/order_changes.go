@@ -3,11 +3,13 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/schema"
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/internal/store"
@@ -89,6 +91,13 @@ type Edit struct {
 // display_name alone changes them without a transfer.
 func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch OrderPatch, ifMatch *int64) (Order, error) {
 	pre := s.prepareUpdate(ctx, project, ref, patch)
+	var refused *placement.SpecRefusedError
+	if pre.inline != nil && errors.As(pre.inline.err, &refused) {
+		// The provider would refuse the new spec (an extension off its
+		// allow list): the PATCH is refused and nothing changes, as a
+		// schema error would be.
+		return Order{}, refused
+	}
 	return s.change(ctx, project, ref, ifMatch, func(tx *store.Tx, o *Order, def statemachine.Definition) error {
 		if o.DeletedAt != nil {
 			return fmt.Errorf("%w: order %s", ErrOrderDeleting, o.ID)

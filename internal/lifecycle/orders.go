@@ -95,7 +95,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	// answer to the create.
 	var first *step
 	if tr, ok := def.Transfer(def.InitialState, statemachine.TriggerAuto); ok && tr.Validate {
-		placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: spec, Labels: p.Labels, Project: p.Project})
+		placed, err := s.cfg.Placement.Place(ctx, placement.PlaceParams{Spec: spec, Labels: p.Labels, Project: p.Project,
+			CheckWithProvider: true})
 		if err != nil {
 			return Order{}, err
 		}

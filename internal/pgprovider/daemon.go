@@ -65,7 +65,8 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log,
 		Registrar: provider.RegistrarConfig{StewardURLs: cfg.StewardURLs, Token: cfg.Token,
 			Registration: provider.Registration{Name: cfg.Name, ServiceTypes: []string{ServiceType},
-				Metadata: maps.Clone(cfg.Labels), Operations: []string{provider.OperationUpdate, provider.OperationCredentials}}}})
+				Metadata: maps.Clone(cfg.Labels), Operations: []string{provider.OperationUpdate, provider.OperationCredentials,
+					provider.OperationValidate}}}})
 	return &Daemon{Host: host, cfg: cfg, log: log}
 }
 

@@ -26,6 +26,17 @@ func (p *Provider) parseSpec(req provider.CreateRequest) (spec, error) {
 	return s, err
 }
 
+// Validate says whether Create would accept req's spec, making nothing:
+// Steward asks before it acknowledges an order, so a name that is not an
+// identifier or an extension off the allow list is the order's 400.
+func (p *Provider) Validate(_ context.Context, req provider.CreateRequest) error {
+	if req.InstanceID == "" {
+		req.InstanceID = "validate" // no instance yet: only the spec is judged
+	}
+	_, err := p.parseSpec(req)
+	return err
+}
+
 // DumpPath is where the final dump of an instance's database is kept.
 func DumpPath(dir, database, instanceID string) string {
 	return filepath.Join(dir, database+"."+instanceID+".dump")

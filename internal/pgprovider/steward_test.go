@@ -170,6 +170,25 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		})
 		poll.Until(t, "the order is in sync with its new spec", func() bool { st, _ := synced(); return st == "True" })
 
+		// An extension off the provider's allow list is refused at once,
+		// naming the list: in an update (nothing changes) and in an order
+		// (none is made), not after placement.
+		for _, r := range []*apitest.Response{
+			s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web", map[string]any{
+				"edits": []any{map[string]any{"path": "extensions", "value": []string{"pg_trgm", "citext"}}}}),
+			s.Do(t, "POST", "/api/v1/catalog-item-instances?id=web-ext", map[string]any{"catalog_item_id": "postgres-small",
+				"user_values": []map[string]any{{"path": "database", "value": unique("ext")}, {"path": "extensions", "value": []string{"citext"}}}}),
+		} {
+			p := r.WantProblem(t, http.StatusBadRequest, "SPEC_REFUSED_BY_PROVIDER")
+			if !strings.Contains(p.Detail, `extension "citext" is not allowed here; allowed: pg_trgm`) {
+				t.Errorf("refusal detail %q does not name the allow list", p.Detail)
+			}
+		}
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/web-ext", nil).Want(t, http.StatusNotFound)
+		if st := state(); st != "up" || limit() != 50 {
+			t.Errorf("after a refused update: state %s, limit %d; want up and 50", st, limit())
+		}
+
 		s.Do(t, "DELETE", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusAccepted)
 		poll.Until(t, "the order is terminated", func() bool { return state() == "terminated" })
 		var roles int

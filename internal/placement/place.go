@@ -17,7 +17,22 @@ type PlaceParams struct {
 	Spec    map[string]any
 	Labels  map[string]string
 	Project string
+	// CheckWithProvider asks the provider chosen whether it would accept
+	// the validated spec (its validate operation), so that its refusal is
+	// the request's answer (sprm.SpecRefusedError) and not a failure after
+	// it was acknowledged. Only outside a transaction: it is an HTTP call.
+	CheckWithProvider bool
 }
+
+// SpecRefusedError is a Place whose provider refuses the validated spec
+// (CheckWithProvider); Err is the provider's refusal
+// (*sprm.SpecRefusedError).
+type SpecRefusedError struct{ Err error }
+
+func (e *SpecRefusedError) Error() string { return e.Err.Error() }
+
+// Unwrap exposes the provider's refusal.
+func (e *SpecRefusedError) Unwrap() error { return e.Err }
 
 // Placement is the decision for a request.
 type Placement struct {
@@ -61,6 +76,11 @@ func (s *Service) Place(ctx context.Context, p PlaceParams) (Placement, error) {
 			return Placement{}, err
 		}
 		name = picked.Name
+	}
+	if p.CheckWithProvider {
+		if err := s.cfg.SPRM.CheckSpec(ctx, name, res.Spec); err != nil {
+			return Placement{}, &SpecRefusedError{Err: err}
+		}
 	}
 	return Placement{Spec: res.Spec, ProviderName: name, PolicyStatus: res.Status}, nil
 }

@@ -39,6 +39,9 @@ type provisioner interface {
 	// Update changes an instance in place (sprm.ErrUpdateNotSupported when
 	// its provider cannot).
 	Update(ctx context.Context, p sprm.UpdateParams) (sprm.Instance, error)
+	// CheckSpec asks a provider whether it would accept a spec (its
+	// refusal is a *sprm.SpecRefusedError).
+	CheckSpec(ctx context.Context, providerName string, spec map[string]any) error
 	// ProviderSupportsTx reports whether a provider registered an
 	// operation, read in tx.
 	ProviderSupportsTx(ctx context.Context, tx *store.Tx, name, operation string) (bool, error)

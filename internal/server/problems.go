@@ -54,6 +54,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: sprm.ErrProviderIDConflict, Status: http.StatusConflict, Reason: "PROVIDER_ID_CONFLICT", Title: "Provider id conflict"},
 		httpapi.Mapping{Err: sprm.ErrProviderInUse, Status: http.StatusConflict, Reason: "PROVIDER_IN_USE", Title: "Provider in use"},
 		httpapi.Mapping{Err: sprm.ErrProviderUnavailable, Status: http.StatusServiceUnavailable, Reason: "PROVIDER_UNAVAILABLE", Title: "Provider unavailable"},
+		httpapi.Mapping{Match: isSpecRefused, Status: http.StatusBadRequest, Reason: "SPEC_REFUSED_BY_PROVIDER", Title: "The provider refuses the spec"},
 		httpapi.Mapping{Match: isProviderError, Status: http.StatusBadGateway, Reason: "PROVIDER_ERROR", Title: "Provider refused the request"},
 		httpapi.Mapping{Err: sprm.ErrProviderTimeout, Status: http.StatusGatewayTimeout, Reason: "PROVIDER_TIMEOUT", Title: "Provider timed out"},
 		httpapi.Mapping{Err: sprm.ErrProviderUnreachable, Status: http.StatusBadGateway, Reason: "PROVIDER_UNREACHABLE", Title: "Provider unreachable"},
@@ -102,6 +103,11 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: lifecycle.ErrLifecycleReadOnly, Status: http.StatusConflict, Reason: "LIFECYCLE_READ_ONLY", Title: "Lifecycle is read-only"},
 		httpapi.Mapping{Err: lifecycle.ErrLifecycleInUse, Status: http.StatusConflict, Reason: "LIFECYCLE_IN_USE", Title: "Lifecycle in use"},
 	)
+}
+
+func isSpecRefused(err error) bool {
+	var e *sprm.SpecRefusedError
+	return errors.As(err, &e)
 }
 
 func isProviderError(err error) bool {

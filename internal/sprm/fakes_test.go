@@ -116,6 +116,9 @@ func (f *fakeProviders) Delete(_ context.Context, _, instanceID string) (provide
 	return provider.Instance{InstanceID: instanceID, Status: provider.StatusDeleting}, nil
 }
 
+// Validate accepts every spec (no fake registers the validate operation).
+func (f *fakeProviders) Validate(context.Context, string, provider.CreateRequest) error { return nil }
+
 func (f *fakeProviders) Health(context.Context, string) (provider.Health, error) {
 	f.mu.Lock()
 	during := f.duringHealth

@@ -19,6 +19,7 @@ type providerClient interface {
 	Delete(ctx context.Context, endpoint, instanceID string) (provider.Instance, error)
 	Update(ctx context.Context, endpoint string, req provider.UpdateRequest) (provider.Instance, error)
 	Health(ctx context.Context, endpoint string) (provider.Health, error)
+	Validate(ctx context.Context, endpoint string, req provider.CreateRequest) error
 }
 
 // specValidator checks a spec against its service type's schema (catalog).

@@ -3272,6 +3272,10 @@ type NotFound = Problem
 // switch on; extra members carry the values named in `detail`.
 type OrderNotFound = Problem
 
+// OrderSpecBadRequest RFC 9457 problem details. `reason` is a stable UPPER_SNAKE code clients may
+// switch on; extra members carry the values named in `detail`.
+type OrderSpecBadRequest = Problem
+
 // OrderStateConflict RFC 9457 problem details. `reason` is a stable UPPER_SNAKE code clients may
 // switch on; extra members carry the values named in `detail`.
 type OrderStateConflict = Problem
@@ -15748,7 +15752,7 @@ type CreateCatalogItemInstanceReply struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *CatalogItemInstance
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequest
+	ApplicationproblemJSON400 *OrderSpecBadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -15773,7 +15777,7 @@ func (r CreateCatalogItemInstanceReply) GetJSON201() *CatalogItemInstance {
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r CreateCatalogItemInstanceReply) GetApplicationproblemJSON400() *BadRequest {
+func (r CreateCatalogItemInstanceReply) GetApplicationproblemJSON400() *OrderSpecBadRequest {
 	return r.ApplicationproblemJSON400
 }
 
@@ -16018,7 +16022,7 @@ type UpdateCatalogItemInstanceReply struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CatalogItemInstance
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequest
+	ApplicationproblemJSON400 *OrderSpecBadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -16039,7 +16043,7 @@ func (r UpdateCatalogItemInstanceReply) GetJSON200() *CatalogItemInstance {
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r UpdateCatalogItemInstanceReply) GetApplicationproblemJSON400() *BadRequest {
+func (r UpdateCatalogItemInstanceReply) GetApplicationproblemJSON400() *OrderSpecBadRequest {
 	return r.ApplicationproblemJSON400
 }
 
@@ -23115,7 +23119,7 @@ func ParseCreateCatalogItemInstanceReply(rsp *http.Response) (*CreateCatalogItem
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest OrderSpecBadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23358,7 +23362,7 @@ func ParseUpdateCatalogItemInstanceReply(rsp *http.Response) (*UpdateCatalogItem
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest OrderSpecBadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -63,6 +63,8 @@ const (
 //     implements [Credentialer], and only to a caller with the token: a
 //     server without one answers them 401. 200 with the [Credentials]
 //     (Cache-Control: no-store) or the [Rotated].
+//   - POST /api/v1/services:validate, only when p implements [Validator]:
+//     204 when p would accept the [CreateRequest], its refusal otherwise.
 //   - GET /api/v1/health: 200 {"status":"healthy"}, or 200
 //     {"status":"unhealthy","message":...} when p.Health fails: the provider
 //     is reachable, but its backend is not.
@@ -93,6 +95,7 @@ func NewServer(p Provider, cfg ServerConfig) http.Handler {
 	}
 	s.repairer, _ = p.(Repairer)
 	s.credentialer, _ = p.(Credentialer)
+	s.validator, _ = p.(Validator)
 	return s
 }
 
@@ -104,6 +107,8 @@ type server struct {
 	repairer Repairer
 	// credentialer is p when it implements Credentialer, else nil.
 	credentialer Credentialer
+	// validator is p when it implements Validator, else nil.
+	validator Validator
 	// instanceMethods are the methods served on /api/v1/services/{id}.
 	instanceMethods []string
 	token           string
@@ -133,6 +138,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == healthPath:
 		if s.allow(w, r, http.MethodGet) {
 			s.health(w, r)
+		}
+	case s.validator != nil && path == servicesPath+validateSuffix:
+		if s.allow(w, r, http.MethodPost) {
+			s.validate(w, r)
 		}
 	case s.repairer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, repairSuffix):
 		if id, ok := s.instanceOf(w, r, path, repairSuffix); ok && s.allow(w, r, http.MethodPost) {
