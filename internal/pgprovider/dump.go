@@ -72,7 +72,8 @@ func (p *Provider) finalDump(ctx context.Context, instanceID string, db database
 		_ = os.Remove(partial)
 		return fmt.Errorf("final dump of %s: pg_dump: %w: %s", db.name, err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	if err := syncFile(partial); err != nil {
+	// A dump holds the data: readable by the provider's user alone.
+	if err := errors.Join(os.Chmod(partial, 0o600), syncFile(partial)); err != nil {
 		return fmt.Errorf("final dump of %s: %w", db.name, err)
 	}
 	if err := os.Rename(partial, final); err != nil {

@@ -53,6 +53,9 @@ func TestDelete_RetainOnDeleteKeepsADumpThatRestores(t *testing.T) {
 	if err := owner.Ping(t.Context()); err == nil {
 		t.Error("the owner's session outlived the delete")
 	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the dump's mode: %v, %v; want 0600 (it holds the data)", info, err)
+	}
 	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
 		t.Errorf("a partial dump is left: %v", err)
 	}
