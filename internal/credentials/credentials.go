@@ -31,6 +31,9 @@ var (
 	// ErrNotSupported is returned for an order whose provider hands out no
 	// credentials (it did not register the credentials operation).
 	ErrNotSupported = errors.New("the order's provider hands out no credentials")
+	// ErrRotationInProgress is returned when a rotation of the order's
+	// credentials has not finished yet.
+	ErrRotationInProgress = errors.New("a rotation of the order's credentials is still running")
 )
 
 // Placed is where an order's current instance is.

@@ -33,6 +33,9 @@ func (s *Service) Rotate(ctx context.Context, project, ref, requestKey string) (
 		op, err = s.cfg.Operations.StartTx(ctx, tx, operations.StartParams{Project: placed.Project, Kind: KindRotate,
 			Target: "catalog-item-instances/" + placed.OrderID, RequestKey: requestKey,
 			Metadata: map[string]any{"instance_id": placed.InstanceID, "provider_name": prov.Name}})
+		if errors.Is(err, store.ErrAlreadyExists) { // operations_one_rotation
+			return fmt.Errorf("%w: order %s", ErrRotationInProgress, placed.OrderID)
+		}
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: repair.ErrReportRegression, Status: http.StatusConflict, Reason: "REPAIR_REPORT_REGRESSION", Title: "Report moves backwards"},
 
 		httpapi.Mapping{Err: credentials.ErrNotPlaced, Status: http.StatusConflict, Reason: "ORDER_NOT_PLACED", Title: "Order not placed"},
+		httpapi.Mapping{Err: credentials.ErrRotationInProgress, Status: http.StatusConflict, Reason: "ROTATION_IN_PROGRESS", Title: "Rotation in progress"},
 		httpapi.Mapping{Err: credentials.ErrNotSupported, Status: http.StatusConflict, Reason: "CREDENTIALS_NOT_SUPPORTED", Title: "Credentials not supported by the provider"},
 
 		httpapi.Mapping{Err: sprm.ErrProviderNotFound, Status: http.StatusNotFound, Reason: "PROVIDER_NOT_FOUND", Title: "Provider not found", IDParam: "provider_id"},
