@@ -66,6 +66,7 @@ type providerCalls interface {
 type operationRecorder interface {
 	StartTx(ctx context.Context, tx *store.Tx, p operations.StartParams) (operations.Operation, error)
 	FinishTx(ctx context.Context, tx *store.Tx, id string, p operations.FinishParams) (operations.Operation, error)
+	Get(ctx context.Context, project, id string) (operations.Operation, error)
 	ByRequestKey(ctx context.Context, project, key string) (operations.Operation, error)
 }
 

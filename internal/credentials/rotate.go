@@ -39,7 +39,7 @@ func (s *Service) Rotate(ctx context.Context, project, ref, requestKey string) (
 		if err != nil {
 			return err
 		}
-		return s.cfg.Jobs.InsertTx(ctx, tx, rotateArgs{OperationID: op.ID, InstanceID: placed.InstanceID,
+		return s.cfg.Jobs.InsertTx(ctx, tx, rotateArgs{OperationID: op.ID, Project: placed.Project, InstanceID: placed.InstanceID,
 			ProviderName: prov.Name}, &river.InsertOpts{MaxAttempts: s.cfg.RotateAttempts, Queue: s.cfg.JobQueue})
 	})
 	if err != nil {
@@ -54,6 +54,7 @@ func (s *Service) Rotate(ctx context.Context, project, ref, requestKey string) (
 // credentials.
 type rotateArgs struct {
 	OperationID  string `json:"operation_id"`
+	Project      string `json:"project"`
 	InstanceID   string `json:"instance_id"`
 	ProviderName string `json:"provider_name"`
 }
@@ -87,6 +88,17 @@ func (w *rotateWorker) NextRetry(job *river.Job[rotateArgs]) time.Time {
 // the Operation at once; anything else is retried, and fails it at the
 // last attempt.
 func (s *Service) rotate(ctx context.Context, a rotateArgs, last bool) error {
+	// A job attempt that outlived its operation (a duplicate attempt after
+	// a takeover, late) must not reach the provider: a newer rotation of
+	// the instance may have run since, and the provider would take this
+	// one's id for a new rotation.
+	op, err := s.cfg.Operations.Get(ctx, a.Project, a.OperationID)
+	switch {
+	case errors.Is(err, operations.ErrNotFound) || err == nil && op.Done:
+		return nil
+	case err != nil:
+		return err
+	}
 	prov, err := s.cfg.Providers.Provider(ctx, a.ProviderName)
 	if err != nil {
 		return s.finish(ctx, a, operations.FinishParams{Err: fmt.Errorf("%w: provider %s: %w", ErrNotPlaced,
