@@ -2,10 +2,14 @@ package sprm_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
@@ -34,9 +38,25 @@ func TestCallToken_PresentedOnEachCallAndShownNowhere(t *testing.T) {
 		e.create(t, "with-token")
 
 		// The provider restarts on a new token; Steward still holds the old.
+		// Its health answers whoever asks (a front that serves it), so the
+		// provider stays healthy and the create reaches it and gets 401.
 		restarted := providertest.New(t, func(c *providertest.Config) { c.Token = second })
+		target, err := url.Parse(restarted.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/api/v1/health" {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"status":"healthy"}`))
+				return
+			}
+			proxy.ServeHTTP(w, r)
+		}))
+		t.Cleanup(front.Close)
 		moved := reg
-		moved.Endpoint = restarted.URL()
+		moved.Endpoint = front.URL
 		answers = append(answers, s.Do(t, "POST", "/api/v1/providers", moved).Want(t, http.StatusOK))
 		s.Do(t, "POST", "/api/v1/service-type-instances?id=refused-token", map[string]any{
 			"provider_name": "vm-sp", "spec": vmSpec("refused-token"),
@@ -46,6 +66,7 @@ func TestCallToken_PresentedOnEachCallAndShownNowhere(t *testing.T) {
 		moved.CallToken = second
 		answers = append(answers, s.Do(t, "POST", "/api/v1/providers", moved).Want(t, http.StatusOK))
 		e.p = restarted
+		poll.Until(t, "the provider is healthy", func() bool { return e.providerStatus(t) == "healthy" })
 		e.create(t, "after-registration")
 
 		answers = append(answers, s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusOK),
