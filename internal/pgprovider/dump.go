@@ -12,30 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/stewardhq/steward/pkg/provider"
 )
-
-// parseSpec reads a request's spec with the provider's allow list, and
-// refuses a final dump it has nowhere to keep.
-func (p *Provider) parseSpec(req provider.CreateRequest) (spec, error) {
-	s, err := parseSpec(req, p.cfg.AllowExtensions)
-	if err == nil && s.RetainOnDelete && p.cfg.DumpDir == "" {
-		err = badSpec("RETAIN_NOT_SUPPORTED", "retain_on_delete needs a provider started with --dump-dir; this one keeps no dumps")
-	}
-	return s, err
-}
-
-// Validate says whether Create would accept req's spec, making nothing:
-// Steward asks before it acknowledges an order, so a name that is not an
-// identifier or an extension off the allow list is the order's 400.
-func (p *Provider) Validate(_ context.Context, req provider.CreateRequest) error {
-	if req.InstanceID == "" {
-		req.InstanceID = "validate" // no instance yet: only the spec is judged
-	}
-	_, err := p.parseSpec(req)
-	return err
-}
 
 // DumpPath is where the final dump of an instance's database is kept.
 func DumpPath(dir, database, instanceID string) string {

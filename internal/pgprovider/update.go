@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -64,13 +66,21 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 				"extension %q is in database %s and is not removed in place (its objects would go with it)", e, db.name)
 		}
 	}
-	for _, q := range []string{
-		fmt.Sprintf("ALTER DATABASE %s CONNECTION LIMIT %d", ident(db.name), s.ConnectionLimit),
-		"COMMENT ON DATABASE " + ident(db.name) + " IS " + literal(databaseMark(req.InstanceID, s)),
-	} {
-		if _, err := p.admin.Exec(ctx, q); err != nil {
-			return provider.Instance{}, fmt.Errorf("database %s: %w", db.name, err)
+	// The limit and the spec kept for drift change together: a crash
+	// between them would make the update look like drift.
+	err = pgx.BeginFunc(ctx, p.admin, func(tx pgx.Tx) error {
+		for _, q := range []string{
+			fmt.Sprintf("ALTER DATABASE %s CONNECTION LIMIT %d", ident(db.name), s.ConnectionLimit),
+			"COMMENT ON DATABASE " + ident(db.name) + " IS " + literal(databaseMark(req.InstanceID, s)),
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return provider.Instance{}, fmt.Errorf("database %s: %w", db.name, err)
 	}
 	for _, e := range s.Extensions {
 		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+ident(e)); err != nil {
