@@ -43,6 +43,11 @@ type CreateRequest struct {
 	ServiceType string         `json:"service_type"`
 	Spec        map[string]any `json:"spec"`
 	Metadata    CreateMetadata `json:"metadata"`
+	// Source, set only for a provider registered with [OperationExport],
+	// asks it to fill the new instance with another's data before it is
+	// RUNNING (a rehydration; see [ExportSource]). A replayed create with a
+	// source copies nothing again.
+	Source *ExportSource `json:"source,omitempty"`
 }
 
 // CreateMetadata says whose order an instance realises.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // ServerConfig configures [NewServer]. The zero value is a valid
@@ -24,6 +25,14 @@ type ServerConfig struct {
 	// included, as "Authorization: Bearer <token>"; other requests answer
 	// 401 UNAUTHENTICATED. Defaults to none: the server is open.
 	Token string
+	// ExportKey signs the tokens of export grants ([Exporter]). A provider
+	// that keeps it across restarts (derived from a key of its own) keeps
+	// the grants it gave valid when it restarts. Defaults to a random key
+	// per server.
+	ExportKey []byte
+	// ExportTTL is how long a grant's token may start an export. Defaults
+	// to [DefaultExportTTL].
+	ExportTTL time.Duration
 }
 
 // The routes of the wire contract (API.md, "Provider-side contract").
@@ -63,6 +72,10 @@ const (
 //     implements [Credentialer], and only to a caller with the token: a
 //     server without one answers them 401. 200 with the [Credentials]
 //     (Cache-Control: no-store) or the [Rotated].
+//   - POST /api/v1/services/{instance_id}/export:begin and :end, and GET
+//     /api/v1/services/{instance_id}/export, only when p implements
+//     [Exporter] and the server has a token (see Exporter). The GET is the
+//     one route whose caller is not Steward: it takes a grant's token.
 //   - POST /api/v1/services:validate, only when p implements [Validator]:
 //     204 when p would accept the [CreateRequest], its refusal otherwise.
 //   - GET /api/v1/health: 200 {"status":"healthy"}, or 200
@@ -96,6 +109,8 @@ func NewServer(p Provider, cfg ServerConfig) http.Handler {
 	s.repairer, _ = p.(Repairer)
 	s.credentialer, _ = p.(Credentialer)
 	s.validator, _ = p.(Validator)
+	s.exporter, _ = p.(Exporter)
+	s.exportTokens = newExportTokens(cfg.ExportKey, cfg.ExportTTL)
 	return s
 }
 
@@ -109,6 +124,9 @@ type server struct {
 	credentialer Credentialer
 	// validator is p when it implements Validator, else nil.
 	validator Validator
+	// exporter is p when it implements Exporter, else nil.
+	exporter     Exporter
+	exportTokens exportTokens
 	// instanceMethods are the methods served on /api/v1/services/{id}.
 	instanceMethods []string
 	token           string
@@ -124,12 +142,19 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, fmt.Errorf("provider panicked: %v", v))
 		}
 	}()
+	path := r.URL.EscapedPath()
+	if s.exporter != nil && s.token != "" && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, exportSuffix) {
+		// The reader is another provider, with a grant's token, not Steward.
+		if id, ok := s.instanceOf(w, r, path, exportSuffix); ok && s.allow(w, r, http.MethodGet) {
+			s.export(w, r, id)
+		}
+		return
+	}
 	if s.token != "" && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="provider"`)
 		s.problem(w, r, http.StatusUnauthorized, "UNAUTHENTICATED", "a valid bearer token is required")
 		return
 	}
-	path := r.URL.EscapedPath()
 	switch {
 	case path == servicesPath:
 		if s.allow(w, r, http.MethodPost) {
@@ -154,6 +179,19 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.credentialer != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, rotateSuffix):
 		if id, ok := s.instanceOf(w, r, path, rotateSuffix); ok && s.allow(w, r, http.MethodPost) && s.secretsAllowed(w, r) {
 			s.rotate(w, r, id)
+		}
+	case s.exporter != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, exportBeginSuffix):
+		if id, ok := s.instanceOf(w, r, path, exportBeginSuffix); ok && s.allow(w, r, http.MethodPost) && s.secretsAllowed(w, r) {
+			s.beginExport(w, r, id)
+		}
+	case s.exporter != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, exportEndSuffix):
+		if id, ok := s.instanceOf(w, r, path, exportEndSuffix); ok && s.allow(w, r, http.MethodPost) && s.secretsAllowed(w, r) {
+			s.endExport(w, r, id)
+		}
+	case s.exporter != nil && strings.HasPrefix(path, servicesPath+"/") && strings.HasSuffix(path, exportSuffix):
+		// Only an open server comes here (see above), and it exports nothing.
+		if _, ok := s.instanceOf(w, r, path, exportSuffix); ok {
+			s.secretsAllowed(w, r)
 		}
 	case strings.HasPrefix(path, servicesPath+"/"):
 		id, err := url.PathUnescape(strings.TrimPrefix(path, servicesPath+"/"))

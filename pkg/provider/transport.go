@@ -52,6 +52,9 @@ func (a answer) responseError() *ResponseError {
 
 // decode unmarshals a 2xx answer's body into dst, or says why it cannot.
 func (a answer) decode(dst any) error {
+	if dst == nil {
+		return nil // an answer without a body of use (204)
+	}
 	if a.tooLarge {
 		return fmt.Errorf("%w: the body is larger than 1 MiB", ErrInvalidResponse)
 	}
