@@ -92,6 +92,9 @@ type Order struct {
 	// synced is the current instance's last comparison with its spec, as
 	// its provider reported it (nil: none, or not read: see outputsRead).
 	synced *provider.Sync
+	// copyingTo is the new instance of a running rehydration that is
+	// copying the data (nil: none, or not read).
+	copyingTo *string
 	// labelsJSON and userValuesJSON are the stored labels and user values
 	// of an order read for a list, undecoded (Labels and UserValues are
 	// then empty): a view passes them through.

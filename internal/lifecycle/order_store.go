@@ -55,7 +55,7 @@ func scanOrderAs(row store.Scanner, keepAttributesRaw bool) (Order, error) {
 	err := row.Scan(&o.ID, &o.Project, &o.CatalogItemID, &o.ServiceType, &o.DisplayName, &labels, &values,
 		&o.ParentID, &o.State, &o.Lifecycle, &o.Version, &o.Generation, &attrs, &o.InstanceID, &o.ProviderName,
 		&status, &o.StatusMessage, &o.RestartCount, &o.CreateTime, &o.UpdateTime, &o.DeletedAt, &o.Terminal, &o.Identity,
-		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets, &outputs, &synced)
+		&o.PendingInstanceID, &validation, &o.LastError, &o.ExpireTime, &valueSets, &outputs, &synced, &o.copyingTo)
 	if errors.Is(err, store.ErrNotFound) {
 		return Order{}, ErrOrderNotFound
 	}

@@ -298,12 +298,13 @@ type OrderGetRow struct {
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
 	Synced            json.RawMessage
+	CopyingTo         *string
 }
 
 // OrderGet runs OrderGet (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderGet(ctx context.Context, db store.Querier, id string, project string) (OrderGetRow, error) {
 	var v OrderGetRow
-	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced)
+	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo)
 	return v, err
 }
 
@@ -409,6 +410,7 @@ type OrderListRow struct {
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
 	Synced            json.RawMessage
+	CopyingTo         *string
 	HasActive         bool
 }
 
@@ -422,7 +424,7 @@ func (q *queries) OrderList(ctx context.Context, db store.Querier, arg OrderList
 	var out []OrderListRow
 	for rows.Next() {
 		var v OrderListRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.HasActive); err != nil {
+		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -565,12 +567,13 @@ type OrderLockRow struct {
 	UserValueSets     json.RawMessage
 	Outputs           json.RawMessage
 	Synced            json.RawMessage
+	CopyingTo         *string
 }
 
 // OrderLock runs OrderLock (sql/*/orders.sql); no row is store.ErrNotFound.
 func (q *queries) OrderLock(ctx context.Context, db store.Querier, id string) (OrderLockRow, error) {
 	var v OrderLockRow
-	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced)
+	err := db.QueryRow(ctx, q.orderLock, id).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo)
 	return v, err
 }
 

@@ -58,6 +58,11 @@ func (s *Service) conditionsView(ctx context.Context) func(o Order) []Condition 
 				cs = append(cs, c)
 			}
 		}
+		if o.copyingTo != nil {
+			if c, ok := status.CopyingData(in, *o.copyingTo); ok {
+				cs = append(cs, c)
+			}
+		}
 		return cs
 	}
 }

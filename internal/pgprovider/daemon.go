@@ -62,11 +62,11 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	cfg.Drift = cmp.Or(cfg.Drift, DriftReport)
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "pgprovider", "provider", cfg.Name)
 	cfg.Provider.Logger = log
-	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log,
+	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log, ExportKey: exportKey(cfg.Provider.SecretKey),
 		Registrar: provider.RegistrarConfig{StewardURLs: cfg.StewardURLs, Token: cfg.Token,
 			Registration: provider.Registration{Name: cfg.Name, ServiceTypes: []string{ServiceType},
 				Metadata: maps.Clone(cfg.Labels), Operations: []string{provider.OperationUpdate, provider.OperationCredentials,
-					provider.OperationValidate}}}})
+					provider.OperationValidate, provider.OperationExport}}}})
 	return &Daemon{Host: host, cfg: cfg, log: log}
 }
 
@@ -77,7 +77,10 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if len(d.cfg.StewardURLs) == 0 {
 		return errors.New("pgprovider: a Steward URL is required")
 	}
-	p, err := Open(ctx, d.cfg.Provider)
+	reporter := &provider.HTTPReporter{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
+	pcfg := d.cfg.Provider
+	pcfg.Reporter = reporter
+	p, err := Open(ctx, pcfg)
 	if err != nil {
 		return err
 	}
@@ -91,7 +94,6 @@ func (d *Daemon) Start(ctx context.Context) error {
 	d.provider = p
 	d.mu.Unlock()
 	if d.cfg.ObserveInterval > 0 {
-		reporter := &provider.HTTPReporter{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
 		if err := d.observe.Start(ctx, func(ctx context.Context) { d.observeLoop(ctx, p, reporter) }); err != nil {
 			return errors.Join(err, d.Stop(context.WithoutCancel(ctx)))
 		}

@@ -1,7 +1,9 @@
 package pgprovider
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -47,4 +49,16 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("pgprovider: secret key %s: want at least 64 hex characters", path)
 	}
 	return key, nil
+}
+
+// exportKey signs the provider's export grants: derived from its secret
+// key, so a grant outlives a restart of the provider; nil (a random key)
+// without one.
+func exportKey(secret []byte) []byte {
+	if len(secret) == 0 {
+		return nil
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("steward-export-grants"))
+	return m.Sum(nil)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +40,10 @@ type Config struct {
 	// PGDump is the pg_dump to run; defaults to the newest of Debian's
 	// (/usr/lib/postgresql/*/bin), else the one on PATH.
 	PGDump string
-	Logger *slog.Logger
+	// Reporter, when set, is told when a copy of a rehydration's data ends
+	// (the new instance RUNNING or FAILED).
+	Reporter provider.StatusReporter
+	Logger   *slog.Logger
 }
 
 // Provider realises postgres-database instances on one server. It is safe
@@ -56,6 +60,10 @@ type Provider struct {
 	port  int
 	log   *slog.Logger
 	locks instanceLocks
+	// copies are the copies of rehydrations' data under way.
+	copies *copies
+	// exportClient reads other providers' exports.
+	exportClient *http.Client
 }
 
 // Open connects to the server as the admin role.
@@ -81,7 +89,8 @@ func open(ctx context.Context, cfg Config, adjust func(*pgx.ConnConfig)) (*Provi
 		return nil, fmt.Errorf("pgprovider: connect to %s: %w", redacted(poolCfg.ConnConfig), err)
 	}
 	p := &Provider{cfg: cfg, admin: admin, base: poolCfg.ConnConfig,
-		log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
+		log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), copies: newCopies(),
+		exportClient: &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute}}}
 	if p.host, p.port, err = advertised(cfg.Advertise, poolCfg.ConnConfig); err != nil {
 		admin.Close()
 		return nil, err
@@ -93,8 +102,11 @@ func open(ctx context.Context, cfg Config, adjust func(*pgx.ConnConfig)) (*Provi
 	return p, nil
 }
 
-// Close closes the admin connections.
-func (p *Provider) Close() { p.admin.Close() }
+// Close ends the copies under way, then closes the admin connections.
+func (p *Provider) Close() {
+	p.copies.stop()
+	p.admin.Close()
+}
 
 // Server says which server the provider serves, without the password.
 func (p *Provider) Server() string { return redacted(p.base) }
@@ -114,12 +126,22 @@ type desired struct {
 	ConnectionLimit int      `json:"connection_limit"`
 	Extensions      []string `json:"extensions,omitempty"`
 	RetainOnDelete  bool     `json:"retain_on_delete,omitempty"`
+	// Copy is the state of the copy of a rehydration's data into the
+	// database (copyRunning, copyFailed); empty when none is pending.
+	// CopyError says why one failed.
+	Copy      string `json:"copy,omitempty"`
+	CopyError string `json:"copy_error,omitempty"`
 }
 
 // databaseMark is the comment on an instance's database.
 func databaseMark(instanceID string, s spec) string {
-	b, _ := json.Marshal(desired{ConnectionLimit: s.ConnectionLimit, Extensions: s.Extensions,
-		RetainOnDelete: s.RetainOnDelete}) // always encodes
+	return desiredMark(instanceID, desired{ConnectionLimit: s.ConnectionLimit, Extensions: s.Extensions,
+		RetainOnDelete: s.RetainOnDelete, Copy: s.copy})
+}
+
+// desiredMark is the comment on an instance's database that keeps d.
+func desiredMark(instanceID string, d desired) string {
+	b, _ := json.Marshal(d) // always encodes
 	return marker(instanceID) + " " + string(b)
 }
 
@@ -146,11 +168,16 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	}
 	unlock := p.locks.lock(req.InstanceID)
 	defer unlock()
-	if db, found, err := p.findDatabase(ctx, req.InstanceID); err != nil {
+	db, found, err := p.findDatabase(ctx, req.InstanceID)
+	if err != nil {
 		return provider.Instance{}, err
-	} else if found {
+	}
+	if found {
 		// Replayed: finish it as it was made.
 		s.Database, s.Owner = db.name, db.owner
+		if db.want != nil && db.want.Copy != "" {
+			return p.copyStatus(ctx, req.InstanceID, db)
+		}
 	} else {
 		// A database name taken is refused before the role is made, so a
 		// refusal leaves nothing behind.
@@ -164,8 +191,14 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 			return provider.Instance{}, err
 		}
 	}
+	if req.Source != nil && !found {
+		s.copy = copyRunning
+	}
 	if err := p.finish(ctx, req.InstanceID, s); err != nil {
 		return provider.Instance{}, err
+	}
+	if s.copy == copyRunning {
+		return p.startCopy(req.InstanceID, s, *req.Source), nil
 	}
 	o, err := p.findOwner(ctx, req.InstanceID)
 	if err != nil {
@@ -329,6 +362,9 @@ func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instanc
 	o, err := p.findOwner(ctx, instanceID)
 	if err != nil {
 		return provider.Instance{}, err
+	}
+	if o.want != nil && o.want.Copy != "" {
+		return p.copyStatus(ctx, instanceID, o.database)
 	}
 	if err := p.ownerConnects(ctx, instanceID, o); err != nil {
 		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: err.Error(),

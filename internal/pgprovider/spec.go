@@ -36,6 +36,9 @@ type spec struct {
 	Extensions      []string
 	// RetainOnDelete keeps a final dump when the instance is deleted.
 	RetainOnDelete bool
+	// copy is the state of the copy of a rehydration's data into the
+	// database, kept on its mark (see desired.Copy); not in the request.
+	copy string
 }
 
 // parseSpec reads and checks a create request: names default from the

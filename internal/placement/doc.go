@@ -52,4 +52,12 @@
 // resource is the old one, so status changes of the new instance do not
 // move the order. A failed create finishes the operation with the error and
 // leaves the old resource current.
+//
+// When the old and the new instance's providers both registered the export
+// operation, the rehydration carries the data (rehydrate_copy.go): the old
+// instance stops taking writes, the new one is created with the export as
+// its source, and the replacement is recorded only once the new instance is
+// RUNNING; a copy that fails (or outlasts Config.CopyTimeout) fails the
+// operation with [ErrCopyFailed], queues the new instance's deletion and,
+// in the same transaction, the job that opens the old one to writes again.
 package placement

@@ -22,6 +22,10 @@ var ErrResourceExists = errors.New("a resource with this instance id already exi
 // deleted and the operation fails with it.
 var ErrOrderGone = errors.New("the order no longer points at the rehydrated resource")
 
+// ErrCopyFailed fails a rehydration whose data could not be copied to the
+// new instance: the old one serves on, and takes writes again.
+var ErrCopyFailed = errors.New("the data was not copied to the new instance; the order stays on the old one")
+
 // ErrPolicyBrokeSpec is returned by Place when the policy chain's patches
 // leave a spec its service type's schema refuses.
 var ErrPolicyBrokeSpec = errors.New("the policy chain's changes make the spec invalid for its service type")

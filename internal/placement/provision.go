@@ -82,11 +82,18 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 // died) left: its outcome is resolved with the provider, never created
 // twice, never failed for being unknown.
 func (s *Service) createInstance(ctx context.Context, r Resource) error {
-	_, err := s.cfg.SPRM.Create(ctx, sprm.CreateParams{
+	_, err := s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
+	return err
+}
+
+// createParams asks the SPRM to create r's instance, from src's data when
+// src is set.
+func (s *Service) createParams(r Resource, src *provider.ExportSource) sprm.CreateParams {
+	return sprm.CreateParams{
 		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Resume: true,
 		Metadata: provider.CreateMetadata{OrderID: r.CatalogItemInstanceID, Project: r.Project, Labels: r.Labels},
-	})
-	return err
+		Source:   src,
+	}
 }
 
 // deletionAsked says whether the resource's deletion was asked for. Read

@@ -12,6 +12,7 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
+	resourceCopyStart           string
 	resourceDeleting            string
 	resourceGet                 string
 	resourceInsert              string
@@ -23,6 +24,7 @@ type queries struct {
 	resourceRehydrationEnd      string
 	resourceRehydrationRunning  string
 	resourceRehydrationsStalled string
+	resourceSetCopyStart        string
 	resourceSetCreated          string
 	resourceSetOutcome          string
 	resourceSetRequest          string
@@ -33,6 +35,7 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
+		resourceCopyStart:           qs.Get("ResourceCopyStart"),
 		resourceDeleting:            qs.Get("ResourceDeleting"),
 		resourceGet:                 qs.Get("ResourceGet"),
 		resourceInsert:              qs.Get("ResourceInsert"),
@@ -44,11 +47,19 @@ func newQueries(engine store.Engine) *queries {
 		resourceRehydrationEnd:      qs.Get("ResourceRehydrationEnd"),
 		resourceRehydrationRunning:  qs.Get("ResourceRehydrationRunning"),
 		resourceRehydrationsStalled: qs.Get("ResourceRehydrationsStalled"),
+		resourceSetCopyStart:        qs.Get("ResourceSetCopyStart"),
 		resourceSetCreated:          qs.Get("ResourceSetCreated"),
 		resourceSetOutcome:          qs.Get("ResourceSetOutcome"),
 		resourceSetRequest:          qs.Get("ResourceSetRequest"),
 		resourcesPendingStalled:     qs.Get("ResourcesPendingStalled"),
 	}
+}
+
+// ResourceCopyStart runs ResourceCopyStart (sql/*/resources.sql); no row is store.ErrNotFound.
+func (q *queries) ResourceCopyStart(ctx context.Context, db store.Querier, instanceID string) (*time.Time, error) {
+	var v *time.Time
+	err := db.QueryRow(ctx, q.resourceCopyStart, instanceID).Scan(&v)
+	return v, err
 }
 
 // ResourceDeleting runs ResourceDeleting (sql/*/resources.sql); no row is store.ErrNotFound.
@@ -244,6 +255,18 @@ func (q *queries) ResourceRehydrationsStalled(ctx context.Context, db store.Quer
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// ResourceSetCopyStartParams are the arguments of ResourceSetCopyStart.
+type ResourceSetCopyStartParams struct {
+	CopyStartTime time.Time
+	UpdateTime    time.Time
+	InstanceID    string
+}
+
+// ResourceSetCopyStart runs ResourceSetCopyStart (sql/*/resources.sql) and returns the number of rows it affected.
+func (q *queries) ResourceSetCopyStart(ctx context.Context, db store.Querier, arg ResourceSetCopyStartParams) (int64, error) {
+	return db.Exec(ctx, q.resourceSetCopyStart, arg.CopyStartTime, arg.UpdateTime, arg.InstanceID)
 }
 
 // ResourceSetCreatedParams are the arguments of ResourceSetCreated.

@@ -166,10 +166,19 @@ func (s *Service) checkNoRehydration(ctx context.Context, q store.Querier, order
 	switch {
 	case err == nil:
 		return fmt.Errorf("%w: order %s, new instance %s", ErrRehydrationInProgress, orderID, running)
-	case errors.Is(err, store.ErrNotFound):
-		return nil
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("look up running rehydrations: %w", err)
 	}
-	return fmt.Errorf("look up running rehydrations: %w", err)
+	// The old instance of a failed copy takes writes again by a job: a
+	// new copy begun before it ran would find its source writable.
+	opening, err := s.cfg.Jobs.Pending(ctx, q, endExportArgs{}.Kind(), "order_id", orderID)
+	if err != nil {
+		return fmt.Errorf("look up exports ending: %w", err)
+	}
+	if opening {
+		return fmt.Errorf("%w: order %s: the last rehydration's source is still being made writable", ErrRehydrationInProgress, orderID)
+	}
+	return nil
 }
 
 // recordRefusal notes a rehydration the policy chain refused on the old
@@ -246,6 +255,13 @@ func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) err
 	}
 	if r.RehydrationStatus == nil || *r.RehydrationStatus != rehydrationRunning {
 		return nil // finished by an earlier attempt
+	}
+	copyData, err := s.copiesData(ctx, a, r)
+	if err != nil {
+		return err
+	}
+	if copyData {
+		return s.rehydrateWithData(ctx, a, r, last)
 	}
 	err = s.createInstance(ctx, r)
 	switch {
@@ -341,6 +357,12 @@ func (s *Service) AbandonReplacementTx(ctx context.Context, tx *store.Tx, c reco
 // failure is recorded for the order and the operation finishes with the
 // error; all in one transaction.
 func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause error) error {
+	return s.failRehydrationWith(ctx, a, cause, nil)
+}
+
+// failRehydrationWith is failRehydration that also runs also (when not
+// nil) in its transaction, when that transaction ends the rehydration.
+func (s *Service) failRehydrationWith(ctx context.Context, a rehydrateArgs, cause error, also func(*store.Tx) error) error {
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		t := s.now()
 		failed := rehydrationFailed
@@ -359,6 +381,11 @@ func (s *Service) failRehydration(ctx context.Context, a rehydrateArgs, cause er
 		if err := s.noteRehydrationTx(ctx, tx, a.OldInstanceID, "FAILED", a.NewInstanceID, a.OperationID,
 			cause.Error()); err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		orderID, err := s.orderOf(ctx, tx, a.OldInstanceID)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/sprm"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // evaluator runs the policy chain (*policy.Service).
@@ -45,6 +46,13 @@ type provisioner interface {
 	// ProviderSupportsTx reports whether a provider registered an
 	// operation, read in tx.
 	ProviderSupportsTx(ctx context.Context, tx *store.Tx, name, operation string) (bool, error)
+	// ExportsData reports whether a rehydration from provider from to
+	// provider to carries the data (both registered the export operation).
+	ExportsData(ctx context.Context, from, to string) (bool, error)
+	// BeginExport stops writes to an instance and grants its export.
+	BeginExport(ctx context.Context, instanceID string) (provider.ExportSource, error)
+	// EndExport lets an instance take writes again.
+	EndExport(ctx context.Context, instanceID string) error
 }
 
 // operationRecorder starts and finishes operations in the caller's
@@ -96,6 +104,10 @@ type Config struct {
 	// RetryBackoff is the wait before a job's second attempt; it doubles at
 	// each attempt, up to a minute. Defaults to 1s.
 	RetryBackoff time.Duration
+	// CopyTimeout bounds a rehydration's copy of its data: a new instance
+	// still not RUNNING this long after its copy began is given up, and the
+	// old one takes writes again. Defaults to an hour.
+	CopyTimeout time.Duration
 }
 
 // Service is the Placement Manager. It is safe for concurrent use.
@@ -116,6 +128,7 @@ func New(cfg Config) *Service {
 	}
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 8)
 	cfg.RetryBackoff = cmp.Or(cfg.RetryBackoff, time.Second)
+	cfg.CopyTimeout = cmp.Or(cfg.CopyTimeout, time.Hour)
 	return &Service{
 		cfg: cfg,
 		log: cfg.Logger.With("component", "placement"),
@@ -130,6 +143,7 @@ func (s *Service) RegisterWorkers(w *river.Workers) {
 	river.AddWorker(w, &deprovisionWorker{s: s})
 	river.AddWorker(w, &rehydrateWorker{s: s})
 	river.AddWorker(w, &updateWorker{s: s})
+	river.AddWorker(w, &endExportWorker{s: s})
 }
 
 func (s *Service) now() time.Time { return store.Now(s.cfg.Now) }

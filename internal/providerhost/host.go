@@ -36,6 +36,9 @@ type Config struct {
 	// each Start, so a restart rotates it (Steward learns it from the
 	// registration).
 	CallToken string
+	// ExportKey signs the provider's export grants
+	// (provider.ServerConfig.ExportKey); empty: a random one per Start.
+	ExportKey []byte
 	Logger    *slog.Logger
 }
 
@@ -83,7 +86,7 @@ func (h *Host) Start(ctx context.Context, p provider.Provider) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: h.log, Token: token}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: provider.NewServer(p, provider.ServerConfig{Logger: h.log, Token: token, ExportKey: h.cfg.ExportKey}), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	h.mu.Lock()
 	h.http, h.listener, h.served, h.callToken = srv, ln, served, token

@@ -34,6 +34,10 @@ type CreateParams struct {
 	// is left for the next attempt to resolve (OutcomeUnknownError with
 	// Resolvable) instead of queued for cleanup.
 	Resume bool
+	// Source, for a provider registered with the export operation, asks it
+	// to fill the instance with another's data (a rehydration). It is sent,
+	// never stored: its token is a secret.
+	Source *provider.ExportSource
 }
 
 // Create runs the seed's create flow: look the provider up (404), check its
@@ -89,7 +93,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 	}
 
 	got, err := s.cfg.Providers.Create(prov.calling(ctx), prov.Endpoint, provider.CreateRequest{
-		InstanceID: p.ID, ServiceType: serviceType, Spec: p.Spec, Metadata: p.Metadata,
+		InstanceID: p.ID, ServiceType: serviceType, Spec: p.Spec, Metadata: p.Metadata, Source: p.Source,
 	})
 	// From here the caller's ctx may be gone; the outcome must still be written.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)

@@ -119,6 +119,15 @@ func (f *fakeProviders) Delete(_ context.Context, _, instanceID string) (provide
 // Validate accepts every spec (no fake registers the validate operation).
 func (f *fakeProviders) Validate(context.Context, string, provider.CreateRequest) error { return nil }
 
+// The clock tests' providers export nothing.
+func (f *fakeProviders) BeginExport(context.Context, string, string) (provider.ExportGrant, error) {
+	return provider.ExportGrant{}, errors.New("fake provider: no export")
+}
+
+func (f *fakeProviders) EndExport(context.Context, string, string) error {
+	return errors.New("fake provider: no export")
+}
+
 func (f *fakeProviders) Health(context.Context, string) (provider.Health, error) {
 	f.mu.Lock()
 	during := f.duringHealth

@@ -20,6 +20,8 @@ type providerClient interface {
 	Update(ctx context.Context, endpoint string, req provider.UpdateRequest) (provider.Instance, error)
 	Health(ctx context.Context, endpoint string) (provider.Health, error)
 	Validate(ctx context.Context, endpoint string, req provider.CreateRequest) error
+	BeginExport(ctx context.Context, endpoint, instanceID string) (provider.ExportGrant, error)
+	EndExport(ctx context.Context, endpoint, instanceID string) error
 }
 
 // specValidator checks a spec against its service type's schema (catalog).

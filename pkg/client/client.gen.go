@@ -1132,7 +1132,9 @@ type CatalogItemInstance struct {
 	// `False`/`Drifted` with a `message` naming each difference
 	// (`connection_limit: want 20, found 100`); its `last_transition_time` is when the
 	// provider compared. Orders whose provider never reported a comparison, and removed
-	// orders, have no `Synced` condition.
+	// orders, have no `Synced` condition. `Rehydrating` (`True`/`CopyingData`) is
+	// there, on a read or a list, while a rehydration copies the order's data to its
+	// new instance: the current instance takes no writes until the copy ends.
 	Conditions []Condition `json:"conditions"`
 	CreateTime time.Time   `json:"create_time"`
 
@@ -1323,7 +1325,7 @@ type Condition struct {
 	Reason string          `json:"reason"`
 	Status ConditionStatus `json:"status"`
 
-	// Type `Ready` or, on an order, `Healthy` (its runtime's health) or `Synced` (drift).
+	// Type `Ready` or, on an order, `Healthy` (its runtime's health), `Synced` (drift) or `Rehydrating` (a rehydration copying the data).
 	//
 	// Example: Ready
 	Type string `json:"type"`
@@ -2443,7 +2445,11 @@ type ProviderRegistration struct {
 	// Example: kubevirt-sp
 	Name ResourceId `json:"name"`
 
-	// Operations What the provider supports beyond create, get and delete (`update`, `repair`, ...).
+	// Operations What the provider supports beyond create, get and delete: `update`, `repair`,
+	// `credentials`, `validate`, `export` (it hands out an instance's data and fills a new
+	// instance from another's, so a rehydration between two such providers carries the
+	// data).
+	//
 	//
 	// Example: ["update","repair"]
 	Operations *[]string `json:"operations,omitempty"`
@@ -6191,6 +6197,15 @@ type ClientInterface interface {
 	// changes, the refusal is noted on the resource (`last_rehydration`) and recorded
 	// as a failed operation.
 	//
+	// When the old and the new instance's providers both registered the `export`
+	// operation, the rehydration carries the data: the old instance takes no more writes,
+	// the new provider copies its data straight from the old one, and the order moves
+	// only once the new instance is `RUNNING` (with the data). Meanwhile the order has
+	// the condition `Rehydrating=True` (`CopyingData`). A copy that fails, or outlasts
+	// an hour, fails the operation with `DATA_COPY_FAILED` and the provider's reason:
+	// the new instance is deleted and the order stays `up` on the old one, which takes
+	// writes again.
+	//
 	// Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate (the `RehydrateCatalogItemInstance` operationId).
 	RehydrateCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RehydrateCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -7813,6 +7828,15 @@ func (c *Client) ForceDeleteCatalogItemInstance(ctx context.Context, catalogItem
 // request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
 // changes, the refusal is noted on the resource (`last_rehydration`) and recorded
 // as a failed operation.
+//
+// When the old and the new instance's providers both registered the `export`
+// operation, the rehydration carries the data: the old instance takes no more writes,
+// the new provider copies its data straight from the old one, and the order moves
+// only once the new instance is `RUNNING` (with the data). Meanwhile the order has
+// the condition `Rehydrating=True` (`CopyingData`). A copy that fails, or outlasts
+// an hour, fails the operation with `DATA_COPY_FAILED` and the provider's reason:
+// the new instance is deleted and the order stays `up` on the old one, which takes
+// writes again.
 //
 // Corresponds with POST /api/v1/catalog-item-instances/{catalog_item_instance_id}:rehydrate (the `RehydrateCatalogItemInstance` operationId).
 func (c *Client) RehydrateCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *RehydrateCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14401,6 +14425,15 @@ type ClientWithResponsesInterface interface {
 	// request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
 	// changes, the refusal is noted on the resource (`last_rehydration`) and recorded
 	// as a failed operation.
+	//
+	// When the old and the new instance's providers both registered the `export`
+	// operation, the rehydration carries the data: the old instance takes no more writes,
+	// the new provider copies its data straight from the old one, and the order moves
+	// only once the new instance is `RUNNING` (with the data). Meanwhile the order has
+	// the condition `Rehydrating=True` (`CopyingData`). A copy that fails, or outlasts
+	// an hour, fails the operation with `DATA_COPY_FAILED` and the provider's reason:
+	// the new instance is deleted and the order stays `up` on the old one, which takes
+	// writes again.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21308,6 +21341,15 @@ func (c *ClientWithResponses) ForceDeleteCatalogItemInstanceWithResponse(ctx con
 // request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
 // changes, the refusal is noted on the resource (`last_rehydration`) and recorded
 // as a failed operation.
+//
+// When the old and the new instance's providers both registered the `export`
+// operation, the rehydration carries the data: the old instance takes no more writes,
+// the new provider copies its data straight from the old one, and the order moves
+// only once the new instance is `RUNNING` (with the data). Meanwhile the order has
+// the condition `Rehydrating=True` (`CopyingData`). A copy that fails, or outlasts
+// an hour, fails the operation with `DATA_COPY_FAILED` and the provider's reason:
+// the new instance is deleted and the order stays `up` on the old one, which takes
+// writes again.
 //
 // Returns a wrapper object for the known response body format(s).
 //

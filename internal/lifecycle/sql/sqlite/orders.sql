@@ -17,7 +17,10 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        -- the current instance's outputs: stored once, by the SPRM, and read
        -- with the order rather than by a second query
        (SELECT i.outputs FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS outputs,
-       (SELECT i.synced FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS synced
+       (SELECT i.synced FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS synced,
+       -- the new instance of a running rehydration that is copying the data
+       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = catalog_item_instances.id
+          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to
 FROM catalog_item_instances
 WHERE id = ? AND project = ?;
 
@@ -27,7 +30,7 @@ WHERE id = ? AND project = ?;
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
        create_time, update_time, deleted_at, terminal, identity, pending_instance_id, validation, last_error, expire_time,
-       user_value_sets, NULL AS outputs, NULL AS synced -- a transfer has no use for them
+       user_value_sets, NULL AS outputs, NULL AS synced, NULL AS copying_to -- a transfer has no use for them
 FROM catalog_item_instances
 WHERE id = ?;
 
@@ -40,6 +43,9 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        last_error, expire_time, NULL AS user_value_sets, -- the list shows user_values, not the sets
        (SELECT i.outputs FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS outputs,
        (SELECT i.synced FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS synced,
+       -- the new instance of a running rehydration that is copying the data
+       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = catalog_item_instances.id
+          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
        -- whether the active set is there, for the Ready condition (the
        -- attribute sets are passed through undecoded)
        COALESCE(json_type(attributes, '$.active') = 'object', 0) AS has_active

@@ -114,3 +114,13 @@ LIMIT 100;
 -- name: ResourceDeleting :one
 -- Whether the resource's deletion was asked for.
 SELECT COUNT(*) FROM resources WHERE instance_id = ? AND deleted_at IS NOT NULL;
+
+-- name: ResourceCopyStart :one
+-- When the copy of a rehydration's data began (NULL: not begun, or none).
+SELECT copy_start_time FROM resources WHERE instance_id = ?;
+
+-- name: ResourceSetCopyStart :exec
+-- params: copy_start_time, update_time, instance_id
+-- Records the first start of a rehydration's copy; a later attempt keeps it.
+UPDATE resources SET copy_start_time = COALESCE(copy_start_time, ?), update_time = ?
+WHERE instance_id = ?;
