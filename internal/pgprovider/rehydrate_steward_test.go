@@ -31,7 +31,7 @@ type throwaway struct {
 	url string // the superuser's
 }
 
-func startThrowaway(t *testing.T) *throwaway {
+func startThrowaway(t testing.TB) *throwaway {
 	t.Helper()
 	// The cluster runs as postgres when the tests run as root: its
 	// directory must be reachable by it.
@@ -59,7 +59,7 @@ func (pg *throwaway) script(cmd string) *exec.Cmd {
 	return exec.Command(filepath.Join("..", "..", "scripts", "pg-throwaway"), cmd, pg.dir)
 }
 
-func (pg *throwaway) run(t *testing.T, cmd string) {
+func (pg *throwaway) run(t testing.TB, cmd string) {
 	t.Helper()
 	if out, err := pg.script(cmd).CombinedOutput(); err != nil {
 		t.Fatalf("pg-throwaway %s: %v: %s", cmd, err, out)
@@ -86,7 +86,7 @@ type rehydration struct {
 	appURL   string // the owner's, on the old server
 }
 
-func setUpRehydration(t *testing.T, engine store.Engine) *rehydration {
+func setUpRehydration(t testing.TB, engine store.Engine) *rehydration {
 	adminURL := os.Getenv(storetest.EnvDatabaseURL)
 	var logs apitest.Buffer
 	logTo := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -139,7 +139,7 @@ type orderShown struct {
 	Conditions   []struct{ Type, Status, Reason, Message string }
 }
 
-func (r *rehydration) order(t *testing.T) orderShown {
+func (r *rehydration) order(t testing.TB) orderShown {
 	var o orderShown
 	r.s.Do(t, "GET", "/api/v1/catalog-item-instances/app", nil).Want(t, http.StatusOK).JSON(t, &o)
 	return o
@@ -163,7 +163,7 @@ type operationShown struct {
 	} `json:"error"`
 }
 
-func (r *rehydration) rehydrate(t *testing.T) (wait func() operationShown) {
+func (r *rehydration) rehydrate(t testing.TB) (wait func() operationShown) {
 	var op struct{ ID string }
 	r.s.Do(t, "POST", "/api/v1/catalog-item-instances/app:rehydrate", nil).Want(t, http.StatusAccepted).JSON(t, &op)
 	return func() operationShown {
@@ -176,7 +176,7 @@ func (r *rehydration) rehydrate(t *testing.T) (wait func() operationShown) {
 	}
 }
 
-func (r *rehydration) exists(t *testing.T, admin *pgx.Conn) bool {
+func (r *rehydration) exists(t testing.TB, admin *pgx.Conn) bool {
 	var n int
 	if err := admin.QueryRow(t.Context(), "SELECT count(*) FROM pg_database WHERE datname = $1", r.database).Scan(&n); err != nil {
 		t.Fatal(err)

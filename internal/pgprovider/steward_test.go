@@ -218,7 +218,7 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 // startProvider starts a postgres provider on providerURL's server for s,
 // allowing pg_trgm, with cfg's other settings, and waits until it is
 // registered. It stops at cleanup.
-func startProvider(t *testing.T, s *apitest.Server, providerURL string, log *slog.Logger, cfg pgprovider.DaemonConfig) *pgprovider.Daemon {
+func startProvider(t testing.TB, s *apitest.Server, providerURL string, log *slog.Logger, cfg pgprovider.DaemonConfig) *pgprovider.Daemon {
 	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -243,7 +243,7 @@ func startProvider(t *testing.T, s *apitest.Server, providerURL string, log *slo
 // adminRole makes a role that may create databases and roles, and nothing
 // more, with password, and returns the URL of adminURL's server as it.
 // The test server asks every role but postgres for its password.
-func adminRole(t *testing.T, adminURL, password string) string {
+func adminRole(t testing.TB, adminURL, password string) string {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), adminURL)
 	if err != nil {
