@@ -67,6 +67,7 @@ SIGINT or SIGTERM stops the server gracefully.`,
 	f.BoolVar(&cfg.ProcessProviderNoOp, "process-provider-noop", false, "the in-process provider accepts orders without starting processes")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")
 	f.DurationVar(&cfg.CleanupInterval, "cleanup-interval", 0, "time between passes of the cleanup worker (default 10s)")
+	f.DurationVar(&cfg.RehydrationCopyTimeout, "rehydration-copy-timeout", 0, "how long a rehydration may copy its data before it is given up and the old instance takes writes again (default 1h)")
 	f.IntVar(&cfg.CleanupMaxRetries, "cleanup-max-retries", 0, "failed attempts before a cleanup task is FAILED (default 10)")
 	f.DurationVar(&cfg.ResyncAfter, "resync-after", 0, "read an instance back from its provider after this long in a transitional state without a status report, then again with backoff until it settles (default 30s; negative: off)")
 	f.DurationVar(&cfg.ResyncSettledEvery, "resync-settled-every", 0, "read each settled (RUNNING or FAILED) instance back from its provider at least this often, spread over time (default 10m; negative: never)")

@@ -83,7 +83,10 @@ type Config struct {
 	// CleanupInterval is the time between passes of the cleanup worker.
 	// Defaults to 10s; negative turns the worker off (benchmarks that run
 	// passes themselves).
-	CleanupInterval time.Duration
+	// RehydrationCopyTimeout bounds a rehydration's copy of its data
+	// (placement.Config.CopyTimeout); 0: an hour.
+	RehydrationCopyTimeout time.Duration
+	CleanupInterval        time.Duration
 	// CleanupMaxRetries is how many failed attempts turn a cleanup task
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int

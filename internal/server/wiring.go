@@ -111,7 +111,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.placement = placement.New(placement.Config{
 		DB: s.db, Policy: s.policy, Providers: policy.ProviderSourceFunc(s.availableProviders), SPRM: s.sprm,
 		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
-		Changes: s.reconciles, Operations: s.operations,
+		Changes: s.reconciles, Operations: s.operations, CopyTimeout: s.cfg.RehydrationCopyTimeout,
 	})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
