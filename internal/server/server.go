@@ -80,13 +80,13 @@ type Config struct {
 	ProviderFailureThreshold int
 	// ProviderTimeout bounds every call to a provider. Defaults to 10s.
 	ProviderTimeout time.Duration
-	// CleanupInterval is the time between passes of the cleanup worker.
-	// Defaults to 10s; negative turns the worker off (benchmarks that run
-	// passes themselves).
 	// RehydrationCopyTimeout bounds a rehydration's copy of its data
 	// (placement.Config.CopyTimeout); 0: an hour.
 	RehydrationCopyTimeout time.Duration
-	CleanupInterval        time.Duration
+	// CleanupInterval is the time between passes of the cleanup worker.
+	// Defaults to 10s; negative turns the worker off (benchmarks that run
+	// passes themselves).
+	CleanupInterval time.Duration
 	// CleanupMaxRetries is how many failed attempts turn a cleanup task
 	// FAILED. Defaults to 10.
 	CleanupMaxRetries int
