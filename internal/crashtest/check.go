@@ -67,6 +67,9 @@ type snapshot struct {
 	ops       []operationView
 	instances map[string]instanceView
 	held      map[string]HeldInstance
+	// rotations are the credential rotations the provider did, by
+	// operation id.
+	rotations map[string]int
 	requests  []request
 	// clientsDone is set once every client has stopped: only then is a
 	// request without a final answer a violation rather than in progress.
@@ -306,7 +309,9 @@ func (c *checker) answers() {
 	}
 }
 
-// operations: every Operation is done, acknowledged ones included.
+// operations: every Operation is done, acknowledged ones included; a
+// rotation of credentials reached the provider once if it succeeded, and
+// never twice.
 func (c *checker) operations() {
 	listed := map[string]bool{}
 	for _, op := range c.s.ops {
@@ -315,9 +320,19 @@ func (c *checker) operations() {
 			c.add(InvariantOperationDone, "operation "+op.ID, "not done (started at +%.2fs): %s",
 				op.CreateTime.Sub(c.s.start).Seconds(), c.operationMeta(op))
 		}
+		if op.Metadata["kind"] != "rotate_credentials" {
+			continue
+		}
+		switch n := c.s.rotations[op.ID]; {
+		case n > 1:
+			c.add(InvariantRotationOnce, "operation "+op.ID, "rotated the credentials %d times: %s", n, c.operationMeta(op))
+		case op.Done && op.Error == nil && n != 1:
+			c.add(InvariantRotationOnce, "operation "+op.ID, "succeeded but the provider rotated %d times: %s", n,
+				c.operationMeta(op))
+		}
 	}
 	for _, r := range c.s.requests {
-		if r.Kind == kindRehydrate && r.Final != nil && r.Final.ok() && !listed[r.Final.ID] {
+		if (r.Kind == kindRehydrate || r.Kind == kindRotate) && r.Final != nil && r.Final.ok() && !listed[r.Final.ID] {
 			c.add(InvariantOperationDone, "operation "+r.Final.ID, "%s was answered %s with this operation, which is not listed",
 				r.describe(), r.Final)
 		}

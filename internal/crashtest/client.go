@@ -18,6 +18,7 @@ import (
 const (
 	kindCreate    = "create"
 	kindRehydrate = "rehydrate"
+	kindRotate    = "rotate"
 	kindDelete    = "delete"
 )
 
@@ -93,6 +94,8 @@ func (r *request) describe() string {
 		return fmt.Sprintf("create without id (key %s)", r.Key)
 	case kindRehydrate:
 		return fmt.Sprintf("rehydrate of order %s (key %s)", r.OrderID, r.Key)
+	case kindRotate:
+		return fmt.Sprintf("rotation of order %s's credentials (key %s)", r.OrderID, r.Key)
 	}
 	return "DELETE of order " + r.OrderID
 }
@@ -130,8 +133,10 @@ func (c *client) step(ctx context.Context, n int) {
 	switch {
 	case len(live) < 3 || r < 0.5:
 		c.create(ctx, n)
-	case r < 0.75:
+	case r < 0.65:
 		c.rehydrate(ctx, n, live[c.rng.IntN(len(live))])
+	case r < 0.75:
+		c.rotate(ctx, n, live[c.rng.IntN(len(live))])
 	default:
 		c.delete(ctx, live[c.rng.IntN(len(live))])
 	}
@@ -160,6 +165,15 @@ func (c *client) create(ctx context.Context, n int) {
 func (c *client) rehydrate(ctx context.Context, n int, order string) {
 	c.send(ctx, &request{Kind: kindRehydrate, Key: fmt.Sprintf("%s-c%d-%d", c.t.tag, c.n, n), OrderID: order,
 		Method: http.MethodPost, Path: "/api/v1/catalog-item-instances/" + url.PathEscape(order) + ":rehydrate",
+		Client: c.n})
+}
+
+// rotate asks for a rotation of the order's credentials; 409
+// ROTATION_IN_PROGRESS (one is running) and ORDER_NOT_PLACED are final
+// answers like any 4xx.
+func (c *client) rotate(ctx context.Context, n int, order string) {
+	c.send(ctx, &request{Kind: kindRotate, Key: fmt.Sprintf("%s-c%d-%d", c.t.tag, c.n, n), OrderID: order,
+		Method: http.MethodPost, Path: "/api/v1/catalog-item-instances/" + url.PathEscape(order) + ":rotateCredentials",
 		Client: c.n})
 }
 

@@ -222,7 +222,8 @@ func (t *trial) setUp(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
 	defer cancel()
 	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURL: t.api.base, HTTPClient: t.api.hc,
-		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"}}})
+		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"},
+			Operations: []string{provider.OperationCredentials}, CallToken: callToken}})
 	if err != nil {
 		return err
 	}
@@ -371,6 +372,7 @@ func (t *trial) snapshot(ctx context.Context, clientsDone bool) (snapshot, error
 		s.instances[in.ID] = in
 	}
 	s.held = t.prov.mem.snapshot()
+	s.rotations = t.prov.mem.rotationCounts()
 	return s, nil
 }
 
@@ -492,6 +494,11 @@ func (t *trial) count(rep *Report, s snapshot) {
 			default:
 				c.RehydratesRefused++
 			}
+		case kindRotate:
+			c.Rotations++
+			if r.Final != nil && r.Final.ok() {
+				c.RotationsAccepted++
+			}
 		case kindDelete:
 			c.Deletes++
 			if r.Final != nil && r.Final.ok() {
@@ -502,6 +509,9 @@ func (t *trial) count(rep *Report, s snapshot) {
 	c.NoAnswerAttempts = int(t.noAnswer.Load())
 	c.KeyInUseAnswers = int(t.inUse.Load())
 	c.ProviderCreateCalls, c.ProviderDeleteCalls = t.prov.mem.counts()
+	for _, n := range s.rotations {
+		c.ProviderRotations += n
+	}
 	c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd = len(s.orders), len(s.ops), len(s.tasks)
 }
 

@@ -5,9 +5,10 @@
 // a fresh SQLite data dir or a fresh PostgreSQL schema, serves an in-memory
 // provider from the calling process (so it outlives every kill), registers
 // it and creates a catalog item of the built-in `container` type through the
-// API. Then several clients order, rehydrate and delete, each request with
-// an Idempotency-Key (DELETE carries none: it is idempotent by itself), and
-// each retried with the SAME key until it gets a final answer. Meanwhile the
+// API. Then several clients order, rehydrate, rotate credentials and
+// delete, each request with an Idempotency-Key (DELETE carries none: it is
+// idempotent by itself), and each retried with the SAME key until it gets
+// a final answer. Meanwhile the
 // server is killed at random moments and restarted at once on the same data
 // and port. When the load stops, the trial polls until the invariants hold
 // or a deadline passes, and reports every violation by order, key and
@@ -27,6 +28,8 @@
 //     IDEMPOTENCY_KEY_IN_USE is not one), and sending it again replays that
 //     answer with Idempotent-Replayed;
 //   - every Operation is done;
+//   - a rotation of credentials reaches the provider once when it
+//     succeeded, and never twice;
 //   - no final answer is a 5xx.
 //
 // # Final answers

@@ -56,6 +56,11 @@ type memProvider struct {
 
 	mu        sync.Mutex
 	instances map[string]*HeldInstance
+	// rotations counts the credential rotations done, by operation id.
+	rotations map[string]int
+	// lastRotation is each instance's last rotation's operation id: the
+	// one a repeated request answers again without rotating.
+	lastRotation map[string]string
 }
 
 func newMemProvider(stewardURL string, start time.Time) *memProvider {
@@ -68,8 +73,45 @@ func newMemProvider(stewardURL string, start time.Time) *memProvider {
 			HTTPClient: &http.Client{Transport: newTransport()},
 			Retry:      provider.RetryPolicy{MaxAttempts: 1}},
 		runCtx: ctx, cancel: cancel,
-		instances: make(map[string]*HeldInstance),
+		instances: make(map[string]*HeldInstance), rotations: map[string]int{}, lastRotation: map[string]string{},
 	}
+}
+
+// Credentials answers a held instance's (fixed) credentials.
+func (m *memProvider) Credentials(_ context.Context, id string) (provider.Credentials, error) {
+	if _, err := m.Get(context.Background(), id); err != nil {
+		return provider.Credentials{}, err
+	}
+	return provider.Credentials{Username: "crash", Password: "pw"}, nil
+}
+
+// RotateCredentials rotates a held instance's credentials once per
+// operation id, as a provider must: the request of its last rotation again
+// changes nothing. It answers after 1–3 ms, so a kill may come between the
+// rotation and Steward reading the answer.
+func (m *memProvider) RotateCredentials(ctx context.Context, req provider.RotateRequest) (provider.Rotated, error) {
+	m.mu.Lock()
+	h, ok := m.instances[req.InstanceID]
+	if !ok || !h.Held {
+		m.mu.Unlock()
+		return provider.Rotated{}, provider.ErrNotFound
+	}
+	if m.lastRotation[req.InstanceID] != req.OperationID {
+		m.rotations[req.OperationID]++
+		m.lastRotation[req.InstanceID] = req.OperationID
+	}
+	m.mu.Unlock()
+	if err := pause(ctx, jitter(1, 3)); err != nil {
+		return provider.Rotated{}, err
+	}
+	return provider.Rotated{RotateTime: time.Now().UTC()}, nil
+}
+
+// rotationCounts copies the rotations done, by operation id.
+func (m *memProvider) rotationCounts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.rotations)
 }
 
 // Create makes the instance (or returns it as it is when it is held), and
@@ -213,6 +255,10 @@ func (m *memProvider) report(r provider.StatusReport) {
 	}
 }
 
+// callToken is the secret the trial's provider registers for Steward to
+// present: its credentials routes are served to no one else.
+const callToken = "stp_crashtest"
+
 // providerServer serves a memProvider on 127.0.0.1.
 type providerServer struct {
 	mem    *memProvider
@@ -228,7 +274,7 @@ func startProvider(stewardURL string, start time.Time) (*providerServer, error) 
 	}
 	mem := newMemProvider(stewardURL, start)
 	p := &providerServer{mem: mem, url: "http://" + ln.Addr().String(), served: make(chan struct{}),
-		srv: &http.Server{Handler: provider.NewServer(mem, provider.ServerConfig{}), ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: provider.NewServer(mem, provider.ServerConfig{Token: callToken}), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		defer close(p.served)
 		_ = p.srv.Serve(ln) // ErrServerClosed after close

@@ -37,6 +37,9 @@ const (
 	InvariantKeyReplays = "key-replays-final-answer"
 	// InvariantOperationDone: every Operation is done.
 	InvariantOperationDone = "operation-done"
+	// InvariantRotationOnce: a rotation of credentials reaches the
+	// provider once if it succeeded, and never twice.
+	InvariantRotationOnce = "rotation-reaches-provider-once"
 	// InvariantNoServerError: no final answer is a 5xx.
 	InvariantNoServerError = "no-5xx-answer"
 	// InvariantServerRuns: the server restarts after each kill, and exits
@@ -84,6 +87,10 @@ type Counts struct {
 	Rehydrates           int `json:"rehydrates"`
 	RehydratesAccepted   int `json:"rehydrates_accepted"`
 	RehydratesRefused    int `json:"rehydrates_refused"`
+	Rotations            int `json:"rotations"`
+	RotationsAccepted    int `json:"rotations_accepted"`
+	// ProviderRotations is how many rotations the provider did.
+	ProviderRotations int `json:"provider_rotations"`
 	Deletes              int `json:"deletes"`
 	DeletesAcknowledged  int `json:"deletes_acknowledged"`
 	Unanswered           int `json:"unanswered"`
@@ -133,11 +140,13 @@ func (r Report) String() string {
 	}
 	c := r.Counts
 	fmt.Fprintf(&b, "%s on %s (seed %d) in %.1fs: %d kills; creates %d acknowledged (%d as ORDER_EXISTS) of %d, %d refused;"+
-		" rehydrates %d accepted of %d, %d refused; deletes %d acknowledged of %d; %d never answered;"+
+		" rehydrates %d accepted of %d, %d refused; rotations %d accepted of %d, %d done by the provider;"+
+		" deletes %d acknowledged of %d; %d never answered;"+
 		" %d requests retried, %d attempts unanswered, %d answers IDEMPOTENCY_KEY_IN_USE;"+
 		" provider got %d creates and %d deletes; %d orders, %d operations, %d cleanup tasks listed at the end\n",
 		verdict, r.Store, r.Seed, r.Duration.Seconds(), c.Kills, c.CreatesAcknowledged, c.CreatesOrderExists, c.Creates,
-		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.DeletesAcknowledged, c.Deletes,
+		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.RotationsAccepted, c.Rotations,
+		c.ProviderRotations, c.DeletesAcknowledged, c.Deletes,
 		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
 		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
 	for i, k := range r.Kills {
