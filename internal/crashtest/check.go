@@ -86,6 +86,7 @@ func check(s snapshot) []Violation {
 	c := newChecker(s)
 	c.ordersOnce()
 	c.liveOrders()
+	c.dataKept()
 	c.otherInstances()
 	c.cleanupClaims()
 	c.deletions()
@@ -212,6 +213,39 @@ func (c *checker) liveOrders() {
 				c.instance(o.InstanceID))
 		case o.Status != "RUNNING":
 			c.add(InvariantLiveInstanceHeld, subject, "is up with status %s; current %s", o.Status, c.instance(o.InstanceID))
+		}
+	}
+}
+
+// dataKept: a live order's current instance holds the data of its order's
+// first instance, copied along each rehydration (followed back through
+// CopiedFrom), and is not left read-only by an export.
+func (c *checker) dataKept() {
+	for _, o := range c.s.orders {
+		h, ok := c.s.held[o.InstanceID]
+		if o.DeletedAt != nil || o.State != stateUp || !ok || !h.Held {
+			continue // liveOrders says why
+		}
+		subject := "order " + o.ID
+		origin, seen := o.InstanceID, map[string]bool{}
+		for from := c.s.held[origin].CopiedFrom; from != "" && !seen[from]; from = c.s.held[origin].CopiedFrom {
+			seen[origin], origin = true, from
+		}
+		if want := "data-of:" + o.ID + ":" + origin; h.Data != want {
+			c.add(InvariantDataKept, subject, "current %s (copied from %q) holds %q, not %q", o.InstanceID, h.CopiedFrom, h.Data, want)
+		}
+		if h.CopiedFrom == "" {
+			for _, id := range sortedKeys(c.s.held) {
+				if e := c.s.held[id]; e.OrderID == o.ID && e.Creates > 0 && e.FirstCreate < h.FirstCreate {
+					c.add(InvariantDataKept, subject, "current %s was made without a source after instance %s: a rehydration did not carry the data",
+						o.InstanceID, id)
+					break
+				}
+			}
+		}
+		if h.ReadOnly {
+			c.add(InvariantDataKept, subject, "current %s takes no writes: an export of it was begun and never ended; %s",
+				o.InstanceID, c.instance(o.InstanceID))
 		}
 	}
 }

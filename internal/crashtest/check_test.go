@@ -22,7 +22,13 @@ func TestCheck(t *testing.T) {
 		return orderView{ID: id, State: stateUp, InstanceID: inst, Status: "RUNNING", Labels: map[string]string{keyLabel: key}}
 	}
 	held := func(id, order string) HeldInstance {
-		return HeldInstance{ID: id, OrderID: order, Held: true, Creates: 1, Realisations: 1, Status: "RUNNING"}
+		return HeldInstance{ID: id, OrderID: order, Held: true, Creates: 1, Realisations: 1, Status: "RUNNING",
+			Data: "data-of:" + order + ":" + id}
+	}
+	copied := func(id, order, from, first string) HeldInstance {
+		h := held(id, order)
+		h.CopiedFrom, h.Data = from, "data-of:"+order+":"+first
+		return h
 	}
 	gone := func(id, order string) HeldInstance {
 		h := held(id, order)
@@ -41,6 +47,31 @@ func TestCheck(t *testing.T) {
 			reason: "An acknowledged order, up on an instance the provider holds, breaks nothing.",
 			s: snapshot{requests: []request{created("k1", "", ok201("a"))}, orders: []orderView{up("a", "k1", "i1")},
 				held: map[string]HeldInstance{"i1": held("i1", "a")}},
+		},
+		"RehydratedWithItsData": {
+			reason: "An order rehydrated twice holds its first instance's data, copied along; the old ones are being deleted.",
+			s: snapshot{requests: []request{created("k1", "", ok201("a"))}, orders: []orderView{up("a", "k1", "i3")},
+				held: map[string]HeldInstance{"i1": gone("i1", "a"), "i2": func() HeldInstance {
+					h := copied("i2", "a", "i1", "i1")
+					h.Held = false
+					return h
+				}(), "i3": copied("i3", "a", "i2", "i1")}},
+		},
+		"RehydratedWithoutItsData": {
+			reason: "A rehydration that made its new instance without a source lost the data.",
+			s: snapshot{requests: []request{created("k1", "", ok201("a"))}, orders: []orderView{up("a", "k1", "i2")},
+				held: map[string]HeldInstance{"i1": gone("i1", "a"), "i2": func() HeldInstance {
+					h := held("i2", "a")
+					h.FirstCreate = time.Second
+					return h
+				}()}},
+			want: []string{InvariantDataKept + " order a"},
+		},
+		"LeftReadOnly": {
+			reason: "A failed copy must leave the order's instance writable again.",
+			s: snapshot{requests: []request{created("k1", "", ok201("a"))}, orders: []orderView{up("a", "k1", "i1")},
+				held: map[string]HeldInstance{"i1": func() HeldInstance { h := held("i1", "a"); h.ReadOnly = true; return h }()}},
+			want: []string{InvariantDataKept + " order a"},
 		},
 		"AcknowledgedOrderMissing": {
 			reason: "An order acknowledged 201 must be listed.",

@@ -223,7 +223,7 @@ func (t *trial) setUp(ctx context.Context) error {
 	defer cancel()
 	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURL: t.api.base, HTTPClient: t.api.hc,
 		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"},
-			Operations: []string{provider.OperationCredentials}, CallToken: callToken}})
+			Operations: []string{provider.OperationCredentials, provider.OperationExport}, CallToken: callToken}})
 	if err != nil {
 		return err
 	}
@@ -511,6 +511,14 @@ func (t *trial) count(rep *Report, s snapshot) {
 	c.ProviderCreateCalls, c.ProviderDeleteCalls = t.prov.mem.counts()
 	for _, n := range s.rotations {
 		c.ProviderRotations += n
+	}
+	for _, h := range s.held {
+		if h.CopiedFrom != "" {
+			c.Copies++
+		}
+		if h.CopyFailed {
+			c.CopiesFailed++
+		}
 	}
 	c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd = len(s.orders), len(s.ops), len(s.tasks)
 }

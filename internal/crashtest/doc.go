@@ -19,6 +19,9 @@
 //     that made two orders shows);
 //   - each live order is up, and its current instance is held by the
 //     provider;
+//   - that instance holds the data its order's first instance was made
+//     with (the provider registers export, so every rehydration copies the
+//     data, and one copy in five fails), and takes writes;
 //   - every other instance the provider holds has a cleanup task;
 //   - no cleanup task stays claimed by a killed process (a claim older than
 //     the last kill can be no one else's);

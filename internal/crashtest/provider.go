@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -37,6 +38,15 @@ type HeldInstance struct {
 	// ReportError is the last failed status report about it ("" when the
 	// last one was taken).
 	ReportError string
+	// Data is what the instance holds: "data-of:<order>:<instance>" when a
+	// create without a source made it, else what it copied (CopiedFrom: the
+	// instance it copied from). ReadOnly is set while an export of it is
+	// begun and not ended.
+	Data       string
+	CopiedFrom string
+	ReadOnly   bool
+	// CopyFailed is set when the provider failed its copy.
+	CopyFailed bool
 }
 
 // memProvider is the trial's provider: an in-memory [provider.Provider]
@@ -74,6 +84,78 @@ func newMemProvider(stewardURL string, start time.Time) *memProvider {
 			Retry:      provider.RetryPolicy{MaxAttempts: 1}},
 		runCtx: ctx, cancel: cancel,
 		instances: make(map[string]*HeldInstance), rotations: map[string]int{}, lastRotation: map[string]string{},
+	}
+}
+
+// BeginExport makes a held instance read-only.
+func (m *memProvider) BeginExport(_ context.Context, id string) error {
+	return m.setReadOnly(id, true)
+}
+
+// EndExport makes a held instance writable again.
+func (m *memProvider) EndExport(_ context.Context, id string) error {
+	return m.setReadOnly(id, false)
+}
+
+func (m *memProvider) setReadOnly(id string, readOnly bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	in, ok := m.instances[id]
+	if !ok || !in.Held {
+		return provider.ErrNotFound
+	}
+	in.ReadOnly = readOnly
+	return nil
+}
+
+// Export writes a held instance's data.
+func (m *memProvider) Export(_ context.Context, id string, w io.Writer) error {
+	m.mu.Lock()
+	in, ok := m.instances[id]
+	if !ok || !in.Held {
+		m.mu.Unlock()
+		return provider.ErrNotFound
+	}
+	data := in.Data
+	m.mu.Unlock()
+	_, err := io.WriteString(w, data)
+	return err
+}
+
+// copyFrom fills realisation gen of id from src's export after 5–30 ms,
+// and reports it RUNNING; one copy in five fails (FAILED), so that failed
+// copies meet kills too.
+func (m *memProvider) copyFrom(id string, gen int, src provider.ExportSource) {
+	if pause(m.runCtx, jitter(5, 30)) != nil {
+		return
+	}
+	data, err := func() ([]byte, error) {
+		body, err := provider.OpenExport(m.runCtx, &http.Client{Transport: newTransport(), Timeout: 5 * time.Second}, src)
+		if err != nil {
+			return nil, err
+		}
+		defer body.Close()
+		return io.ReadAll(body)
+	}()
+	if err == nil && rand.IntN(5) == 0 {
+		err = errors.New("the copy broke off (made to fail)")
+	}
+	status, message := provider.StatusRunning, ""
+	m.mu.Lock()
+	in := m.instances[id]
+	current := in.Held && in.Realisations == gen
+	if current {
+		if err != nil {
+			status, message = provider.StatusFailed, err.Error()
+			in.CopyFailed = true
+		} else {
+			in.Data = string(data)
+		}
+		in.Status = status
+	}
+	m.mu.Unlock()
+	if current {
+		m.report(provider.StatusReport{InstanceID: id, Status: status, Message: message, ObservedTime: time.Now().UTC()})
 	}
 }
 
@@ -134,8 +216,18 @@ func (m *memProvider) Create(ctx context.Context, req provider.CreateRequest) (p
 		in.FirstCreate = time.Since(m.start)
 	}
 	gen := in.Realisations
+	if req.Source == nil {
+		in.Data = "data-of:" + in.OrderID + ":" + in.ID
+	} else {
+		in.CopiedFrom = req.Source.InstanceID
+	}
 	m.mu.Unlock()
-	m.later(req.InstanceID, gen, provider.StatusRunning, time.Now().Add(jitter(2, 5)))
+	if req.Source != nil {
+		src := *req.Source
+		m.reports.Go(func() { m.copyFrom(req.InstanceID, gen, src) })
+	} else {
+		m.later(req.InstanceID, gen, provider.StatusRunning, time.Now().Add(jitter(2, 5)))
+	}
 	if err := pause(ctx, jitter(1, 3)); err != nil {
 		return provider.Instance{}, err // Steward is gone; the instance stays
 	}

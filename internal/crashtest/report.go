@@ -40,6 +40,10 @@ const (
 	// InvariantRotationOnce: a rotation of credentials reaches the
 	// provider once if it succeeded, and never twice.
 	InvariantRotationOnce = "rotation-reaches-provider-once"
+	// InvariantDataKept: a live order's current instance holds the data
+	// its order was first created with (a rehydration copied it; a failed
+	// copy left the order on the old instance), and takes writes.
+	InvariantDataKept = "data-kept-and-writable"
 	// InvariantNoServerError: no final answer is a 5xx.
 	InvariantNoServerError = "no-5xx-answer"
 	// InvariantServerRuns: the server restarts after each kill, and exits
@@ -82,15 +86,19 @@ type Counts struct {
 	CreatesAcknowledged int `json:"creates_acknowledged"`
 	// CreatesOrderExists are the acknowledged creates whose final answer
 	// was 409 ORDER_EXISTS on a retry.
-	CreatesOrderExists   int `json:"creates_order_exists"`
-	CreatesRefused       int `json:"creates_refused"`
-	Rehydrates           int `json:"rehydrates"`
-	RehydratesAccepted   int `json:"rehydrates_accepted"`
-	RehydratesRefused    int `json:"rehydrates_refused"`
-	Rotations            int `json:"rotations"`
-	RotationsAccepted    int `json:"rotations_accepted"`
+	CreatesOrderExists int `json:"creates_order_exists"`
+	CreatesRefused     int `json:"creates_refused"`
+	Rehydrates         int `json:"rehydrates"`
+	RehydratesAccepted int `json:"rehydrates_accepted"`
+	RehydratesRefused  int `json:"rehydrates_refused"`
+	Rotations          int `json:"rotations"`
+	RotationsAccepted  int `json:"rotations_accepted"`
 	// ProviderRotations is how many rotations the provider did.
 	ProviderRotations int `json:"provider_rotations"`
+	// Copies are the rehydrations' data copies the provider ran, and
+	// CopiesFailed those it failed on purpose.
+	Copies               int `json:"copies"`
+	CopiesFailed         int `json:"copies_failed"`
 	Deletes              int `json:"deletes"`
 	DeletesAcknowledged  int `json:"deletes_acknowledged"`
 	Unanswered           int `json:"unanswered"`
@@ -140,12 +148,12 @@ func (r Report) String() string {
 	}
 	c := r.Counts
 	fmt.Fprintf(&b, "%s on %s (seed %d) in %.1fs: %d kills; creates %d acknowledged (%d as ORDER_EXISTS) of %d, %d refused;"+
-		" rehydrates %d accepted of %d, %d refused; rotations %d accepted of %d, %d done by the provider;"+
+		" rehydrates %d accepted of %d, %d refused; %d copies of data (%d failed); rotations %d accepted of %d, %d done by the provider;"+
 		" deletes %d acknowledged of %d; %d never answered;"+
 		" %d requests retried, %d attempts unanswered, %d answers IDEMPOTENCY_KEY_IN_USE;"+
 		" provider got %d creates and %d deletes; %d orders, %d operations, %d cleanup tasks listed at the end\n",
 		verdict, r.Store, r.Seed, r.Duration.Seconds(), c.Kills, c.CreatesAcknowledged, c.CreatesOrderExists, c.Creates,
-		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.RotationsAccepted, c.Rotations,
+		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.Copies, c.CopiesFailed, c.RotationsAccepted, c.Rotations,
 		c.ProviderRotations, c.DeletesAcknowledged, c.Deletes,
 		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
 		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
