@@ -86,11 +86,12 @@ type rehydration struct {
 	appURL   string // the owner's, on the old server
 }
 
-func setUpRehydration(t testing.TB, engine store.Engine) *rehydration {
+func setUpRehydration(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *rehydration {
 	adminURL := os.Getenv(storetest.EnvDatabaseURL)
 	var logs apitest.Buffer
 	logTo := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider, c.Logger = true, logTo })
+	s := apitest.Start(t, engine, append([]func(*server.Config){func(c *server.Config) { c.ProcessProvider, c.Logger = true, logTo }},
+		adjust...)...)
 	old := startThrowaway(t)
 	startProvider(t, s, adminRole(t, old.url, "pw-"+unique("old")), logTo, pgprovider.DaemonConfig{Name: "pg-old",
 		Labels: map[string]string{"region": "us"}, ObserveInterval: -1})
@@ -182,6 +183,42 @@ func (r *rehydration) exists(t testing.TB, admin *pgx.Conn) bool {
 		t.Fatal(err)
 	}
 	return n == 1
+}
+
+// holdTheTable locks the order's table from a superuser's session (which
+// the provider's admin cannot end), so that an export waits until the
+// returned release is called (or the test ends).
+func (r *rehydration) holdTheTable(t *testing.T) (release func()) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(r.old.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = r.database
+	holder, err := pgx.ConnectConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close(context.Background()) })
+	if _, err := holder.Exec(t.Context(), "BEGIN; LOCK TABLE items IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := holder.Exec(t.Context(), "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitForTheExport waits until the old database's pg_dump waits on a lock.
+func (r *rehydration) waitForTheExport(t *testing.T) {
+	t.Helper()
+	poll.Until(t, "the export waits on the lock", func() bool {
+		var n int
+		_ = r.oldAdmin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = $1 AND application_name = 'pg_dump' AND wait_event_type = 'Lock'`, r.database).Scan(&n)
+		return n > 0
+	})
 }
 
 func isReadOnlyRefusal(err error) bool {
@@ -324,22 +361,7 @@ func TestSteward_RehydrateWhoseCopyFailsKeepsTheOld(t *testing.T) {
 		r := setUpRehydration(t, engine)
 		before := r.order(t)
 
-		// A superuser's session (not ended by the provider's admin) holds
-		// the table, so the export waits.
-		cfg, err := pgx.ParseConfig(r.old.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Database = r.database
-		holder, err := pgx.ConnectConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer holder.Close(context.Background())
-		if _, err := holder.Exec(t.Context(), "BEGIN; LOCK TABLE items IN ACCESS EXCLUSIVE MODE"); err != nil {
-			t.Fatal(err)
-		}
-
+		r.holdTheTable(t)
 		wait := r.rehydrate(t)
 		poll.Until(t, "the order shows its data being copied", func() bool { return r.order(t).copying() })
 		conn, err := pgx.Connect(t.Context(), r.appURL)
@@ -351,12 +373,7 @@ func TestSteward_RehydrateWhoseCopyFailsKeepsTheOld(t *testing.T) {
 		if !isReadOnlyRefusal(err) {
 			t.Errorf("a write to the old database during the copy: %v, want it refused as read-only", err)
 		}
-		poll.Until(t, "the export waits on the lock", func() bool {
-			var n int
-			_ = r.oldAdmin.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pg_dump' AND wait_event_type = 'Lock'",
-				r.database).Scan(&n)
-			return n > 0
-		})
+		r.waitForTheExport(t)
 
 		r.old.run(t, "kill")
 		op := wait()
@@ -387,5 +404,42 @@ func TestSteward_RehydrateWhoseCopyFailsKeepsTheOld(t *testing.T) {
 		if rows != 10001 {
 			t.Errorf("rows on the old database after the failed copy: %d, want 10,001", rows)
 		}
+	})
+}
+
+// Issue 24: a copy that outlasts --rehydration-copy-timeout is given up:
+// the operation fails naming the timeout, the order stays up on the old
+// database, which takes writes again, and the new one is deleted.
+func TestSteward_RehydrateWhoseCopyOutlastsItsTimeout(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(storetest.EnvDatabaseURL) == "" {
+		t.Skipf("%s is not set", storetest.EnvDatabaseURL)
+	}
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		r := setUpRehydration(t, engine, func(c *server.Config) { c.RehydrationCopyTimeout = 2 * time.Second })
+		before := r.order(t)
+		release := r.holdTheTable(t)
+		wait := r.rehydrate(t)
+		r.waitForTheExport(t)
+		op := wait()
+		if op.Error == nil || op.Error.Reason != "DATA_COPY_FAILED" || !strings.Contains(op.Error.Detail, "did not end within 2s") {
+			t.Fatalf("rehydration whose copy waits: %+v, want failed naming the timeout", op.Error)
+		}
+		release()
+		if o := r.order(t); o.State != "up" || o.InstanceID != before.InstanceID || o.copying() {
+			t.Errorf("after the timeout: state %s on %s, copying %v; want up on the old instance %s", o.State, o.InstanceID,
+				o.copying(), before.InstanceID)
+		}
+		poll.Until(t, "the old database takes writes again", func() bool {
+			conn, err := pgx.Connect(t.Context(), r.appURL)
+			if err != nil {
+				return false
+			}
+			defer conn.Close(context.Background())
+			_, err = conn.Exec(t.Context(), "INSERT INTO items VALUES (10001, 'after the timeout')")
+			return err == nil
+		})
+		poll.Until(t, "the new server holds nothing of the order", func() bool { return !r.exists(t, r.newAdmin) })
 	})
 }
