@@ -20,6 +20,12 @@
 //     so that no report is lost while Steward is away: it keeps the latest
 //     report of each instance until one is delivered.
 //
+// Optional interfaces add operations a provider registers by name:
+// [Repairer] (repair), [Credentialer] (credentials: secrets handed to
+// Steward alone), [Validator] (validate: a spec checked before an order is
+// acknowledged) and [Exporter] (export: a rehydration carries the data;
+// the new provider reads the old one's export with [OpenExport]).
+//
 // [Registrar] and [HTTPReporter] take several Steward URLs (its replicas,
 // StewardURLs) and move on to the next when one cannot be reached.
 //
