@@ -190,7 +190,7 @@ func TestAPI_BadRequestsGetProblems(t *testing.T) {
 		reason             string
 	}{
 		{"unknown route", "GET", "/api/v1/nothing-here", 404, "NOT_FOUND"},
-		{"unknown root", "GET", "/", 404, "NOT_FOUND"},
+		{"unknown root", "GET", "/nothing-here", 404, "NOT_FOUND"},
 		{"wrong method", "DELETE", "/api/v1/operations", 405, "METHOD_NOT_ALLOWED"},
 		{"negative page size", "GET", "/api/v1/operations?max_page_size=-1", 400, "INVALID_ARGUMENT"},
 		{"non-numeric page size", "GET", "/api/v1/operations?max_page_size=ten", 400, "INVALID_ARGUMENT"},

@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/console"
 	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
@@ -171,6 +172,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	})
 	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	console.New(console.Config{API: s.api, Logger: s.logger}).Routes(s.api)
 	s.operations.Routes(s.api)
 	s.sprm.Routes(s.api)
 	s.catalog.Routes(s.api)

@@ -1,0 +1,296 @@
+package console
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// The cookies of a browser's session.
+const (
+	sessionCookie = "steward_session" // the bearer token
+	csrfCookie    = "steward_csrf"    // the double-submit CSRF secret
+	csrfField     = "csrf"
+)
+
+// contentSecurityPolicy allows the console's own files and nothing inline.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Config configures a [Console].
+type Config struct {
+	// API is Steward's API handler; the console calls it in process.
+	API    http.Handler
+	Logger *slog.Logger
+	// Now reads the clock (ages on the pages). Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Console serves the web console. It is safe for concurrent use.
+type Console struct {
+	api   http.Handler
+	log   *slog.Logger
+	now   func() time.Time
+	pages map[string]*template.Template
+}
+
+// New returns a Console; it panics if its embedded templates do not parse
+// (a build error, caught by any test).
+func New(cfg Config) *Console {
+	if cfg.API == nil {
+		panic("console: Config.API is required")
+	}
+	c := &Console{api: cfg.API, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "console"),
+		now: cfg.Now, pages: map[string]*template.Template{}}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	funcs := template.FuncMap{"age": c.age}
+	for _, page := range []string{"signin", "orders", "catalog", "error"} {
+		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(files, "templates/layout.html", "templates/"+page+".html"))
+	}
+	return c
+}
+
+// Router is where the console's routes go (httpapi.API's HandleRaw).
+type Router interface {
+	HandleRaw(pattern string, h http.Handler)
+}
+
+// Routes registers the console's pages under /ui/, and / redirecting
+// there.
+func (c *Console) Routes(r Router) {
+	redirect := func(to string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, to, http.StatusFound) })
+	}
+	r.HandleRaw("GET /{$}", redirect("/ui/"))
+	r.HandleRaw("GET /ui", redirect("/ui/"))
+	r.HandleRaw("GET /ui/{$}", redirect("/ui/orders"))
+	r.HandleRaw("GET /ui/static/", http.StripPrefix("/ui", c.static()))
+	r.HandleRaw("GET /ui/signin", c.page(c.signinPage))
+	r.HandleRaw("POST /ui/signin", c.page(c.signin))
+	r.HandleRaw("POST /ui/signout", c.page(c.signout))
+	r.HandleRaw("GET /ui/orders", c.page(c.ordersPage))
+	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
+}
+
+func (c *Console) static() http.Handler {
+	sub, _ := fs.Sub(files, ".") // the embedded tree always has "."
+	fileServer := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w)
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		fileServer.ServeHTTP(w, r)
+	})
+}
+
+// page wraps a page handler: security headers, the CSRF cookie, and an
+// error page (or the sign-in page, for a caller the API does not know).
+func (c *Console) page(h func(w http.ResponseWriter, r *http.Request, s *session) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w)
+		w.Header().Set("Cache-Control", "no-store")
+		s := c.session(w, r)
+		err := h(w, r, s)
+		var apiErr *apiError
+		switch {
+		case err == nil:
+		case errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized:
+			http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+		case errors.Is(err, errBadCSRF):
+			w.WriteHeader(http.StatusForbidden)
+			c.render(w, "error", s, map[string]any{"Title": "Refused", "Message": "The form was stale or not ours. Go back, reload and try again."})
+		case errors.As(err, &apiErr):
+			w.WriteHeader(apiErr.Status)
+			c.render(w, "error", s, map[string]any{"Title": apiErr.Reason, "Message": apiErr.Detail})
+		default:
+			c.log.ErrorContext(r.Context(), "console page failed", "path", r.URL.Path, "error", err)
+			w.WriteHeader(http.StatusInternalServerError)
+			c.render(w, "error", s, map[string]any{"Title": "Error", "Message": "The console met an unexpected error; it was logged."})
+		}
+	})
+}
+
+func securityHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+// session is what a request carries: its token ("" on a --dev server or
+// before sign-in) and its CSRF secret.
+type session struct {
+	token string
+	csrf  string
+}
+
+// session reads the cookies, giving the browser a CSRF secret if it has
+// none.
+func (c *Console) session(w http.ResponseWriter, r *http.Request) *session {
+	s := &session{}
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		s.token = ck.Value
+	}
+	if ck, err := r.Cookie(csrfCookie); err == nil && len(ck.Value) >= 32 {
+		s.csrf = ck.Value
+	} else {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b) // never fails (crypto/rand)
+		s.csrf = base64.RawURLEncoding.EncodeToString(b)
+		http.SetCookie(w, cookie(r, csrfCookie, s.csrf, 0))
+	}
+	return s
+}
+
+// cookie is a console cookie: HttpOnly, SameSite=Strict, Secure over TLS;
+// maxAge < 0 deletes it.
+func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: "/ui/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+}
+
+var errBadCSRF = errors.New("console: CSRF token missing or wrong")
+
+// checkCSRF refuses a form whose CSRF field is not the browser's secret.
+func checkCSRF(r *http.Request, s *session) error {
+	got := r.PostFormValue(csrfField)
+	ck, err := r.Cookie(csrfCookie)
+	if err != nil || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(ck.Value)) != 1 {
+		return errBadCSRF
+	}
+	return nil
+}
+
+func (c *Console) render(w http.ResponseWriter, page string, s *session, data map[string]any) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["CSRF"] = s.csrf
+	data["SignedIn"] = s.token != ""
+	var buf bytes.Buffer
+	if err := c.pages[page].Execute(&buf, data); err != nil {
+		c.log.Error("render a console page", "page", page, "error", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// apiError is a problem the API answered.
+type apiError struct {
+	Status int
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }
+
+// call sends a request to the API in process as the session's principal
+// and decodes a 2xx answer into out.
+func (c *Console) call(r *http.Request, s *session, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
+	if err != nil {
+		return err
+	}
+	req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	c.api.ServeHTTP(rec, req)
+	if rec.status < 200 || rec.status > 299 {
+		e := &apiError{Status: rec.status}
+		_ = json.Unmarshal(rec.body.Bytes(), e)
+		e.Reason = cmp.Or(e.Reason, http.StatusText(rec.status))
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(rec.body.Bytes(), out)
+}
+
+// recorder keeps an in-process API answer.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(b)
+}
+
+// age says how long ago t was, coarsely: 45s, 12m, 3h, 5d.
+func (c *Console) age(t time.Time) string {
+	d := c.now().Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// query builds path?values, leaving out empty values.
+func query(path string, values map[string]string) string {
+	q := url.Values{}
+	for k, v := range values {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// trimmed is a form or query value without surrounding space.
+func trimmed(r *http.Request, name string) string { return strings.TrimSpace(r.FormValue(name)) }

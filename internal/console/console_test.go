@@ -1,0 +1,186 @@
+package console_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// browser is a cookie-keeping client that does not follow redirects.
+type browser struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, base: base, c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	resp, err := b.c.Get(b.base + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return read(b.t, resp)
+}
+
+func (b *browser) post(path string, form url.Values) page {
+	b.t.Helper()
+	resp, err := b.c.PostForm(b.base+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return read(b.t, resp)
+}
+
+// csrf is the browser's CSRF secret, as its cookie holds it (the forms
+// carry the same value).
+func (b *browser) csrf() string {
+	u, _ := url.Parse(b.base + "/ui/")
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "steward_csrf" {
+			return c.Value
+		}
+	}
+	b.t.Fatal("no CSRF cookie")
+	return ""
+}
+
+func read(t *testing.T, resp *http.Response) page {
+	t.Helper()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+// Issue 25: / leads to the console; its pages list the catalog and the
+// orders as the API has them, every value escaped, each page with a
+// Content-Security-Policy that allows nothing inline and its stylesheet
+// served from the binary.
+func TestConsole_PagesShowTheAPIsData(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider, c.ProcessProviderNoOp = true, true })
+		poll.Until(t, "the in-process provider registers", func() bool {
+			select {
+			case <-s.ProcessProvider().Registered():
+				return true
+			default:
+				return false
+			}
+		})
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=xss", map[string]any{"catalog_item_id": "sleeper",
+			"display_name": `<img src=x onerror=alert(1)>`}).Want(t, http.StatusCreated)
+		b := newBrowser(t, s.URL())
+
+		for path, to := range map[string]string{"/": "/ui/", "/ui": "/ui/", "/ui/": "/ui/orders"} {
+			if p := b.get(path); p.status != http.StatusFound || p.header.Get("Location") != to {
+				t.Errorf("GET %s: %d to %q, want 302 to %s", path, p.status, p.header.Get("Location"), to)
+			}
+		}
+		orders := b.get("/ui/orders")
+		if orders.status != http.StatusOK {
+			t.Fatalf("orders page: %d %s", orders.status, orders.body)
+		}
+		if strings.Contains(orders.body, "<img src=x") || !strings.Contains(orders.body, "&lt;img src=x onerror=alert(1)&gt;") {
+			t.Errorf("the display name is not escaped on the orders page")
+		}
+		if !strings.Contains(orders.body, ">xss<") || !strings.Contains(orders.body, "sleeper") {
+			t.Errorf("the orders page does not list order xss of sleeper")
+		}
+		csp := orders.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "style-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("Content-Security-Policy %q: want own scripts and styles only", csp)
+		}
+		if strings.Contains(orders.body, "<script>") || strings.Contains(orders.body, "style=") {
+			t.Error("the orders page has inline script or style")
+		}
+		if filtered := b.get("/ui/orders?state=terminated"); strings.Contains(filtered.body, ">xss<") {
+			t.Error("the state filter shows an order of another state")
+		}
+
+		catalog := b.get("/ui/catalog")
+		for _, item := range []string{"sleeper", "postgres-small"} {
+			if !strings.Contains(catalog.body, item) {
+				t.Errorf("the catalog page does not show %s", item)
+			}
+		}
+		css := b.get("/ui/static/style.css")
+		if css.status != http.StatusOK || !strings.HasPrefix(css.header.Get("Content-Type"), "text/css") {
+			t.Errorf("stylesheet: %d %s", css.status, css.header.Get("Content-Type"))
+		}
+	})
+}
+
+// Issue 25: on a server with tokens, a page sends an unknown browser to
+// sign in; a pasted token that the API refuses is refused; a good one is
+// kept in an HttpOnly, SameSite=Strict cookie and opens the pages; signing
+// in and out without the form's CSRF token is refused; signing out forgets
+// the token.
+func TestConsole_SignInAndOut(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, store.SQLite, func(c *server.Config) { c.Dev, c.APIToken = false, "s3cret-admin" })
+	b := newBrowser(t, s.URL())
+
+	if p := b.get("/ui/orders"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/signin" {
+		t.Fatalf("orders before sign-in: %d to %q, want 303 to /ui/signin", p.status, p.header.Get("Location"))
+	}
+	signin := b.get("/ui/signin")
+	if !strings.Contains(signin.body, `<label for="token">`) {
+		t.Error("the token field has no label")
+	}
+	if p := b.post("/ui/signin", url.Values{"token": {"s3cret-admin"}}); p.status != http.StatusForbidden {
+		t.Errorf("sign-in without the CSRF token: %d, want 403", p.status)
+	}
+	if p := b.post("/ui/signin", url.Values{"token": {"wrong"}, "csrf": {b.csrf()}}); p.status != http.StatusUnauthorized ||
+		!strings.Contains(p.body, "not accepted") {
+		t.Errorf("sign-in with a bad token: %d, want 401 saying so", p.status)
+	}
+	p := b.post("/ui/signin", url.Values{"token": {"s3cret-admin"}, "csrf": {b.csrf()}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/orders" {
+		t.Fatalf("sign-in: %d to %q", p.status, p.header.Get("Location"))
+	}
+	set := p.header.Get("Set-Cookie")
+	if !strings.Contains(set, "steward_session=s3cret-admin") || !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Strict") {
+		t.Errorf("session cookie %q: want the token, HttpOnly, SameSite=Strict", set)
+	}
+	if p := b.get("/ui/orders"); p.status != http.StatusOK || !strings.Contains(p.body, "Sign out") {
+		t.Errorf("orders after sign-in: %d", p.status)
+	}
+
+	if p := b.post("/ui/signout", url.Values{"csrf": {"forged"}}); p.status != http.StatusForbidden {
+		t.Errorf("sign-out with a forged CSRF token: %d, want 403", p.status)
+	}
+	if p := b.post("/ui/signout", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
+		t.Errorf("sign-out: %d", p.status)
+	}
+	if p := b.get("/ui/orders"); p.status != http.StatusSeeOther {
+		t.Errorf("orders after sign-out: %d, want 303 to sign in", p.status)
+	}
+}

@@ -1,0 +1,119 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"time"
+)
+
+// signinPage asks for a token.
+func (c *Console) signinPage(w http.ResponseWriter, _ *http.Request, s *session) error {
+	c.render(w, "signin", s, nil)
+	return nil
+}
+
+// signin checks a pasted token with the API and keeps it in the session
+// cookie.
+func (c *Console) signin(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := checkCSRF(r, s); err != nil {
+		return err
+	}
+	token := trimmed(r, "token")
+	try := &session{token: token, csrf: s.csrf}
+	var apiErr *apiError
+	err := c.call(r, try, http.MethodGet, "/api/v1/catalog-items?max_page_size=1", nil, nil)
+	if token == "" || errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized {
+		w.WriteHeader(http.StatusUnauthorized)
+		c.render(w, "signin", s, map[string]any{"Error": "That token is not accepted."})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, cookie(r, sessionCookie, token, int((12*time.Hour).Seconds())))
+	http.Redirect(w, r, "/ui/orders", http.StatusSeeOther)
+	return nil
+}
+
+// signout forgets the session's token.
+func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := checkCSRF(r, s); err != nil {
+		return err
+	}
+	http.SetCookie(w, cookie(r, sessionCookie, "", -1))
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+	return nil
+}
+
+// orderRow is what the orders page shows of an order.
+type orderRow struct {
+	ID           string    `json:"id"`
+	DisplayName  string    `json:"display_name"`
+	CatalogItem  string    `json:"catalog_item_id"`
+	State        string    `json:"state"`
+	ProviderName string    `json:"provider_name"`
+	Project      string    `json:"project"`
+	CreateTime   time.Time `json:"create_time"`
+	Conditions   []struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	} `json:"conditions"`
+}
+
+// Condition returns the status and reason of the condition named, or "".
+func (o orderRow) Condition(name string) string {
+	for _, c := range o.Conditions {
+		if c.Type == name {
+			return c.Status + " (" + c.Reason + ")"
+		}
+	}
+	return ""
+}
+
+// ordersPage lists orders a page at a time, newest first, filtered by
+// state and catalog item.
+func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	filter := map[string]string{"state": trimmed(r, "state"), "catalog_item_id": trimmed(r, "item")}
+	var page struct {
+		Results       []orderRow `json:"results"`
+		NextPageToken string     `json:"next_page_token"`
+	}
+	params := map[string]string{"max_page_size": "25", "page_token": trimmed(r, "page")}
+	for k, v := range filter {
+		params[k] = v
+	}
+	if err := c.call(r, s, http.MethodGet, query("/api/v1/catalog-item-instances", params), nil, &page); err != nil {
+		return err
+	}
+	next := ""
+	if page.NextPageToken != "" {
+		next = query("/ui/orders", map[string]string{"state": filter["state"], "item": filter["catalog_item_id"],
+			"page": page.NextPageToken})
+	}
+	c.render(w, "orders", s, map[string]any{"Orders": page.Results, "Next": next, "State": filter["state"],
+		"Item": filter["catalog_item_id"]})
+	return nil
+}
+
+// catalogPage lists the catalog items.
+func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	var page struct {
+		Results []struct {
+			ID          string `json:"id"`
+			DisplayName string `json:"display_name"`
+			ServiceType string `json:"service_type"`
+		} `json:"results"`
+		NextPageToken string `json:"next_page_token"`
+	}
+	if err := c.call(r, s, http.MethodGet, query("/api/v1/catalog-items", map[string]string{"max_page_size": "100",
+		"page_token": trimmed(r, "page")}), nil, &page); err != nil {
+		return err
+	}
+	next := ""
+	if page.NextPageToken != "" {
+		next = query("/ui/catalog", map[string]string{"page": page.NextPageToken})
+	}
+	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Next": next})
+	return nil
+}
