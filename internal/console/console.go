@@ -63,7 +63,7 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "catalog", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "catalog", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/"+page+".html"))
 	}
@@ -89,6 +89,9 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/signin", c.page(c.signin))
 	r.HandleRaw("POST /ui/signout", c.page(c.signout))
 	r.HandleRaw("GET /ui/orders", c.page(c.ordersPage))
+	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
+	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
+	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
 }
 

@@ -87,14 +87,7 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider, c.ProcessProviderNoOp = true, true })
-		poll.Until(t, "the in-process provider registers", func() bool {
-			select {
-			case <-s.ProcessProvider().Registered():
-				return true
-			default:
-				return false
-			}
-		})
+		waitForProvider(t, s)
 		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=xss", map[string]any{"catalog_item_id": "sleeper",
 			"display_name": `<img src=x onerror=alert(1)>`}).Want(t, http.StatusCreated)
 		b := newBrowser(t, s.URL())
@@ -183,4 +176,83 @@ func TestConsole_SignInAndOut(t *testing.T) {
 	if p := b.get("/ui/orders"); p.status != http.StatusSeeOther {
 		t.Errorf("orders after sign-out: %d, want 303 to sign in", p.status)
 	}
+}
+
+// Issue 25: an order's page shows its conditions, its attribute sets side
+// by side and its lifecycle log; its forms rehydrate it (the page then
+// names the operation) and delete it, each refused without the form's
+// CSRF token (nothing starts), and the API's refusal of an action shows
+// with its reason.
+func TestConsole_OrderPageAndItsActions(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, store.SQLite, func(c *server.Config) { c.ProcessProvider, c.ProcessProviderNoOp = true, true })
+	waitForProvider(t, s)
+	s.Do(t, "POST", "/api/v1/catalog-item-instances?id=web", map[string]any{"catalog_item_id": "sleeper",
+		"user_values": []map[string]any{{"path": "process.args", "value": []string{"600"}}}}).Want(t, http.StatusCreated)
+	type order struct {
+		State      string `json:"state"`
+		InstanceID string `json:"instance_id"`
+	}
+	get := func() order {
+		var o order
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/web?show_deleted=true", nil).Want(t, http.StatusOK).JSON(t, &o)
+		return o
+	}
+	poll.Until(t, "order web is up", func() bool { return get().State == "up" })
+	b := newBrowser(t, s.URL())
+
+	p := b.get("/ui/orders/web")
+	if p.status != http.StatusOK {
+		t.Fatalf("order page: %d %s", p.status, p.body)
+	}
+	for _, want := range []string{"<td>Ready</td><td>True</td>", "process.args", "[&#34;600&#34;]", "<td>create</td>"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the order page does not show %q", want)
+		}
+	}
+	if p := b.get("/ui/orders/nope"); p.status != http.StatusNotFound {
+		t.Errorf("page of an unknown order: %d, want 404", p.status)
+	}
+
+	before := get().InstanceID
+	if p := b.post("/ui/orders/web/rehydrate", url.Values{}); p.status != http.StatusForbidden {
+		t.Errorf("rehydrate without the CSRF token: %d, want 403", p.status)
+	}
+	var ops struct {
+		Results []struct{ ID string } `json:"results"`
+	}
+	s.Do(t, "GET", "/api/v1/operations", nil).Want(t, http.StatusOK).JSON(t, &ops)
+	if len(ops.Results) != 0 {
+		t.Fatalf("a refused form started operations %v", ops.Results)
+	}
+	p = b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("rehydrate: %d %s", p.status, p.body)
+	}
+	if shown := b.get(p.header.Get("Location")); !strings.Contains(shown.body, "Rehydration started (operation ") {
+		t.Errorf("the order page after a rehydration does not name its operation")
+	}
+	poll.Until(t, "the order moves to a new instance", func() bool { o := get(); return o.State == "up" && o.InstanceID != before })
+
+	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
+		t.Fatalf("delete: %d %s", p.status, p.body)
+	}
+	poll.Until(t, "the order is terminated", func() bool { return get().State == "terminated" })
+	if p := b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}}); p.status < 400 || p.status >= 500 ||
+		!strings.Contains(p.body, "class=\"error\"") {
+		t.Errorf("rehydrating a terminated order: %d, want the API's 4xx shown", p.status)
+	}
+}
+
+// waitForProvider waits until the in-process provider registered.
+func waitForProvider(t *testing.T, s *apitest.Server) {
+	t.Helper()
+	poll.Until(t, "the in-process provider registers", func() bool {
+		select {
+		case <-s.ProcessProvider().Registered():
+			return true
+		default:
+			return false
+		}
+	})
 }

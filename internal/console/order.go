@@ -1,0 +1,143 @@
+package console
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// orderDetail is what the order page shows of an order.
+type orderDetail struct {
+	orderRow
+	Status        string         `json:"status"`
+	StatusMessage string         `json:"status_message"`
+	InstanceID    string         `json:"instance_id"`
+	Version       int64          `json:"version"`
+	LastError     string         `json:"last_error"`
+	Outputs       map[string]any `json:"outputs"`
+	Attributes    map[string]any `json:"attributes"`
+	Conditions    []struct {
+		Type    string `json:"type"`
+		Status  string `json:"status"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"conditions"`
+}
+
+// eventRow is one entry of an order's lifecycle log.
+type eventRow struct {
+	Version   int64     `json:"version"`
+	Time      time.Time `json:"time"`
+	Trigger   string    `json:"trigger"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Operation string    `json:"operation"`
+	Error     string    `json:"error"`
+}
+
+// attributeRow is one field of the attribute sets, side by side.
+type attributeRow struct {
+	Path                        string
+	Candidate, Active, Rollback string
+	Differs                     bool
+}
+
+// orderPage shows one order: its conditions, outputs, attribute sets side
+// by side and its lifecycle log, with the actions on it.
+func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	id := r.PathValue("id")
+	var o orderDetail
+	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, &o); err != nil {
+		return err
+	}
+	var events struct {
+		Results []eventRow `json:"results"`
+	}
+	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-item-instances/"+url.PathEscape(id)+"/events?max_page_size=100",
+		nil, &events); err != nil {
+		return err
+	}
+	slices.Reverse(events.Results) // newest first
+	outputs := slices.Sorted(maps.Keys(o.Outputs))
+	c.render(w, "order", s, map[string]any{"Order": o, "Events": events.Results, "OutputNames": outputs,
+		"Attributes": attributeRows(o.Attributes), "Notice": trimmed(r, "notice")})
+	return nil
+}
+
+// attributeRows lays the candidate, active and rollback sets side by side,
+// one row per leaf field, marking the rows whose sets differ.
+func attributeRows(sets map[string]any) []attributeRow {
+	flat := map[string]map[string]string{}
+	for _, name := range []string{"candidate", "active", "rollback"} {
+		flat[name] = map[string]string{}
+		if set, ok := sets[name].(map[string]any); ok {
+			flatten("", set, flat[name])
+		}
+	}
+	paths := map[string]bool{}
+	for _, f := range flat {
+		for p := range f {
+			paths[p] = true
+		}
+	}
+	var rows []attributeRow
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		row := attributeRow{Path: p, Candidate: flat["candidate"][p], Active: flat["active"][p], Rollback: flat["rollback"][p]}
+		var seen []string
+		for _, v := range []string{row.Candidate, row.Active, row.Rollback} {
+			if v != "" {
+				seen = append(seen, v)
+			}
+		}
+		row.Differs = len(slices.Compact(slices.Sorted(slices.Values(seen)))) > 1
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// flatten writes v's leaves into out by dotted path, each as JSON.
+func flatten(prefix string, v map[string]any, out map[string]string) {
+	for k, x := range v {
+		p := strings.TrimPrefix(prefix+"."+k, ".")
+		if m, ok := x.(map[string]any); ok && len(m) > 0 {
+			flatten(p, m, out)
+			continue
+		}
+		b, _ := json.Marshal(x) // decoded JSON always encodes
+		out[p] = string(b)
+	}
+}
+
+// rehydrate starts the order's rehydration and goes back to its page.
+func (c *Console) rehydrate(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := checkCSRF(r, s); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	var op struct {
+		ID string `json:"id"`
+	}
+	if err := c.call(r, s, http.MethodPost, "/api/v1/catalog-item-instances/"+url.PathEscape(id)+":rehydrate", nil, &op); err != nil {
+		return err
+	}
+	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Rehydration started (operation " + op.ID + ")."}),
+		http.StatusSeeOther)
+	return nil
+}
+
+// deleteOrder asks for the order's deletion and goes back to its page.
+func (c *Console) deleteOrder(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := checkCSRF(r, s); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if err := c.call(r, s, http.MethodDelete, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, nil); err != nil {
+		return err
+	}
+	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Deletion requested."}), http.StatusSeeOther)
+	return nil
+}
