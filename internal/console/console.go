@@ -63,7 +63,7 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "catalog", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "catalog", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/"+page+".html"))
 	}
@@ -93,6 +93,8 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
+	r.HandleRaw("GET /ui/catalog/{id}/order", c.page(c.orderFormPage))
+	r.HandleRaw("POST /ui/catalog/{id}/order", c.page(c.placeOrder))
 }
 
 func (c *Console) static() http.Handler {
@@ -205,6 +207,11 @@ type apiError struct {
 	Status int
 	Reason string `json:"reason"`
 	Detail string `json:"detail"`
+	// Fields are the fields a 400 names.
+	Fields []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"fields"`
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }

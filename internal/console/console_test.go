@@ -256,3 +256,67 @@ func waitForProvider(t *testing.T, s *apitest.Server) {
 		}
 	})
 }
+
+// Issue 25: the order form is generated from the catalog item's fields and
+// the type's schema (an enum is a select with the default chosen, an array
+// a JSON field with the default); submitting it orders the item with the
+// values given; a value that is not JSON, a value the API refuses and a
+// policy's rejection show on the form, and order nothing.
+func TestConsole_OrderFromTheGeneratedForm(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, store.SQLite, func(c *server.Config) { c.ProcessProvider, c.ProcessProviderNoOp = true, true })
+	waitForProvider(t, s)
+	b := newBrowser(t, s.URL())
+
+	form := b.get("/ui/catalog/sleeper/order")
+	if form.status != http.StatusOK {
+		t.Fatalf("order form: %d %s", form.status, form.body)
+	}
+	for _, want := range []string{`<label for="f0">Arguments`, `<textarea id="f0" name="f0" rows="3">[&#34;3600&#34;]</textarea>`,
+		`<select id="f1" name="f1">`, `<option selected>on_failure</option>`, `<option>never</option>`} {
+		if !strings.Contains(form.body, want) {
+			t.Errorf("the order form has no %s", want)
+		}
+	}
+
+	p := b.post("/ui/catalog/sleeper/order", url.Values{"csrf": {b.csrf()}, "order_id": {"fromform"},
+		"display_name": {"from the form"}, "f0": {`["600"]`}, "f1": {"never"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/orders/fromform" {
+		t.Fatalf("order from the form: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
+	}
+	var o struct {
+		DisplayName string `json:"display_name"`
+		UserValues  []struct {
+			Path  string `json:"path"`
+			Value any    `json:"value"`
+		} `json:"user_values"`
+	}
+	s.Do(t, "GET", "/api/v1/catalog-item-instances/fromform", nil).Want(t, http.StatusOK).JSON(t, &o)
+	if o.DisplayName != "from the form" || len(o.UserValues) != 2 || o.UserValues[1].Value != "never" {
+		t.Errorf("the order made from the form: %+v", o)
+	}
+
+	for name, tc := range map[string]struct {
+		values url.Values
+		status int
+		shows  string
+	}{
+		"not JSON":          {url.Values{"f0": {"[600"}}, http.StatusBadRequest, "not a valid array"},
+		"refused by schema": {url.Values{"f1": {"sometimes"}}, http.StatusBadRequest, `<p class="error" id="f1-error">`},
+	} {
+		tc.values.Set("csrf", b.csrf())
+		tc.values.Set("order_id", "refused")
+		p := b.post("/ui/catalog/sleeper/order", tc.values)
+		if p.status != tc.status || !strings.Contains(p.body, tc.shows) || !strings.Contains(p.body, `<form method="post" action="/ui/catalog/sleeper/order"`) {
+			t.Errorf("%s: %d, want %d and the form again showing %q", name, p.status, tc.status, tc.shows)
+		}
+	}
+	s.Do(t, "POST", "/api/v1/policies", map[string]any{"display_name": "no never", "policy_type": "GLOBAL", "priority": 1,
+		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\" }",
+	}).Want(t, http.StatusCreated)
+	p = b.post("/ui/catalog/sleeper/order", url.Values{"csrf": {b.csrf()}, "order_id": {"refused"}, "f1": {"never"}})
+	if p.status != http.StatusNotAcceptable || !strings.Contains(p.body, "processes must restart") {
+		t.Errorf("a policy's rejection: %d, want 406 showing its reason: %s", p.status, p.body)
+	}
+	s.Do(t, "GET", "/api/v1/catalog-item-instances/refused", nil).Want(t, http.StatusNotFound)
+}

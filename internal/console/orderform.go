@@ -1,0 +1,287 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// formField is one control of an order form, made from a catalog item's
+// field and the JSON Schema that applies at its path (the service type's,
+// with the field's validation_schema on top).
+type formField struct {
+	Name     string // the control's name: "f<index>"
+	Path     string
+	Label    string
+	Help     string
+	Kind     string // text, number, checkbox, select, json
+	Value    string // as the control shows it
+	Checked  bool
+	Options  []string
+	Min, Max string
+	Step     string
+	Pattern  string
+	Editable bool
+	Error    string
+	// kind of JSON value the control's text becomes
+	schemaType string
+}
+
+// catalogField is a catalog item's field as the API answers it.
+type catalogField struct {
+	Path             string         `json:"path"`
+	DisplayName      string         `json:"display_name"`
+	Editable         bool           `json:"editable"`
+	Default          any            `json:"default"`
+	ValidationSchema map[string]any `json:"validation_schema"`
+}
+
+// orderForm reads a catalog item and its service type and lays out the
+// form that orders it.
+func (c *Console) orderForm(r *http.Request, s *session, itemID string) (item map[string]any, fields []formField, err error) {
+	var ci struct {
+		ID          string         `json:"id"`
+		DisplayName string         `json:"display_name"`
+		ServiceType string         `json:"service_type"`
+		Defaults    map[string]any `json:"defaults"`
+		Fields      []catalogField `json:"fields"`
+	}
+	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-items/"+url.PathEscape(itemID), nil, &ci); err != nil {
+		return nil, nil, err
+	}
+	var st struct {
+		Schema map[string]any `json:"schema"`
+	}
+	if err := c.call(r, s, http.MethodGet, "/api/v1/service-types/"+url.PathEscape(ci.ServiceType), nil, &st); err != nil {
+		return nil, nil, err
+	}
+	for i, f := range ci.Fields {
+		if f.Default == nil {
+			f.Default = valueAt(ci.Defaults, f.Path)
+		}
+		schema := schemaAt(st.Schema, f.Path)
+		for k, v := range f.ValidationSchema {
+			schema[k] = v
+		}
+		fields = append(fields, newFormField(fmt.Sprintf("f%d", i), f, schema))
+	}
+	return map[string]any{"ID": ci.ID, "DisplayName": ci.DisplayName, "ServiceType": ci.ServiceType}, fields, nil
+}
+
+// segment matches one step of a field path: a name, then any [index]es.
+var segment = regexp.MustCompile(`^([^.\[\]]+)((?:\[\d+\])*)$`)
+
+// schemaAt returns a copy of the schema that applies at path in schema
+// (properties by name, items by index); an empty one where it says none.
+func schemaAt(schema map[string]any, path string) map[string]any {
+	cur := schema
+	for _, step := range strings.Split(path, ".") {
+		m := segment.FindStringSubmatch(step)
+		if m == nil || cur == nil {
+			return map[string]any{}
+		}
+		props, _ := cur["properties"].(map[string]any)
+		cur, _ = props[m[1]].(map[string]any)
+		for range strings.Count(m[2], "[") {
+			if cur == nil {
+				break
+			}
+			cur, _ = cur["items"].(map[string]any)
+		}
+	}
+	out := map[string]any{}
+	for k, v := range cur {
+		out[k] = v
+	}
+	return out
+}
+
+// valueAt returns the value at a dotted path of names in v (nil when
+// none; a path with indexes is not looked into).
+func valueAt(v map[string]any, path string) any {
+	var cur any = v
+	for _, name := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[name]
+	}
+	return cur
+}
+
+func newFormField(name string, f catalogField, schema map[string]any) formField {
+	ff := formField{Name: name, Path: f.Path, Label: f.DisplayName, Editable: f.Editable}
+	if ff.Label == "" {
+		ff.Label = f.Path
+	}
+	ff.Help, _ = schema["description"].(string)
+	ff.schemaType, _ = schema["type"].(string)
+	switch enum, _ := schema["enum"].([]any); {
+	case len(enum) > 0:
+		ff.Kind = "select"
+		for _, v := range enum {
+			ff.Options = append(ff.Options, fmt.Sprint(v))
+		}
+	case ff.schemaType == "boolean":
+		ff.Kind = "checkbox"
+		ff.Checked, _ = f.Default.(bool)
+	case ff.schemaType == "integer" || ff.schemaType == "number":
+		ff.Kind, ff.Step = "number", "any"
+		if ff.schemaType == "integer" {
+			ff.Step = "1"
+		}
+		ff.Min, ff.Max = bound(schema["minimum"]), bound(schema["maximum"])
+	case ff.schemaType == "string":
+		ff.Kind = "text"
+		ff.Pattern, _ = schema["pattern"].(string)
+	default: // arrays, objects, anything the schema leaves open
+		ff.Kind = "json"
+	}
+	if f.Default != nil && ff.Kind != "checkbox" {
+		if str, ok := f.Default.(string); ok && ff.Kind != "json" {
+			ff.Value = str
+		} else {
+			b, _ := json.Marshal(f.Default) // decoded JSON always encodes
+			ff.Value = string(b)
+		}
+	}
+	return ff
+}
+
+func bound(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return ""
+}
+
+// userValues reads the editable controls of a submitted form into the
+// order's user_values; a control left empty keeps the item's default. A
+// value that cannot be read is noted on its field.
+func userValues(r *http.Request, fields []formField) ([]map[string]any, bool) {
+	var values []map[string]any
+	ok := true
+	for i := range fields {
+		f := &fields[i]
+		if !f.Editable {
+			continue
+		}
+		raw := strings.TrimSpace(r.PostFormValue(f.Name))
+		f.Value, f.Checked = raw, raw == "true"
+		var v any
+		var err error
+		switch {
+		case f.Kind == "checkbox":
+			v = raw == "true"
+		case raw == "":
+			continue
+		case f.schemaType == "integer":
+			v, err = strconv.ParseInt(raw, 10, 64)
+		case f.schemaType == "number":
+			v, err = strconv.ParseFloat(raw, 64)
+		case f.Kind == "json":
+			err = json.Unmarshal([]byte(raw), &v)
+		default:
+			v = raw
+		}
+		if err != nil {
+			f.Error, ok = "not a valid "+cmpOr(f.schemaType, "JSON value"), false
+			continue
+		}
+		values = append(values, map[string]any{"path": f.Path, "value": v})
+	}
+	return values, ok
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// orderFormPage shows the form that orders a catalog item.
+func (c *Console) orderFormPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	item, fields, err := c.orderForm(r, s, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	c.render(w, "orderform", s, map[string]any{"Item": item, "Fields": fields})
+	return nil
+}
+
+// placeOrder orders a catalog item from its form. A refusal shows on the
+// form: the API's field errors next to their fields, a policy's rejection
+// with its reason.
+func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := checkCSRF(r, s); err != nil {
+		return err
+	}
+	item, fields, err := c.orderForm(r, s, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"Item": item, "Fields": fields, "OrderID": trimmed(r, "order_id"),
+		"OrderName": trimmed(r, "display_name")}
+	values, ok := userValues(r, fields)
+	if !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		c.render(w, "orderform", s, data)
+		return nil
+	}
+	body := map[string]any{"catalog_item_id": item["ID"], "user_values": values}
+	if n := trimmed(r, "display_name"); n != "" {
+		body["display_name"] = n
+	}
+	path := "/api/v1/catalog-item-instances"
+	if id := trimmed(r, "order_id"); id != "" {
+		path = query(path, map[string]string{"id": id})
+	}
+	var made struct {
+		ID string `json:"id"`
+	}
+	err = c.call(r, s, http.MethodPost, path, body, &made)
+	var apiErr *apiError
+	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized {
+		placeFieldErrors(fields, values, apiErr)
+		data["Error"] = apiErr
+		w.WriteHeader(apiErr.Status)
+		c.render(w, "orderform", s, data)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/ui/orders/"+url.PathEscape(made.ID), http.StatusSeeOther)
+	return nil
+}
+
+// userValueIndex reads the index of a user value an API field error names
+// (user_values[2].value).
+var userValueIndex = regexp.MustCompile(`^user_values\[(\d+)\]`)
+
+// placeFieldErrors puts each of the API's field errors on the control of
+// the user value it names (the values as sent).
+func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) {
+	for _, fe := range e.Fields {
+		m := userValueIndex.FindStringSubmatch(fe.Field)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		if n >= len(values) {
+			continue
+		}
+		for i := range fields {
+			if fields[i].Path == values[n]["path"] {
+				fields[i].Error = fe.Message
+			}
+		}
+	}
+}
