@@ -63,7 +63,7 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "catalog", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "catalog", "providers", "operations", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/"+page+".html"))
 	}
@@ -94,6 +94,9 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
 	r.HandleRaw("GET /ui/catalog/{id}/order", c.page(c.orderFormPage))
+	r.HandleRaw("GET /ui/providers", c.page(c.providersPage))
+	r.HandleRaw("GET /ui/operations", c.page(c.operationsPage))
+	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
 	r.HandleRaw("POST /ui/catalog/{id}/order", c.page(c.placeOrder))
 }
 

@@ -233,6 +233,18 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		t.Errorf("the order page after a rehydration does not name its operation")
 	}
 	poll.Until(t, "the order moves to a new instance", func() bool { o := get(); return o.State == "up" && o.InstanceID != before })
+	if p := b.get("/ui/operations"); !strings.Contains(p.body, "<td>rehydrate</td>") || !strings.Contains(p.body, "Cleanup tasks") {
+		t.Errorf("the operations page does not list the rehydration: %d", p.status)
+	}
+	if p := b.get("/ui/providers"); !strings.Contains(p.body, "<td>process-sp</td>") || !strings.Contains(p.body, "health-healthy") {
+		t.Errorf("the providers page does not show process-sp healthy: %d", p.status)
+	}
+	if p := b.post("/ui/cleanup-tasks/nope/retry", url.Values{}); p.status != http.StatusForbidden {
+		t.Errorf("retry without the CSRF token: %d, want 403", p.status)
+	}
+	if p := b.post("/ui/cleanup-tasks/nope/retry", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusNotFound {
+		t.Errorf("retry of an unknown cleanup task: %d, want the API's 404", p.status)
+	}
 
 	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
 		t.Fatalf("delete: %d %s", p.status, p.body)

@@ -86,11 +86,8 @@ func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session)
 	if err := c.call(r, s, http.MethodGet, query("/api/v1/catalog-item-instances", params), nil, &page); err != nil {
 		return err
 	}
-	next := ""
-	if page.NextPageToken != "" {
-		next = query("/ui/orders", map[string]string{"state": filter["state"], "item": filter["catalog_item_id"],
-			"page": page.NextPageToken})
-	}
+	next := nextPage("/ui/orders", page.NextPageToken, map[string]string{"state": filter["state"],
+		"item": filter["catalog_item_id"]})
 	c.render(w, "orders", s, map[string]any{"Orders": page.Results, "Next": next, "State": filter["state"],
 		"Item": filter["catalog_item_id"]})
 	return nil
@@ -110,10 +107,6 @@ func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, s *session
 		"page_token": trimmed(r, "page")}), nil, &page); err != nil {
 		return err
 	}
-	next := ""
-	if page.NextPageToken != "" {
-		next = query("/ui/catalog", map[string]string{"page": page.NextPageToken})
-	}
-	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Next": next})
+	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Next": nextPage("/ui/catalog", page.NextPageToken, nil)})
 	return nil
 }
