@@ -63,9 +63,9 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "catalog", "providers", "operations", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
-			ParseFS(files, "templates/layout.html", "templates/"+page+".html"))
+			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
 	return c
 }
@@ -92,6 +92,8 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
 	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
+	r.HandleRaw("GET /ui/orders/{id}/update", c.page(c.updatePage))
+	r.HandleRaw("POST /ui/orders/{id}/update", c.page(c.update))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
 	r.HandleRaw("GET /ui/catalog/{id}/order", c.page(c.orderFormPage))
 	r.HandleRaw("GET /ui/providers", c.page(c.providersPage))

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -246,6 +247,34 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		t.Errorf("retry of an unknown cleanup task: %d, want the API's 404", p.status)
 	}
 
+	// The update form shows the order's values; a changed field is sent
+	// as an edit, and nothing changed sends nothing.
+	form := b.get("/ui/orders/web/update")
+	if !strings.Contains(form.body, `<textarea id="f0" name="f0" rows="3">[&#34;600&#34;]</textarea>`) {
+		t.Errorf("the update form does not show the order's arguments")
+	}
+	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["600"]`}, "f1": {"on_failure"}}); !strings.Contains(p.header.Get("Location"), "Nothing+changed") {
+		t.Errorf("an update changing nothing: %d to %q", p.status, p.header.Get("Location"))
+	}
+	p = b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["900"]`}, "f1": {"on_failure"}})
+	if p.status != http.StatusSeeOther || !strings.Contains(p.header.Get("Location"), "Update+requested") {
+		t.Fatalf("update: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
+	}
+	poll.Until(t, "the order is up with the new arguments", func() bool {
+		var o struct {
+			State      string `json:"state"`
+			Attributes struct {
+				Requested map[string]any `json:"requested"`
+			} `json:"attributes"`
+		}
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusOK).JSON(t, &o)
+		args, _ := o.Attributes.Requested["process"].(map[string]any)
+		return o.State == "up" && fmt.Sprint(args["args"]) == "[900]"
+	})
+	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["900"]`}, "f1": {"sometimes"}}); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.body, `<form method="post" action="/ui/orders/web/update"`) || !strings.Contains(p.body, `id="f1-error"`) {
+		t.Errorf("an update the API refuses: %d, want 400 and the form again: %s", p.status, p.body)
+	}
 	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
 		t.Fatalf("delete: %d %s", p.status, p.body)
 	}

@@ -130,7 +130,6 @@ func newFormField(name string, f catalogField, schema map[string]any) formField 
 		}
 	case ff.schemaType == "boolean":
 		ff.Kind = "checkbox"
-		ff.Checked, _ = f.Default.(bool)
 	case ff.schemaType == "integer" || ff.schemaType == "number":
 		ff.Kind, ff.Step = "number", "any"
 		if ff.schemaType == "integer" {
@@ -143,15 +142,24 @@ func newFormField(name string, f catalogField, schema map[string]any) formField 
 	default: // arrays, objects, anything the schema leaves open
 		ff.Kind = "json"
 	}
-	if f.Default != nil && ff.Kind != "checkbox" {
-		if str, ok := f.Default.(string); ok && ff.Kind != "json" {
+	ff.show(f.Default)
+	return ff
+}
+
+// show puts v (nil: nothing) in the control as it displays it.
+func (ff *formField) show(v any) {
+	switch {
+	case v == nil:
+	case ff.Kind == "checkbox":
+		ff.Checked, _ = v.(bool)
+	default:
+		if str, ok := v.(string); ok && ff.Kind != "json" {
 			ff.Value = str
 		} else {
-			b, _ := json.Marshal(f.Default) // decoded JSON always encodes
+			b, _ := json.Marshal(v) // decoded JSON always encodes
 			ff.Value = string(b)
 		}
 	}
-	return ff
 }
 
 func bound(v any) string {
@@ -262,24 +270,25 @@ func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session)
 	return nil
 }
 
-// userValueIndex reads the index of a user value an API field error names
-// (user_values[2].value).
-var userValueIndex = regexp.MustCompile(`^user_values\[(\d+)\]`)
+// userValueIndex reads the index of a user value or an edit an API field
+// error names (user_values[2].value, edits[0].value).
+var userValueIndex = regexp.MustCompile(`^(?:user_values|edits)\[(\d+)\]`)
 
 // placeFieldErrors puts each of the API's field errors on the control of
-// the user value it names (the values as sent).
+// the user value or edit it names (values: as sent), or of the spec path
+// it names.
 func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) {
 	for _, fe := range e.Fields {
-		m := userValueIndex.FindStringSubmatch(fe.Field)
-		if m == nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		if n >= len(values) {
-			continue
+		var path any
+		if m := userValueIndex.FindStringSubmatch(fe.Field); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n < len(values) {
+				path = values[n]["path"]
+			}
+		} else if p, ok := strings.CutPrefix(fe.Field, "spec."); ok {
+			path = p // the spec's schema refused the value at this path
 		}
 		for i := range fields {
-			if fields[i].Path == values[n]["path"] {
+			if fields[i].Path == path {
 				fields[i].Error = fe.Message
 			}
 		}
