@@ -63,7 +63,7 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
@@ -99,6 +99,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/providers", c.page(c.providersPage))
 	r.HandleRaw("GET /ui/operations", c.page(c.operationsPage))
 	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
+	r.HandleRaw("GET /ui/audit", c.page(c.auditPage))
 	r.HandleRaw("POST /ui/catalog/{id}/order", c.page(c.placeOrder))
 }
 

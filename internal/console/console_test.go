@@ -168,6 +168,26 @@ func TestConsole_SignInAndOut(t *testing.T) {
 		t.Errorf("orders after sign-in: %d", p.status)
 	}
 
+	// A user's token signs in too, and sees what a user may: the audit log
+	// is the API's 403, shown with its reason.
+	var tok struct{ Token string }
+	s.Do(t, "POST", "/api/v1/tokens", map[string]any{"name": "alice", "role": "user", "project": "team-a"},
+		"Authorization", "Bearer s3cret-admin").Want(t, http.StatusCreated).JSON(t, &tok)
+	alice := newBrowser(t, s.URL())
+	alice.get("/ui/signin")
+	if p := alice.post("/ui/signin", url.Values{"token": {tok.Token}, "csrf": {alice.csrf()}}); p.status != http.StatusSeeOther {
+		t.Fatalf("a user's sign-in: %d", p.status)
+	}
+	if p := alice.get("/ui/orders"); p.status != http.StatusOK {
+		t.Errorf("a user's orders page: %d", p.status)
+	}
+	if p := alice.get("/ui/audit"); p.status != http.StatusForbidden || !strings.Contains(p.body, "audit log") {
+		t.Errorf("a user's audit page: %d, want the API's 403 with its reason: %s", p.status, p.body)
+	}
+	if p := b.get("/ui/audit"); p.status != http.StatusOK {
+		t.Errorf("the admin's audit page: %d", p.status)
+	}
+
 	if p := b.post("/ui/signout", url.Values{"csrf": {"forged"}}); p.status != http.StatusForbidden {
 		t.Errorf("sign-out with a forged CSRF token: %d, want 403", p.status)
 	}
@@ -236,6 +256,10 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 	poll.Until(t, "the order moves to a new instance", func() bool { o := get(); return o.State == "up" && o.InstanceID != before })
 	if p := b.get("/ui/operations"); !strings.Contains(p.body, "<td>rehydrate</td>") || !strings.Contains(p.body, "Cleanup tasks") {
 		t.Errorf("the operations page does not list the rehydration: %d", p.status)
+	}
+	audit := b.get("/ui/audit?target=catalog-item-instances/web")
+	if audit.status != http.StatusOK || !strings.Contains(audit.body, "rehydrate") || !strings.Contains(audit.body, "user:dev") {
+		t.Errorf("the audit page does not show the rehydration by user:dev: %d %s", audit.status, audit.body)
 	}
 	if p := b.get("/ui/providers"); !strings.Contains(p.body, "<td>process-sp</td>") || !strings.Contains(p.body, "health-healthy") {
 		t.Errorf("the providers page does not show process-sp healthy: %d", p.status)
