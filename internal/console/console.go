@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now reads the clock (ages on the pages). Defaults to time.Now.
 	Now func() time.Time
+	// Changes, when set, feeds the live pages (/ui/events); without it
+	// pages change only when reloaded.
+	Changes Changes
 }
 
 // Console serves the web console. It is safe for concurrent use.
@@ -49,6 +53,10 @@ type Console struct {
 	log   *slog.Logger
 	now   func() time.Time
 	pages map[string]*template.Template
+
+	changes   Changes
+	closing   chan struct{} // closed by Close: live streams end
+	closeOnce sync.Once
 }
 
 // New returns a Console; it panics if its embedded templates do not parse
@@ -58,7 +66,7 @@ func New(cfg Config) *Console {
 		panic("console: Config.API is required")
 	}
 	c := &Console{api: cfg.API, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "console"),
-		now: cfg.Now, pages: map[string]*template.Template{}}
+		now: cfg.Now, pages: map[string]*template.Template{}, changes: cfg.Changes, closing: make(chan struct{})}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -88,6 +96,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/signin", c.page(c.signinPage))
 	r.HandleRaw("POST /ui/signin", c.page(c.signin))
 	r.HandleRaw("POST /ui/signout", c.page(c.signout))
+	r.HandleRaw("GET /ui/events", c.page(c.events))
 	r.HandleRaw("GET /ui/orders", c.page(c.ordersPage))
 	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
 	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))

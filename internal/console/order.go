@@ -63,7 +63,7 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	slices.Reverse(events.Results) // newest first
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
-	c.render(w, "order", s, map[string]any{"Order": o, "Events": events.Results, "OutputNames": outputs,
+	c.render(w, "order", s, map[string]any{"Live": "/ui/events?order=" + url.QueryEscape(o.ID), "Order": o, "Events": events.Results, "OutputNames": outputs,
 		"Attributes": attributeRows(o.Attributes), "Notice": trimmed(r, "notice")})
 	return nil
 }

@@ -88,7 +88,7 @@ func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	next := nextPage("/ui/orders", page.NextPageToken, map[string]string{"state": filter["state"],
 		"item": filter["catalog_item_id"]})
-	c.render(w, "orders", s, map[string]any{"Orders": page.Results, "Next": next, "State": filter["state"],
+	c.render(w, "orders", s, map[string]any{"Live": "/ui/events", "Orders": page.Results, "Next": next, "State": filter["state"],
 		"Item": filter["catalog_item_id"]})
 	return nil
 }

@@ -172,6 +172,7 @@ func (s *Service) statusOnlyTx(ctx context.Context, tx *store.Tx, orderID string
 	if err != nil {
 		return orderSeen{}, false, fmt.Errorf("save status of order %s: %w", o.ID, err)
 	}
+	s.changedTx(tx, o.ID)
 	return seenOrder(o), true, nil
 }
 

@@ -111,6 +111,7 @@ func (s *Service) insertOrderTx(ctx context.Context, tx *store.Tx, o *Order) err
 	if err != nil {
 		return err
 	}
+	s.changedTx(tx, o.ID)
 	return s.flushEventsTx(ctx, tx, o)
 }
 
@@ -144,7 +145,15 @@ func (s *Service) saveOrderTx(ctx context.Context, tx *store.Tx, o *Order, read 
 	if n == 0 {
 		return fmt.Errorf("save order %s: %w", o.ID, store.ErrStale)
 	}
+	s.changedTx(tx, o.ID)
 	return s.flushEventsTx(ctx, tx, o)
+}
+
+// changedTx tells Config.Changed of order id once tx commits.
+func (s *Service) changedTx(tx *store.Tx, id string) {
+	if s.cfg.Changed != nil {
+		tx.AfterCommit(func() { s.cfg.Changed(id) })
+	}
 }
 
 // lockOrderTx reads an order for a transfer in tx (locking its row on

@@ -61,6 +61,10 @@ type Config struct {
 	// before its Ready condition says DeletionStuck and the stuck-deletion
 	// metrics count it. Defaults to DefaultDeletionStuckAfter.
 	DeletionStuckAfter time.Duration
+	// Changed, when set, is told the id of each order a transaction
+	// changed, once it has committed (live.Feed's Changed, for the console's
+	// live pages). It must not block.
+	Changed func(orderID string)
 	// Logger receives the service's logs. Defaults to discarding them.
 	Logger *slog.Logger
 	// Now reads the clock. Defaults to time.Now.

@@ -22,11 +22,13 @@ import (
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/console"
 	"github.com/stewardhq/steward/internal/credentials"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
+	"github.com/stewardhq/steward/internal/live"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/peers"
 	"github.com/stewardhq/steward/internal/placement"
@@ -165,6 +167,8 @@ type Server struct {
 	nats       *events.EmbeddedServer
 	bus        *events.Bus
 	relay      *events.Relay
+	live       *live.Feed // order changes, for the console's live pages
+	console    *console.Console
 	jobs       *jobs.Client
 	tracing    *tracing
 	operations *operations.Service
@@ -254,6 +258,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if err := s.buildServices(ctx); err != nil {
 		return err
+	}
+	if err := s.live.Start(ctx); err != nil {
+		return fmt.Errorf("server: hear order changes: %w", err)
 	}
 	if s.stopStatus, err = s.sprm.ConsumeStatus(ctx, s.bus); err != nil {
 		return fmt.Errorf("server: consume provider status events: %w", err)
@@ -369,6 +376,9 @@ func (s *Server) startHTTP() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	// The console's live streams end at once on Shutdown, which waits
+	// for every request.
+	s.http.RegisterOnShutdown(s.console.Close)
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.http.Serve(ln) }()
 	return nil
@@ -458,6 +468,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if s.stopStatus != nil {
 			s.stopStatus()
+		}
+		if s.live != nil {
+			s.live.Stop()
 		}
 		if s.jobs != nil {
 			errs = append(errs, s.jobs.Stop(ctx))

@@ -21,6 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
+	"github.com/stewardhq/steward/internal/live"
 	"github.com/stewardhq/steward/internal/operations"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
@@ -123,7 +124,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
 		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog,
+	s.live = live.New(live.Config{Bus: s.bus, Logger: s.logger})
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog, Changed: s.live.Changed,
 		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
 		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	// Read-only questions from below about orders, answered by the
@@ -172,7 +174,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	})
 	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	console.New(console.Config{API: s.api, Logger: s.logger}).Routes(s.api)
+	s.console = console.New(console.Config{API: s.api, Logger: s.logger, Changes: s.live})
+	s.console.Routes(s.api)
 	s.operations.Routes(s.api)
 	s.sprm.Routes(s.api)
 	s.catalog.Routes(s.api)
