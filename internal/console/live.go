@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/stewardhq/steward/internal/live"
@@ -11,7 +12,8 @@ import (
 
 // Changes tells the console which orders changed (live.Feed).
 type Changes interface {
-	Watch(orderID string) *live.Watcher
+	Seq() uint64
+	WatchSince(orderID string, seq uint64) *live.Watcher
 }
 
 // keepAliveEvery is how often an idle stream sends a comment, so that
@@ -36,7 +38,13 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) err
 	if err := c.call(r, s, http.MethodGet, check, nil, nil); err != nil {
 		return err
 	}
-	watcher := c.changes.Watch(id)
+	// seq is the feed's count when the page was made: a change since then
+	// is sent at once.
+	seq, err := strconv.ParseUint(r.FormValue("seq"), 10, 64)
+	if err != nil {
+		seq = c.changes.Seq()
+	}
+	watcher := c.changes.WatchSince(id, seq)
 	defer watcher.Close()
 
 	h := w.Header()
@@ -74,6 +82,15 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) err
 			return nil // the browser went away
 		}
 	}
+}
+
+// liveURL is the stream a page showing order id ("" for every order)
+// listens to; call it before reading what the page shows.
+func (c *Console) liveURL(id string) string {
+	if c.changes == nil {
+		return ""
+	}
+	return query("/ui/events", map[string]string{"order": id, "seq": strconv.FormatUint(c.changes.Seq(), 10)})
 }
 
 // Close ends every live stream (the server is shutting down; browsers

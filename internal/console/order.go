@@ -50,6 +50,7 @@ type attributeRow struct {
 // by side and its lifecycle log, with the actions on it.
 func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	id := r.PathValue("id")
+	live := c.liveURL(id)
 	var o orderDetail
 	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, &o); err != nil {
 		return err
@@ -63,7 +64,7 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	slices.Reverse(events.Results) // newest first
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
-	c.render(w, "order", s, map[string]any{"Live": "/ui/events?order=" + url.QueryEscape(o.ID), "Order": o, "Events": events.Results, "OutputNames": outputs,
+	c.render(w, "order", s, map[string]any{"Live": live, "Order": o, "Events": events.Results, "OutputNames": outputs,
 		"Attributes": attributeRows(o.Attributes), "Notice": trimmed(r, "notice")})
 	return nil
 }

@@ -74,6 +74,7 @@ func (o orderRow) Condition(name string) string {
 // ordersPage lists orders a page at a time, newest first, filtered by
 // state and catalog item.
 func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	live := c.liveURL("")
 	filter := map[string]string{"state": trimmed(r, "state"), "catalog_item_id": trimmed(r, "item")}
 	var page struct {
 		Results       []orderRow `json:"results"`
@@ -88,7 +89,7 @@ func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	next := nextPage("/ui/orders", page.NextPageToken, map[string]string{"state": filter["state"],
 		"item": filter["catalog_item_id"]})
-	c.render(w, "orders", s, map[string]any{"Live": "/ui/events", "Orders": page.Results, "Next": next, "State": filter["state"],
+	c.render(w, "orders", s, map[string]any{"Live": live, "Orders": page.Results, "Next": next, "State": filter["state"],
 		"Item": filter["catalog_item_id"]})
 	return nil
 }

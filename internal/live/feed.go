@@ -44,6 +44,7 @@ type Feed struct {
 	mu       sync.Mutex
 	pending  map[string]struct{}
 	watchers map[*Watcher]struct{}
+	seq      uint64 // notices heard: pages carry it to know what they missed
 	wake     chan struct{}
 	stop     func()
 	done     chan struct{}
@@ -150,6 +151,7 @@ func (f *Feed) heard(data []byte) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.seq++
 	for w := range f.watchers {
 		if w.order == "" || n.Many || slices.Contains(n.Orders, w.order) {
 			select {
@@ -167,12 +169,28 @@ type Watcher struct {
 	c     chan struct{}
 }
 
+// Seq counts the notices this Feed heard. A page shown now and watched
+// from seq on misses nothing: read Seq before what the page shows.
+func (f *Feed) Seq() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seq
+}
+
 // Watch returns a watcher of order id, or of every order when id is "".
 // Close it when done.
-func (f *Feed) Watch(id string) *Watcher {
+func (f *Feed) Watch(id string) *Watcher { return f.WatchSince(id, f.Seq()) }
+
+// WatchSince is Watch for a page shown at seq (from [Feed.Seq]): if any
+// notice came since, the watcher starts with a change to receive, as the
+// page may have missed it.
+func (f *Feed) WatchSince(id string, seq uint64) *Watcher {
 	w := &Watcher{feed: f, order: id, c: make(chan struct{}, 1)}
 	f.mu.Lock()
 	f.watchers[w] = struct{}{}
+	if f.seq != seq {
+		w.c <- struct{}{}
+	}
 	f.mu.Unlock()
 	return w
 }

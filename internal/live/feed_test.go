@@ -103,3 +103,23 @@ func TestFeed_AClosedWatcherIsToldNothing(t *testing.T) {
 	default:
 	}
 }
+
+func TestFeed_APageWatchedFromAnEarlierSeqHearsWhatItMissed(t *testing.T) {
+	a, b := twoReplicas(t)
+	seen := b.Seq()
+	all := b.Watch("")
+	defer all.Close()
+	a.Changed("order-x")
+	received(t, all, "the watcher of every order")
+
+	late := b.WatchSince("order-y", seen) // a page rendered before the notice
+	defer late.Close()
+	received(t, late, "a watcher from before the notice")
+	current := b.WatchSince("order-y", b.Seq())
+	defer current.Close()
+	select {
+	case <-current.Changes():
+		t.Fatal("a watcher from the current seq was told of a change it did not miss")
+	default:
+	}
+}

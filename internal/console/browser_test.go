@@ -1,0 +1,423 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/stewardhq/steward/internal/poll"
+)
+
+// The Chromium test needs Debian's chromium and axe-core's axe.min.js (npm);
+// CI installs both and sets STEWARD_TEST_REQUIRE_BROWSER=1 so that the test
+// fails rather than skips without them.
+const (
+	envChromium       = "STEWARD_TEST_CHROMIUM"        // the browser; default /usr/bin/chromium
+	envAxe            = "STEWARD_TEST_AXE"             // axe.min.js
+	envRequireBrowser = "STEWARD_TEST_REQUIRE_BROWSER" // fail, not skip, without them
+	envScreenshots    = "STEWARD_TEST_SCREENSHOTS"     // where the pages' screenshots go
+)
+
+// needBrowser returns the browser's path and axe-core's source, or skips.
+func needBrowser(t *testing.T) (chromium string, axe []byte) {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv(envRequireBrowser) != "" {
+			t.Fatalf("%s (%s is set)", what, envRequireBrowser)
+		}
+		t.Skip(what)
+	}
+	chromium = os.Getenv(envChromium)
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("no Chromium at " + chromium + " (apt install chromium, or set " + envChromium + ")")
+	}
+	path := os.Getenv(envAxe)
+	if path == "" {
+		missing(envAxe + " does not name axe-core's axe.min.js (scripts/test installs it with npm)")
+	}
+	axe, err := os.ReadFile(path)
+	if err != nil {
+		missing(err.Error())
+	}
+	return chromium, axe
+}
+
+// realSteward builds cmd/steward and starts it with its in-process provider
+// (real local processes) and authentication on; it returns its URL and an
+// admin and a user token.
+func realSteward(t *testing.T) (base, admin, user string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "steward")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/steward")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/steward: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	token := func(name string, args ...string) string {
+		out, err := exec.Command(bin, append([]string{"token", "create", "--data-dir", data, "--name", name}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("steward token create %s: %v", name, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	admin = token("browser-admin", "--role", "admin")
+	user = token("browser-user", "--role", "user", "--project", "default")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var log bytes.Buffer
+	var logMu sync.Mutex
+	srv := exec.Command(bin, "server", "--data-dir", data, "--listen", addr, "--process-provider")
+	srv.Stdout = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) })
+	srv.Stderr = srv.Stdout
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = srv.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = srv.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("steward server:\n%s", log.String())
+			logMu.Unlock()
+		}
+	})
+	base = "http://" + addr
+	poll.Until(t, "the server's provider registers", func() bool {
+		var providers struct {
+			Results []struct {
+				HealthStatus string `json:"health_status"`
+			} `json:"results"`
+		}
+		return apiCall(t, base, admin, "GET", "/api/v1/providers", nil, &providers) == http.StatusOK &&
+			len(providers.Results) > 0
+	})
+	return base, admin, user
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// apiCall calls the API with token and returns the status, decoding a 2xx
+// body into out.
+func apiCall(t *testing.T, base, token, method, path string, body, out any) int {
+	t.Helper()
+	var rd *bytes.Reader
+	if body == nil {
+		rd = bytes.NewReader(nil)
+	} else {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0 // not up yet
+	}
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode/100 == 2 {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+// tab is one Chromium tab driven by a test, with the dialogs it opened.
+type tab struct {
+	t       *testing.T
+	ctx     context.Context
+	base    string
+	axe     string
+	shots   string
+	mu      sync.Mutex
+	dialogs []string
+}
+
+func openChromium(t *testing.T, chromium, base string, axe []byte) *tab {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-background-networking", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	shots := os.Getenv(envScreenshots)
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "steward-console-screenshots")
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tb := &tab{t: t, ctx: ctx, base: base, axe: string(axe), shots: shots}
+	// Start the browser, then hear every dialog a page opens: none may.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	dialogs := chromedp.Events(ctx, cdppage.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			tb.mu.Lock()
+			tb.dialogs = append(tb.dialogs, ev.Message)
+			tb.mu.Unlock()
+		}
+	}()
+	return tb
+}
+
+// do runs steps, failing the test with what names them.
+func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// follow runs steps that load a page (a link, a form) and waits until it
+// has loaded, whatever the page before showed.
+func (tb *tab) follow(what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 90*time.Second)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, steps...)
+	if err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+	tb.t.Logf("%s: %d %s", what, resp.Status, resp.URL)
+}
+
+// until polls a JavaScript expression until it is true.
+func (tb *tab) until(what, expr string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 90*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(80*time.Second))); err != nil {
+		text, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.location.href + "\n" + document.querySelector("main").innerText`))
+		tb.t.Fatalf("%s: %v; the page shows:\n%s", what, err, text)
+	}
+}
+
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// mark sets a value on the page's window: it is gone if the page reloads.
+func (tb *tab) mark() { eval[int](tb, "window.stewardTestMark = 1") }
+
+func (tb *tab) notReloaded(what string) {
+	tb.t.Helper()
+	if eval[int](tb, "window.stewardTestMark || 0") != 1 {
+		tb.t.Errorf("%s: the page was reloaded", what)
+	}
+}
+
+// check saves the page's screenshot and runs axe-core on it: no serious or
+// critical violation.
+func (tb *tab) check(name string) {
+	tb.t.Helper()
+	shot, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot of %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(tb.shots, name+".png"), shot, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	type violation struct {
+		ID     string   `json:"id"`
+		Impact string   `json:"impact"`
+		Help   string   `json:"help"`
+		Nodes  []string `json:"nodes"`
+	}
+	eval[any](tb, tb.axe+"\n;0")
+	violations, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[]violation](
+		`axe.run(document).then(r => r.violations.map(v => ({id: v.id, impact: v.impact || "", help: v.help, `+
+			`nodes: v.nodes.map(n => n.target.join(" "))})))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("axe-core on %s: %v", name, err)
+	}
+	for _, v := range violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			tb.t.Errorf("page %s: axe-core %s violation %s (%s) at %v", name, v.Impact, v.ID, v.Help, v.Nodes)
+		}
+	}
+}
+
+func (tb *tab) noDialogs() {
+	tb.t.Helper()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if len(tb.dialogs) > 0 {
+		tb.t.Errorf("pages opened dialogs: %q", tb.dialogs)
+	}
+}
+
+// stateIs is a JavaScript test of the order page's state.
+func stateIs(state string) string {
+	return fmt.Sprintf(`(document.querySelector("#order-facts .state") || {}).textContent === %q`, state)
+}
+
+// Issue 25, in a real Chromium against the real binary: sign in with the
+// keyboard, order sleeper from the generated form and watch it reach up
+// without reloading; update a field; rehydrate; delete; see an order leave
+// the orders page live; a policy's rejection shows its reason on the form;
+// a display name made of HTML is text and opens no dialog. Every page is
+// screenshotted and passes axe-core with no serious or critical violation.
+func TestConsole_InChromium(t *testing.T) {
+	chromium, axe := needBrowser(t)
+	base, admin, user := realSteward(t)
+	if code := apiCall(t, base, admin, "POST", "/api/v1/policies?id=no-never", map[string]any{
+		"display_name": "no never", "policy_type": "GLOBAL", "priority": 10,
+		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\" }",
+	}, nil); code != http.StatusCreated {
+		t.Fatalf("create the policy: %d", code)
+	}
+	tb := openChromium(t, chromium, base, axe)
+
+	tb.do("open the sign-in page", chromedp.Navigate(base+"/"), chromedp.WaitVisible("#token"))
+	tb.check("signin")
+	tb.follow("sign in with the keyboard", chromedp.Focus("#token"), chromedp.SendKeys("#token", admin+"\r"))
+	tb.check("orders-empty")
+
+	tb.do("open the catalog", chromedp.Navigate(base+"/ui/catalog"), chromedp.WaitVisible("ul.cards"))
+	tb.check("catalog")
+	tb.do("open sleeper's order form", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f0"))
+	tb.check("order-form")
+
+	tb.follow("order sleeper", chromedp.SetValue("#order_id", "browser-web"), chromedp.SetValue("#display_name", "Web server"),
+		chromedp.SetValue("#f0", `["600"]`), chromedp.Click(`form.orderform button[type="submit"]`))
+	tb.mark()
+	tb.until("the order reaches up on its page", stateIs("up"))
+	tb.notReloaded("the order reaching up")
+	tb.check("order-up")
+
+	tb.follow("open the update form", chromedp.Click(`a.button[href$="/update"]`))
+	tb.check("update-form")
+	tb.follow("update the restart policy", chromedp.SetValue("#f1", "always"), chromedp.Click(`form.orderform button[type="submit"]`))
+	tb.mark()
+	activeIs := func(path, value string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll("table.attributes tbody tr")].some(tr => `+
+			`tr.cells[0].textContent.trim().startsWith(%q) && tr.cells[2].textContent.trim() === %q)`, path, value)
+	}
+	tb.until("the update becomes the active set", activeIs("restart_policy", `"always"`)+" && "+stateIs("up"))
+	tb.notReloaded("the update")
+
+	instance := func() string {
+		return eval[string](tb, `(document.querySelector("#order-facts .id") || {}).textContent || ""`)
+	}
+	before := instance()
+	tb.follow("rehydrate", chromedp.Click(`form[action$="/rehydrate"] button`))
+	tb.mark()
+	tb.until("the order moves to a new instance", fmt.Sprintf(`(document.querySelector("#order-facts .id") || {}).textContent !== %q && `, before)+stateIs("up"))
+	tb.notReloaded("the rehydration")
+	if instance() == before {
+		t.Errorf("after the rehydration the order still shows %s", before)
+	}
+
+	tb.follow("delete", chromedp.Click(`form[action$="/delete"] button`))
+	tb.mark()
+	tb.until("the order is terminated", stateIs("terminated"))
+	tb.notReloaded("the deletion")
+
+	// The orders page follows orders made and removed elsewhere.
+	if code := apiCall(t, base, admin, "POST", "/api/v1/catalog-item-instances?id=leaver",
+		map[string]any{"catalog_item_id": "sleeper"}, nil); code != http.StatusCreated {
+		t.Fatalf("order leaver: %d", code)
+	}
+	tb.do("open the orders page", chromedp.Navigate(base+"/ui/orders"), chromedp.WaitVisible("table caption"))
+	tb.mark()
+	rowOf := func(id string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll("#orders-live tbody tr")].find(tr => tr.textContent.includes(%q))`, id)
+	}
+	tb.until("leaver is up on the orders page", rowOf("leaver")+`?.querySelector(".state")?.textContent === "up"`)
+	tb.check("orders")
+	if code := apiCall(t, base, admin, "DELETE", "/api/v1/catalog-item-instances/leaver", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("delete leaver: %d", code)
+	}
+	tb.until("leaver leaves the orders page", "!"+rowOf("leaver"))
+	tb.notReloaded("an order leaving the orders page")
+
+	// A display name made of HTML is text, on the list and on its page.
+	const xss = `<img src=x onerror=alert(1)>`
+	if code := apiCall(t, base, admin, "POST", "/api/v1/catalog-item-instances?id=xss",
+		map[string]any{"catalog_item_id": "sleeper", "display_name": xss}, nil); code != http.StatusCreated {
+		t.Fatalf("order xss: %d", code)
+	}
+	tb.until("the order named with HTML is listed", rowOf("xss")+" !== undefined")
+	for _, where := range []string{"/ui/orders", "/ui/orders/xss"} {
+		tb.do("open "+where, chromedp.Navigate(base+where), chromedp.WaitVisible("main h1"))
+		if n := eval[int](tb, `document.querySelectorAll("main img").length`); n != 0 {
+			t.Errorf("%s: the display name made %d img elements", where, n)
+		}
+		if !eval[bool](tb, fmt.Sprintf(`document.querySelector("main").textContent.includes(%q)`, xss)) {
+			t.Errorf("%s: the display name is not shown as text", where)
+		}
+	}
+
+	tb.do("order what a policy rejects", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f1"),
+		chromedp.SetValue("#f1", "never"))
+	tb.follow("submit what a policy rejects", chromedp.Click(`form.orderform button[type="submit"]`))
+	if msg := eval[string](tb, `document.querySelector('p.error[role="alert"]').textContent`); !strings.Contains(msg, "processes must restart") {
+		t.Errorf("the rejected form says %q, want the policy's reason", msg)
+	}
+	tb.check("order-rejected")
+
+	for _, p := range []string{"providers", "operations", "audit"} {
+		tb.do("open "+p, chromedp.Navigate(base+"/ui/"+p), chromedp.WaitVisible("main h1"))
+		tb.check(p)
+	}
+
+	// A user's token: the audit log is the API's 403, shown as such.
+	tb.follow("sign out", chromedp.Click(`form.signout button`))
+	tb.follow("sign in as a user", chromedp.SendKeys("#token", user+"\r"))
+	tb.do("open the audit log as a user", chromedp.Navigate(base+"/ui/audit"), chromedp.WaitVisible("main h1"))
+	if h1 := eval[string](tb, `document.querySelector("main h1").textContent`); !strings.Contains(h1, "FORBIDDEN") && !strings.Contains(h1, "PERMISSION") {
+		t.Errorf("a user's audit page says %q, want the API's refusal", h1)
+	}
+	tb.check("audit-as-user")
+	tb.noDialogs()
+	t.Logf("screenshots in %s", tb.shots)
+}
