@@ -399,7 +399,12 @@ func TestConsole_InChromium(t *testing.T) {
 
 	tb.do("order what a policy rejects", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f1"),
 		chromedp.SetValue("#f1", "never"))
-	tb.follow("submit what a policy rejects", chromedp.Click(`form.orderform button[type="submit"]`))
+	tb.follow("preview what a policy rejects", chromedp.Click(`form.orderform button[formaction$="/preview"]`))
+	if msg := eval[string](tb, `(document.querySelector("section.preview") || {}).textContent || ""`); !strings.Contains(msg, "processes must restart") {
+		t.Errorf("the preview says %q, want the policy's rejection", msg)
+	}
+	tb.check("order-preview")
+	tb.follow("submit what a policy rejects", chromedp.Click(`form.orderform button[type="submit"]:not([formaction])`))
 	if msg := eval[string](tb, `document.querySelector('p.error[role="alert"]').textContent`); !strings.Contains(msg, "processes must restart") {
 		t.Errorf("the rejected form says %q, want the policy's reason", msg)
 	}

@@ -110,6 +110,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
 	r.HandleRaw("GET /ui/audit", c.page(c.auditPage))
 	r.HandleRaw("POST /ui/catalog/{id}/order", c.page(c.placeOrder))
+	r.HandleRaw("POST /ui/catalog/{id}/preview", c.page(c.previewOrder))
 }
 
 func (c *Console) static() http.Handler {

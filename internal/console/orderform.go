@@ -30,6 +30,8 @@ type formField struct {
 	Error    string
 	// kind of JSON value the control's text becomes
 	schemaType string
+	// the field's default, set in the spec when no value is given
+	defaultValue any
 }
 
 // catalogField is a catalog item's field as the API answers it.
@@ -44,6 +46,12 @@ type catalogField struct {
 // orderForm reads a catalog item and its service type and lays out the
 // form that orders it.
 func (c *Console) orderForm(r *http.Request, s *session, itemID string) (item map[string]any, fields []formField, err error) {
+	item, _, fields, err = c.orderFormSpec(r, s, itemID)
+	return item, fields, err
+}
+
+// orderFormSpec is orderForm, with the item's defaults.
+func (c *Console) orderFormSpec(r *http.Request, s *session, itemID string) (item, defaults map[string]any, fields []formField, err error) {
 	var ci struct {
 		ID          string         `json:"id"`
 		DisplayName string         `json:"display_name"`
@@ -52,15 +60,16 @@ func (c *Console) orderForm(r *http.Request, s *session, itemID string) (item ma
 		Fields      []catalogField `json:"fields"`
 	}
 	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-items/"+url.PathEscape(itemID), nil, &ci); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var st struct {
 		Schema map[string]any `json:"schema"`
 	}
 	if err := c.call(r, s, http.MethodGet, "/api/v1/service-types/"+url.PathEscape(ci.ServiceType), nil, &st); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i, f := range ci.Fields {
+		own := f.Default
 		if f.Default == nil {
 			f.Default = valueAt(ci.Defaults, f.Path)
 		}
@@ -68,9 +77,11 @@ func (c *Console) orderForm(r *http.Request, s *session, itemID string) (item ma
 		for k, v := range f.ValidationSchema {
 			schema[k] = v
 		}
-		fields = append(fields, newFormField(fmt.Sprintf("f%d", i), f, schema))
+		ff := newFormField(fmt.Sprintf("f%d", i), f, schema)
+		ff.defaultValue = own
+		fields = append(fields, ff)
 	}
-	return map[string]any{"ID": ci.ID, "DisplayName": ci.DisplayName, "ServiceType": ci.ServiceType}, fields, nil
+	return map[string]any{"ID": ci.ID, "DisplayName": ci.DisplayName, "ServiceType": ci.ServiceType}, ci.Defaults, fields, nil
 }
 
 // segment matches one step of a field path: a name, then any [index]es.
