@@ -235,25 +235,46 @@ func (c *Console) orderFormPage(w http.ResponseWriter, r *http.Request, s *sessi
 	return nil
 }
 
+// postedOrderForm is a submitted order form: its item, its fields with the
+// values given, and the data that shows the form again.
+type postedOrderForm struct {
+	item, defaults map[string]any
+	fields         []formField
+	values         []map[string]any
+	data           map[string]any
+}
+
+// readOrderForm reads a submitted order form (after its CSRF check). done
+// says it has answered already: a value that cannot be read shows the form
+// again, 400, with the reason next to the field.
+func (c *Console) readOrderForm(w http.ResponseWriter, r *http.Request, s *session) (f postedOrderForm, done bool, err error) {
+	if err := checkCSRF(r, s); err != nil {
+		return f, true, err
+	}
+	if f.item, f.defaults, f.fields, err = c.orderFormSpec(r, s, r.PathValue("id")); err != nil {
+		return f, true, err
+	}
+	f.data = map[string]any{"Item": f.item, "Fields": f.fields, "OrderID": trimmed(r, "order_id"),
+		"OrderName": trimmed(r, "display_name")}
+	values, ok := userValues(r, f.fields)
+	if !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		c.render(w, "orderform", s, f.data)
+		return f, true, nil
+	}
+	f.values = values
+	return f, false, nil
+}
+
 // placeOrder orders a catalog item from its form. A refusal shows on the
 // form: the API's field errors next to their fields, a policy's rejection
 // with its reason.
 func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := checkCSRF(r, s); err != nil {
+	f, done, err := c.readOrderForm(w, r, s)
+	if done || err != nil {
 		return err
 	}
-	item, fields, err := c.orderForm(r, s, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	data := map[string]any{"Item": item, "Fields": fields, "OrderID": trimmed(r, "order_id"),
-		"OrderName": trimmed(r, "display_name")}
-	values, ok := userValues(r, fields)
-	if !ok {
-		w.WriteHeader(http.StatusBadRequest)
-		c.render(w, "orderform", s, data)
-		return nil
-	}
+	item, fields, values, data := f.item, f.fields, f.values, f.data
 	body := map[string]any{"catalog_item_id": item["ID"], "user_values": values}
 	if n := trimmed(r, "display_name"); n != "" {
 		body["display_name"] = n

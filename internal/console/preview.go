@@ -14,7 +14,7 @@ type preview struct {
 	Reason     string // the API's detail: the rejecting policy and its reason
 	Provider   string
 	SelectedBy string
-	Status     string         // APPROVED or MODIFIED
+	Status     string          // APPROVED or MODIFIED
 	Changes    []previewChange // the fields the policies patched
 }
 
@@ -25,23 +25,13 @@ type previewChange struct{ Path, Before, After string }
 // what the policies would patch, the provider they or the default rule would
 // choose, or the rejection and its reason.
 func (c *Console) previewOrder(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := checkCSRF(r, s); err != nil {
+	f, done, err := c.readOrderForm(w, r, s)
+	if done || err != nil {
 		return err
 	}
-	item, defaults, fields, err := c.orderFormSpec(r, s, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	data := map[string]any{"Item": item, "Fields": fields, "OrderID": trimmed(r, "order_id"),
-		"OrderName": trimmed(r, "display_name")}
-	values, ok := userValues(r, fields)
-	if !ok {
-		w.WriteHeader(http.StatusBadRequest)
-		c.render(w, "orderform", s, data)
-		return nil
-	}
-	spec := specOf(defaults, fields, values)
-	spec["service_type"] = item["ServiceType"]
+	data := f.data
+	spec := specOf(f.defaults, f.fields, f.values)
+	spec["service_type"] = f.item["ServiceType"]
 	var answer struct {
 		Evaluated struct {
 			Spec map[string]any `json:"spec"`
