@@ -32,7 +32,7 @@ const (
 )
 
 // needBrowser returns the browser's path and axe-core's source, or skips.
-func needBrowser(t *testing.T) (chromium string, axe []byte) {
+func needBrowser(t testing.TB) (chromium string, axe []byte) {
 	t.Helper()
 	missing := func(what string) {
 		if os.Getenv(envRequireBrowser) != "" {
@@ -58,10 +58,16 @@ func needBrowser(t *testing.T) (chromium string, axe []byte) {
 	return chromium, axe
 }
 
+// steward is a running steward server binary.
+type steward struct {
+	base, admin, user string // its URL, an admin's and a user's token
+	pid               int
+}
+
 // realSteward builds cmd/steward and starts it with its in-process provider
-// (real local processes) and authentication on; it returns its URL and an
-// admin and a user token.
-func realSteward(t *testing.T) (base, admin, user string) {
+// (real local processes, unless args say --process-provider-noop) and
+// authentication on.
+func realSteward(t testing.TB, args ...string) steward {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "steward")
@@ -78,8 +84,8 @@ func realSteward(t *testing.T) (base, admin, user string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	admin = token("browser-admin", "--role", "admin")
-	user = token("browser-user", "--role", "user", "--project", "default")
+	admin := token("browser-admin", "--role", "admin")
+	user := token("browser-user", "--role", "user", "--project", "default")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,7 +95,7 @@ func realSteward(t *testing.T) (base, admin, user string) {
 	ln.Close()
 	var log bytes.Buffer
 	var logMu sync.Mutex
-	srv := exec.Command(bin, "server", "--data-dir", data, "--listen", addr, "--process-provider")
+	srv := exec.Command(bin, append([]string{"server", "--data-dir", data, "--listen", addr, "--process-provider"}, args...)...)
 	srv.Stdout = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) })
 	srv.Stderr = srv.Stdout
 	if err := srv.Start(); err != nil {
@@ -111,7 +117,7 @@ func realSteward(t *testing.T) (base, admin, user string) {
 			logMu.Unlock()
 		}
 	})
-	base = "http://" + addr
+	base := "http://" + addr
 	poll.Until(t, "the server's provider registers", func() bool {
 		var providers struct {
 			Results []struct {
@@ -121,7 +127,7 @@ func realSteward(t *testing.T) (base, admin, user string) {
 		return apiCall(t, base, admin, "GET", "/api/v1/providers", nil, &providers) == http.StatusOK &&
 			len(providers.Results) > 0
 	})
-	return base, admin, user
+	return steward{base: base, admin: admin, user: user, pid: srv.Process.Pid}
 }
 
 type writerFunc func(p []byte) (int, error)
@@ -130,7 +136,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // apiCall calls the API with token and returns the status, decoding a 2xx
 // body into out.
-func apiCall(t *testing.T, base, token, method, path string, body, out any) int {
+func apiCall(t testing.TB, base, token, method, path string, body, out any) int {
 	t.Helper()
 	var rd *bytes.Reader
 	if body == nil {
@@ -158,7 +164,7 @@ func apiCall(t *testing.T, base, token, method, path string, body, out any) int 
 
 // tab is one Chromium tab driven by a test, with the dialogs it opened.
 type tab struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	base    string
 	axe     string
@@ -167,7 +173,7 @@ type tab struct {
 	dialogs []string
 }
 
-func openChromium(t *testing.T, chromium, base string, axe []byte) *tab {
+func openChromium(t testing.TB, chromium, base string, axe []byte) *tab {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
@@ -308,7 +314,8 @@ func stateIs(state string) string {
 // screenshotted and passes axe-core with no serious or critical violation.
 func TestConsole_InChromium(t *testing.T) {
 	chromium, axe := needBrowser(t)
-	base, admin, user := realSteward(t)
+	srv := realSteward(t)
+	base, admin, user := srv.base, srv.admin, srv.user
 	if code := apiCall(t, base, admin, "POST", "/api/v1/policies?id=no-never", map[string]any{
 		"display_name": "no never", "policy_type": "GLOBAL", "priority": 10,
 		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\" }",
