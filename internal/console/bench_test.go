@@ -22,21 +22,19 @@ import (
 
 // BenchmarkConsole_10kOrders measures the console of a real steward binary
 // (SQLite, the in-process provider accepting orders without processes)
-// holding 10,000 orders:
-//
-//   - server: the orders page's first page, fetched as a signed-in browser
-//     would (client-side latency on loopback: the server's time and the
-//     socket's), p50 and p99;
-//   - chromium: the same page in headless Chromium, from navigation to DOM
-//     interactive, and the bytes the page loads with everything it needs;
-//   - idle-streams-200: the server's CPU (share of one core) over 20 s idle
-//     without streams, then with 200 open live streams, and the Go heap and
-//     stacks the streams added.
+// holding 10,000 orders. Sub-benchmark server fetches the orders page's
+// first page as a signed-in browser would (client-side latency on
+// loopback), p50 and p99; chromium loads the same page in headless
+// Chromium, navigation to DOM interactive, and weighs what it loads;
+// idle-streams-200 takes the server's CPU (share of one core) over 20 s
+// idle without streams, then with 200 open live streams, and the Go heap
+// and stacks the streams added. Commands:
 //
 //	go test -run '^$' -bench 'BenchmarkConsole_10kOrders/(server|chromium)' -benchtime 200x ./internal/console
 //	go test -run '^$' -bench 'BenchmarkConsole_10kOrders/idle' -benchtime 1x ./internal/console
 //
-// (chromium needs STEWARD_TEST_AXE, as scripts/test sets it, or it skips).
+// The chromium half needs STEWARD_TEST_AXE, as scripts/test sets it, or it
+// skips.
 func BenchmarkConsole_10kOrders(b *testing.B) {
 	srv := realSteward(b, "--process-provider-noop")
 	started := time.Now()

@@ -101,6 +101,8 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
 	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
+	r.HandleRaw("POST /ui/orders/{id}/set-state", c.page(c.setState))
+	r.HandleRaw("POST /ui/orders/{id}/force-delete", c.page(c.forceDelete))
 	r.HandleRaw("GET /ui/orders/{id}/update", c.page(c.updatePage))
 	r.HandleRaw("POST /ui/orders/{id}/update", c.page(c.update))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))

@@ -17,6 +17,8 @@ type orderDetail struct {
 	StatusMessage string         `json:"status_message"`
 	InstanceID    string         `json:"instance_id"`
 	Version       int64          `json:"version"`
+	Lifecycle     string         `json:"lifecycle"`
+	DeletedAt     *time.Time     `json:"deleted_at"`
 	LastError     string         `json:"last_error"`
 	Outputs       map[string]any `json:"outputs"`
 	Attributes    map[string]any `json:"attributes"`
@@ -63,9 +65,10 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return err
 	}
 	slices.Reverse(events.Results) // newest first
+	targets := c.apiTargets(r, s, o.Lifecycle, o.State)
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
 	c.render(w, "order", s, map[string]any{"Live": live, "Order": o, "Events": events.Results, "OutputNames": outputs,
-		"Attributes": attributeRows(o.Attributes), "Notice": trimmed(r, "notice")})
+		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Notice": trimmed(r, "notice")})
 	return nil
 }
 
