@@ -170,6 +170,9 @@ func securityHeaders(w http.ResponseWriter) {
 type session struct {
 	token string
 	csrf  string
+	// project, when set, is the project the page acts in (the
+	// Steward-Project header: admins only; "*" lists every project's).
+	project string
 }
 
 // session reads the cookies, giving the browser a CSRF secret if it has
@@ -261,6 +264,9 @@ func (c *Console) call(r *http.Request, s *session, method, path string, body, o
 	req.Header.Set("Accept", "application/json")
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	if s.project != "" {
+		req.Header.Set("Steward-Project", s.project)
 	}
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.api.ServeHTTP(rec, req)

@@ -72,10 +72,12 @@ func (o orderRow) Condition(name string) string {
 }
 
 // ordersPage lists orders a page at a time, newest first, filtered by
-// state and catalog item.
+// state, catalog item and label, in one project or (for admins, "*") all.
 func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	live := c.liveURL("")
-	filter := map[string]string{"state": trimmed(r, "state"), "catalog_item_id": trimmed(r, "item")}
+	filter := map[string]string{"state": trimmed(r, "state"), "catalog_item_id": trimmed(r, "item"),
+		"label": trimmed(r, "label")}
+	s.project = trimmed(r, "project")
 	var page struct {
 		Results       []orderRow `json:"results"`
 		NextPageToken string     `json:"next_page_token"`
@@ -87,10 +89,10 @@ func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session)
 	if err := c.call(r, s, http.MethodGet, query("/api/v1/catalog-item-instances", params), nil, &page); err != nil {
 		return err
 	}
-	next := nextPage("/ui/orders", page.NextPageToken, map[string]string{"state": filter["state"],
-		"item": filter["catalog_item_id"]})
-	c.render(w, "orders", s, map[string]any{"Live": live, "Orders": page.Results, "Next": next, "State": filter["state"],
-		"Item": filter["catalog_item_id"]})
+	shown := map[string]string{"state": filter["state"], "item": filter["catalog_item_id"], "label": filter["label"],
+		"project": s.project}
+	c.render(w, "orders", s, map[string]any{"Live": live, "Orders": page.Results,
+		"Next": nextPage("/ui/orders", page.NextPageToken, shown), "Filter": shown})
 	return nil
 }
 
