@@ -417,9 +417,9 @@ func TestConsole_InChromium(t *testing.T) {
 	}
 	tb.check("order-rejected")
 
-	for _, p := range []string{"providers", "operations", "audit", "policies", "tokens"} {
+	for _, p := range []string{"providers", "operations", "audit", "policies", "tokens", "service-types", "service-types/vm/edit"} {
 		tb.do("open "+p, chromedp.Navigate(base+"/ui/"+p), chromedp.WaitVisible("main h1"))
-		tb.check(p)
+		tb.check(strings.ReplaceAll(p, "/", "-"))
 	}
 
 	// A user's token: the audit log is the API's 403, shown as such.

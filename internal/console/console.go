@@ -71,7 +71,7 @@ func New(cfg Config) *Console {
 		c.now = time.Now
 	}
 	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
@@ -111,6 +111,11 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/operations", c.page(c.operationsPage))
 	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
 	r.HandleRaw("GET /ui/audit", c.page(c.auditPage))
+	r.HandleRaw("GET /ui/service-types", c.page(c.serviceTypesPage))
+	r.HandleRaw("GET /ui/service-types/{id}/edit", c.page(c.editPage(serviceTypeKind)))
+	r.HandleRaw("POST /ui/service-types/{id}/edit", c.page(c.saveEdit(serviceTypeKind)))
+	r.HandleRaw("GET /ui/catalog/{id}/edit", c.page(c.editPage(catalogItemKind)))
+	r.HandleRaw("POST /ui/catalog/{id}/edit", c.page(c.saveEdit(catalogItemKind)))
 	r.HandleRaw("GET /ui/tokens", c.page(c.tokensPage))
 	r.HandleRaw("POST /ui/tokens", c.page(c.createToken))
 	r.HandleRaw("POST /ui/tokens/{id}/revoke", c.page(c.revokeToken))
