@@ -2,7 +2,6 @@ package console
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,8 +73,7 @@ func (c *Console) createToken(w http.ResponseWriter, r *http.Request, s *session
 		Token string `json:"token"`
 	}
 	err := c.call(r, s, http.MethodPost, "/api/v1/tokens", body, &made)
-	var apiErr *apiError
-	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized {
+	if apiErr, ok := refusal(err); ok {
 		w.WriteHeader(apiErr.Status)
 		return c.renderTokens(w, r, s, map[string]any{"Error": apiErr})
 	}

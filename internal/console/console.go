@@ -245,6 +245,16 @@ type apiError struct {
 	} `json:"fields"`
 }
 
+// refusal returns err's API error when it is a refusal a form shows next
+// to what was sent (a 4xx other than 401, which means signing in again).
+func refusal(err error) (*apiError, bool) {
+	var e *apiError
+	if errors.As(err, &e) && e.Status >= 400 && e.Status < 500 && e.Status != http.StatusUnauthorized {
+		return e, true
+	}
+	return nil, false
+}
+
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }
 
 // call sends a request to the API in process as the session's principal

@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,8 +76,7 @@ func (c *Console) saveEdit(kind editedKind) func(w http.ResponseWriter, r *http.
 			ID string `json:"id"`
 		}
 		err := c.call(r, s, method, path, body, &saved)
-		var apiErr *apiError
-		if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized {
+		if apiErr, ok := refusal(err); ok {
 			data["Error"] = apiErr
 			w.WriteHeader(apiErr.Status)
 			c.render(w, "editor", s, data)

@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -287,8 +286,7 @@ func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session)
 		ID string `json:"id"`
 	}
 	err = c.call(r, s, http.MethodPost, path, body, &made)
-	var apiErr *apiError
-	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized {
+	if apiErr, ok := refusal(err); ok {
 		placeFieldErrors(fields, values, apiErr)
 		data["Error"] = apiErr
 		w.WriteHeader(apiErr.Status)

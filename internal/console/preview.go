@@ -43,11 +43,12 @@ func (c *Console) previewOrder(w http.ResponseWriter, r *http.Request, s *sessio
 	err = c.call(r, s, http.MethodPost, "/api/v1/policies:evaluateRequest", map[string]any{
 		"service_instance": map[string]any{"spec": spec, "labels": map[string]any{}}, "dry_run_placement": true}, &answer)
 	var apiErr *apiError
+	isRefusal := func(err error) bool { _, ok := refusal(err); return ok }
 	switch {
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotAcceptable:
 		data["Preview"] = preview{Rejected: true, Reason: apiErr.Detail}
-	case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized:
-		data["Error"] = apiErr
+	case isRefusal(err):
+		data["Error"], _ = refusal(err)
 	case err != nil:
 		return err
 	default:

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -87,8 +86,7 @@ func (c *Console) update(w http.ResponseWriter, r *http.Request, s *session) err
 		return nil
 	}
 	err = c.call(r, s, http.MethodPatch, "/api/v1/catalog-item-instances/"+url.PathEscape(id), map[string]any{"edits": edits}, nil)
-	var apiErr *apiError
-	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusUnauthorized {
+	if apiErr, ok := refusal(err); ok {
 		placeFieldErrors(fields, edits, apiErr)
 		data["Error"] = apiErr
 		w.WriteHeader(apiErr.Status)
