@@ -122,7 +122,7 @@ func (c *Console) policiesPage(w http.ResponseWriter, r *http.Request, s *sessio
 	slices.SortFunc(page.Results, func(a, b policyRow) int {
 		return cmp.Or(cmp.Compare(levels[a.PolicyType], levels[b.PolicyType]), cmp.Compare(a.Priority, b.Priority))
 	})
-	c.render(w, "policies", s, map[string]any{"Policies": page.Results})
+	c.render(w, "policies", s, map[string]any{"Policies": page.Results, "Admin": c.isAdmin(r, s)})
 	return nil
 }
 

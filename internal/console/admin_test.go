@@ -74,6 +74,15 @@ func TestConsole_TokensAndPolicies(t *testing.T) {
 
 	user := newBrowser(t, s.URL())
 	user.signIn(token)
+	if p := admin.get("/ui/policies"); !strings.Contains(p.body, `action="/ui/policies/second/enabled"`) {
+		t.Error("an admin's policies page has no Enable/Disable")
+	}
+	if p := user.get("/ui/policies"); p.status != http.StatusOK || strings.Contains(p.body, "/enabled") {
+		t.Errorf("a user's policies page: %d, want it listed without Enable/Disable", p.status)
+	}
+	if p := user.get("/ui/catalog"); strings.Contains(p.body, "/ui/catalog/new/edit") {
+		t.Error("a user's catalog page offers a new catalog item")
+	}
 	if p := user.post("/ui/policies/second/enabled", url.Values{"csrf": {user.csrf()}, "enabled": {"false"}}); p.status != http.StatusForbidden {
 		t.Errorf("a user disabling a policy: %d, want the API's 403", p.status)
 	}

@@ -425,6 +425,14 @@ func TestConsole_InChromium(t *testing.T) {
 	// A user's token: the audit log is the API's 403, shown as such.
 	tb.follow("sign out", chromedp.Click(`form.signout button`))
 	tb.follow("sign in as a user", chromedp.SendKeys("#token", user+"\r"))
+	tb.do("open the policies as a user", chromedp.Navigate(base+"/ui/policies"), chromedp.WaitVisible("main h1"))
+	if n := eval[int](tb, `document.querySelectorAll("main form").length`); n != 0 {
+		t.Errorf("a user's policies page has %d forms, want no admin action", n)
+	}
+	tb.do("open the catalog as a user", chromedp.Navigate(base+"/ui/catalog"), chromedp.WaitVisible("main h1"))
+	if eval[bool](tb, `document.querySelector('a[href="/ui/catalog/new/edit"]') !== null`) {
+		t.Error("a user's catalog offers a new catalog item")
+	}
 	tb.do("open the audit log as a user", chromedp.Navigate(base+"/ui/audit"), chromedp.WaitVisible("main h1"))
 	if h1 := eval[string](tb, `document.querySelector("main h1").textContent`); !strings.Contains(h1, "FORBIDDEN") && !strings.Contains(h1, "PERMISSION") {
 		t.Errorf("a user's audit page says %q, want the API's refusal", h1)

@@ -245,6 +245,15 @@ type apiError struct {
 	} `json:"fields"`
 }
 
+// isAdmin says whether the session's principal is an admin, so that a page
+// leaves out what only admins may do. It asks the API for what only an
+// admin may read (one order of every project); the API still decides every
+// action, so a wrong answer here hides or shows a button, nothing more.
+func (c *Console) isAdmin(r *http.Request, s *session) bool {
+	probe := &session{token: s.token, csrf: s.csrf, project: "*"}
+	return c.call(r, probe, http.MethodGet, "/api/v1/catalog-item-instances?max_page_size=1", nil, nil) == nil
+}
+
 // refusal returns err's API error when it is a refusal a form shows next
 // to what was sent (a 4xx other than 401, which means signing in again).
 func refusal(err error) (*apiError, bool) {

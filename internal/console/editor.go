@@ -39,7 +39,8 @@ func (c *Console) editPage(kind editedKind) func(w http.ResponseWriter, r *http.
 			b, _ := json.MarshalIndent(v, "", "  ") // decoded JSON always encodes
 			text = string(b)
 		}
-		c.render(w, "editor", s, map[string]any{"Kind": kind, "ID": id, "Text": text, "Notice": trimmed(r, "notice")})
+		c.render(w, "editor", s, map[string]any{"Kind": kind, "ID": id, "Text": text, "Notice": trimmed(r, "notice"),
+			"Admin": c.isAdmin(r, s)})
 		return nil
 	}
 }
@@ -52,7 +53,7 @@ func (c *Console) saveEdit(kind editedKind) func(w http.ResponseWriter, r *http.
 			return err
 		}
 		id, text := r.PathValue("id"), r.PostFormValue("definition")
-		data := map[string]any{"Kind": kind, "ID": id, "Text": text}
+		data := map[string]any{"Kind": kind, "ID": id, "Text": text, "Admin": true}
 		var body map[string]any
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.UseNumber()
@@ -110,7 +111,7 @@ func (c *Console) serviceTypesPage(w http.ResponseWriter, r *http.Request, s *se
 		"page_token": trimmed(r, "page")}), nil, &page); err != nil {
 		return err
 	}
-	c.render(w, "servicetypes", s, map[string]any{"Types": page.Results,
+	c.render(w, "servicetypes", s, map[string]any{"Types": page.Results, "Admin": c.isAdmin(r, s),
 		"Next": nextPage("/ui/service-types", page.NextPageToken, nil)})
 	return nil
 }

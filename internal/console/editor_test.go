@@ -73,6 +73,10 @@ func TestConsole_EditServiceTypesAndCatalogItems(t *testing.T) {
 		"Authorization", "Bearer s3cret-admin").Want(t, http.StatusCreated).JSON(t, &tok)
 	user := newBrowser(t, s.URL())
 	user.signIn(tok.Token)
+	if p := user.get("/ui/catalog/small-cache/edit"); p.status != http.StatusOK || strings.Contains(p.body, "<textarea") ||
+		!strings.Contains(p.body, "Only admins change definitions") {
+		t.Errorf("a user's view of a definition: %d, want it read only", p.status)
+	}
 	if p := save(user, "/ui/catalog/small-cache/edit", `{"display_name": "mine"}`); p.status != http.StatusForbidden {
 		t.Errorf("a user changing a catalog item: %d, want the API's 403", p.status)
 	}

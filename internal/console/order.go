@@ -68,7 +68,7 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 	targets := c.apiTargets(r, s, o.Lifecycle, o.State)
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
 	c.render(w, "order", s, map[string]any{"Live": live, "Order": o, "Events": events.Results, "OutputNames": outputs,
-		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Notice": trimmed(r, "notice")})
+		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Admin": o.DeletedAt != nil && c.isAdmin(r, s), "Notice": trimmed(r, "notice")})
 	return nil
 }
 

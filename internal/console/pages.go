@@ -110,6 +110,6 @@ func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, s *session
 		"page_token": trimmed(r, "page")}), nil, &page); err != nil {
 		return err
 	}
-	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Next": nextPage("/ui/catalog", page.NextPageToken, nil)})
+	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Admin": c.isAdmin(r, s), "Next": nextPage("/ui/catalog", page.NextPageToken, nil)})
 	return nil
 }
