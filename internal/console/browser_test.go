@@ -417,7 +417,7 @@ func TestConsole_InChromium(t *testing.T) {
 	}
 	tb.check("order-rejected")
 
-	for _, p := range []string{"providers", "operations", "audit", "policies", "tokens", "service-types", "service-types/vm/edit"} {
+	for _, p := range []string{"providers", "operations", "audit", "policies", "tokens", "service-types", "service-types/vm/edit", "policies/new/edit"} {
 		tb.do("open "+p, chromedp.Navigate(base+"/ui/"+p), chromedp.WaitVisible("main h1"))
 		tb.check(strings.ReplaceAll(p, "/", "-"))
 	}

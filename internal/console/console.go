@@ -70,8 +70,10 @@ func New(cfg Config) *Console {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	funcs := template.FuncMap{"age": c.age}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "error"} {
+	funcs := template.FuncMap{"age": c.age, "previewOf": func(title string, p preview) map[string]any {
+		return map[string]any{"Title": title, "Result": p}
+	}}
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
@@ -121,6 +123,9 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/tokens/{id}/revoke", c.page(c.revokeToken))
 	r.HandleRaw("GET /ui/policies", c.page(c.policiesPage))
 	r.HandleRaw("POST /ui/policies/{id}/enabled", c.page(c.enablePolicy))
+	r.HandleRaw("GET /ui/policies/{id}/edit", c.page(c.regoPage))
+	r.HandleRaw("POST /ui/policies/{id}/edit", c.page(c.saveRego))
+	r.HandleRaw("POST /ui/policies/{id}/test", c.page(c.testRego))
 	r.HandleRaw("POST /ui/catalog/{id}/order", c.page(c.placeOrder))
 	r.HandleRaw("POST /ui/catalog/{id}/preview", c.page(c.previewOrder))
 }
@@ -222,6 +227,7 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 		data = map[string]any{}
 	}
 	data["CSRF"] = s.csrf
+	data["Levels"] = []string{"GLOBAL", "TENANT", "USER"}
 	data["SignedIn"] = s.token != ""
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, data); err != nil {

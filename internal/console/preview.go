@@ -32,6 +32,22 @@ func (c *Console) previewOrder(w http.ResponseWriter, r *http.Request, s *sessio
 	data := f.data
 	spec := specOf(f.defaults, f.fields, f.values)
 	spec["service_type"] = f.item["ServiceType"]
+	pv, shown, err := c.evaluate(r, s, spec, nil, nil)
+	if err != nil {
+		return err
+	}
+	showEvaluation(w, data, pv, shown)
+	c.render(w, "orderform", s, data)
+	return nil
+}
+
+// evaluate runs the policy chain (with drafts, if any) on a request, with
+// placement's dry run, and says what it did: a preview (a rejection is
+// one), or the API's error when it is the request's or a draft's fault (a
+// 4xx but 401, or a draft's Rego failing at evaluation). Anything else is
+// err.
+func (c *Console) evaluate(r *http.Request, s *session, spec map[string]any, labels map[string]string,
+	drafts []any) (preview, *apiError, error) {
 	var answer struct {
 		Evaluated struct {
 			Spec map[string]any `json:"spec"`
@@ -40,23 +56,45 @@ func (c *Console) previewOrder(w http.ResponseWriter, r *http.Request, s *sessio
 		SelectedBy       string `json:"selected_by"`
 		Status           string `json:"status"`
 	}
-	err = c.call(r, s, http.MethodPost, "/api/v1/policies:evaluateRequest", map[string]any{
-		"service_instance": map[string]any{"spec": spec, "labels": map[string]any{}}, "dry_run_placement": true}, &answer)
-	var apiErr *apiError
-	isRefusal := func(err error) bool { _, ok := refusal(err); return ok }
-	switch {
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotAcceptable:
-		data["Preview"] = preview{Rejected: true, Reason: apiErr.Detail}
-	case isRefusal(err):
-		data["Error"], _ = refusal(err)
-	case err != nil:
-		return err
-	default:
-		data["Preview"] = preview{Provider: answer.SelectedProvider, SelectedBy: answer.SelectedBy,
-			Status: answer.Status, Changes: specChanges(spec, answer.Evaluated.Spec)}
+	req := map[string]any{"service_instance": map[string]any{"spec": spec, "labels": cmpNil(labels)},
+		"dry_run_placement": true}
+	if len(drafts) > 0 {
+		req["policies"] = drafts
 	}
-	c.render(w, "orderform", s, data)
-	return nil
+	err := c.call(r, s, http.MethodPost, "/api/v1/policies:evaluateRequest", req, &answer)
+	var apiErr *apiError
+	switch {
+	case err == nil:
+		return preview{Provider: answer.SelectedProvider, SelectedBy: answer.SelectedBy, Status: answer.Status,
+			Changes: specChanges(spec, answer.Evaluated.Spec)}, &apiError{}, nil
+	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotAcceptable:
+		return preview{Rejected: true, Reason: apiErr.Detail}, &apiError{}, nil
+	}
+	if e, ok := refusal(err); ok {
+		return preview{}, e, nil
+	}
+	if errors.As(err, &apiErr) && apiErr.Reason == "POLICY_EVALUATION_FAILED" {
+		return preview{}, apiErr, nil // a draft's Rego failed
+	}
+	return preview{}, nil, err
+}
+
+// showEvaluation puts what evaluate said on the page: the API's error
+// (with its status) or the preview.
+func showEvaluation(w http.ResponseWriter, data map[string]any, pv preview, shown *apiError) {
+	if shown.Status != 0 {
+		data["Error"] = shown
+		w.WriteHeader(shown.Status)
+		return
+	}
+	data["Preview"] = pv
+}
+
+func cmpNil(labels map[string]string) map[string]string {
+	if labels == nil {
+		return map[string]string{}
+	}
+	return labels
 }
 
 // specOf is the spec an order of the form's item asks for, as the catalog

@@ -35,7 +35,7 @@ func TestConsole_PreviewShowsWhatThePoliciesWouldDo(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("preview: %d %s", p.status, p.body)
 	}
-	for _, want := range []string{`<h2 id="preview-title">Preview</h2>`, "change this order", "<strong>process-sp</strong>",
+	for _, want := range []string{`<h2 id="preview-title">Preview</h2>`, "change this request", "<strong>process-sp</strong>",
 		"chosen by the default rule", `<tr class="differs"><td>restart_policy</td><td>&#34;on_failure&#34;</td><td>&#34;always&#34;</td></tr>`,
 		`value="previewed"`, `[&#34;600&#34;]`} {
 		if !strings.Contains(p.body, want) {
