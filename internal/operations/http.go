@@ -23,7 +23,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ops, err := s.List(r.Context(), ListParams{
-		Project: auth.ProjectFrom(r.Context()), Kind: r.URL.Query().Get("kind"), Done: done, Page: page,
+		Project: auth.ProjectFrom(r.Context()), Kind: r.URL.Query().Get("kind"), Target: r.URL.Query().Get("target"), Done: done, Page: page,
 	})
 	if err != nil {
 		return err

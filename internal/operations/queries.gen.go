@@ -133,6 +133,7 @@ func (q *queries) OperationInsert(ctx context.Context, db store.Querier, arg Ope
 type OperationListParams struct {
 	Project   string
 	Kind      string
+	Target    string
 	Done      *bool
 	AfterTime time.Time
 	AfterID   string
@@ -155,7 +156,7 @@ type OperationListRow struct {
 
 // OperationList runs OperationList (sql/*/operations.sql) and returns its rows.
 func (q *queries) OperationList(ctx context.Context, db store.Querier, arg OperationListParams) ([]OperationListRow, error) {
-	rows, err := db.Query(ctx, q.operationList, arg.Project, arg.Kind, arg.Kind, arg.Done, arg.Done, arg.AfterTime, arg.AfterID, arg.Limit)
+	rows, err := db.Query(ctx, q.operationList, arg.Project, arg.Kind, arg.Kind, arg.Target, arg.Target, arg.Done, arg.Done, arg.AfterTime, arg.AfterID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

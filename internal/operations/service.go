@@ -147,6 +147,9 @@ type ListParams struct {
 	Project string
 	// Kind, when set, keeps only operations of that kind.
 	Kind string
+	// Target, when set, keeps only operations on that resource (its path,
+	// "catalog-item-instances/web").
+	Target string
 	// Done, when set, keeps only finished (true) or running (false) ones.
 	Done *bool
 	Page store.PageRequest
@@ -156,7 +159,7 @@ type ListParams struct {
 func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Operation], error) {
 	size := cmp.Or(p.Page.Size, store.DefaultPageSize)
 	afterTime, afterID := p.Page.Keyset()
-	rows, err := s.q.OperationList(ctx, s.cfg.DB, OperationListParams{Project: p.Project, Kind: p.Kind, Done: p.Done,
+	rows, err := s.q.OperationList(ctx, s.cfg.DB, OperationListParams{Project: p.Project, Kind: p.Kind, Target: p.Target, Done: p.Done,
 		AfterTime: afterTime, AfterID: afterID, Limit: int64(size + 1)})
 	if err != nil {
 		return store.Page[Operation]{}, fmt.Errorf("list operations: %w", err)

@@ -177,6 +177,17 @@ func TestOperations_GetListFilterAndPage(t *testing.T) {
 			t.Fatalf("operation error = %v", e)
 		}
 
+		var onOne operationPage
+		s.Do(t, "GET", "/api/v1/operations?target=catalog-item-instances/3", nil).Want(t, http.StatusOK).JSON(t, &onOne)
+		if len(onOne.Results) != 1 || onOne.Results[0].ID != ids[3] {
+			t.Fatalf("target=catalog-item-instances/3 = %+v, want only %s", onOne.Results, ids[3])
+		}
+		var none operationPage
+		s.Do(t, "GET", "/api/v1/operations?target=catalog-item-instances/z&kind=rehydrate", nil).Want(t, http.StatusOK).JSON(t, &none)
+		if len(none.Results) != 0 {
+			t.Fatalf("target and kind of no operation = %+v, want none", none.Results)
+		}
+
 		s.Do(t, "GET", "/api/v1/operations/nope", nil).WantProblem(t, http.StatusNotFound, "OPERATION_NOT_FOUND")
 	})
 }

@@ -3602,6 +3602,9 @@ type ListOperationsParams struct {
 	// Kind Only operations whose `metadata.kind` equals this value.
 	Kind *string `form:"kind,omitempty" json:"kind,omitempty"`
 
+	// Target Only operations on this resource, named by its path (`catalog-item-instances/web`).
+	Target *string `form:"target,omitempty" json:"target,omitempty"`
+
 	// Done Only operations that are (`true`) or are not (`false`) done.
 	Done *bool `form:"done,omitempty" json:"done,omitempty"`
 }
@@ -6524,8 +6527,9 @@ type ClientInterface interface {
 
 	// ListOperations List operations
 	//
-	// Lists the operations of the caller's project, newest first. Filters: `kind`
-	// (equal to `metadata.kind`) and `done`.
+	// Lists the operations of the caller's project, oldest first. Filters: `kind`
+	// (equal to `metadata.kind`), `target` (the path of the resource the
+	// operation works on, `metadata.target`) and `done`.
 	//
 	// Corresponds with GET /api/v1/operations (the `ListOperations` operationId).
 	ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8396,8 +8400,9 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 
 // ListOperations List operations
 //
-// Lists the operations of the caller's project, newest first. Filters: `kind`
-// (equal to `metadata.kind`) and `done`.
+// Lists the operations of the caller's project, oldest first. Filters: `kind`
+// (equal to `metadata.kind`), `target` (the path of the resource the
+// operation works on, `metadata.target`) and `done`.
 //
 // Corresponds with GET /api/v1/operations (the `ListOperations` operationId).
 func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11648,6 +11653,18 @@ func NewListOperationsRequest(server string, params *ListOperationsParams) (*htt
 
 		}
 
+		if params.Target != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target", *params.Target, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Done != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "done", *params.Done, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -14779,8 +14796,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListOperationsWithResponse List operations
 	//
-	// Lists the operations of the caller's project, newest first. Filters: `kind`
-	// (equal to `metadata.kind`) and `done`.
+	// Lists the operations of the caller's project, oldest first. Filters: `kind`
+	// (equal to `metadata.kind`), `target` (the path of the resource the
+	// operation works on, `metadata.target`) and `done`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21839,8 +21857,9 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 
 // ListOperationsWithResponse List operations
 //
-// Lists the operations of the caller's project, newest first. Filters: `kind`
-// (equal to `metadata.kind`) and `done`.
+// Lists the operations of the caller's project, oldest first. Filters: `kind`
+// (equal to `metadata.kind`), `target` (the path of the resource the
+// operation works on, `metadata.target`) and `done`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

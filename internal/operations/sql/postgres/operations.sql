@@ -18,15 +18,16 @@ FROM operations
 WHERE id = $1;
 
 -- name: OperationList :many
--- params: project, kind, kind, done, done, after_time, after_id, limit
+-- params: project, kind, kind, target, target, done, done, after_time, after_id, limit
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
 FROM operations
 WHERE project = $1
   AND ($2::text = '' OR kind = $3)
-  AND ($4::boolean IS NULL OR done = $5)
-  AND (create_time, id) > ($6, $7)
+  AND ($4::text = '' OR target = $5)
+  AND ($6::boolean IS NULL OR done = $7)
+  AND (create_time, id) > ($8, $9)
 ORDER BY create_time, id
-LIMIT $8;
+LIMIT $10;
 
 -- name: OperationUpdateMetadata :exec
 UPDATE operations SET metadata = $1, update_time = $2

@@ -18,11 +18,12 @@ FROM operations
 WHERE id = ?;
 
 -- name: OperationList :many
--- params: project, kind, kind, done, done, after_time, after_id, limit
+-- params: project, kind, kind, target, target, done, done, after_time, after_id, limit
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
 FROM operations
 WHERE project = ?
   AND (? = '' OR kind = ?)
+  AND (? = '' OR target = ?)
   AND (? IS NULL OR done = ?)
   AND (create_time, id) > (?, ?)
 ORDER BY create_time, id
