@@ -60,6 +60,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
+	// Changed, when set, is told the id of each order whose adapter
+	// statuses a transaction changed, once it has committed (live.Feed's
+	// Changed, for the console's order page).
+	Changed func(orderID string)
 }
 
 // Service stores and lists adapter status reports. It is safe for
@@ -152,6 +156,9 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 		}
 		if err != nil {
 			return fmt.Errorf("store adapter status: %w", err)
+		}
+		if s.cfg.Changed != nil {
+			tx.AfterCommit(func() { s.cfg.Changed(p.OrderID) })
 		}
 		if o.Deleting {
 			return s.cfg.Reconciles.RequestTx(ctx, tx, p.OrderID)

@@ -318,7 +318,7 @@ func TestConsole_InChromium(t *testing.T) {
 	base, admin, user := srv.base, srv.admin, srv.user
 	if code := apiCall(t, base, admin, "POST", "/api/v1/policies?id=no-never", map[string]any{
 		"display_name": "no never", "policy_type": "GLOBAL", "priority": 10,
-		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\" }",
+		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\"; not input.spec.members }",
 	}, nil); code != http.StatusCreated {
 		t.Fatalf("create the policy: %d", code)
 	}
@@ -341,7 +341,7 @@ func TestConsole_InChromium(t *testing.T) {
 	tb.notReloaded("the order reaching up")
 	tb.check("order-up")
 
-	tb.follow("open the update form", chromedp.Click(`a.button[href$="/update"]`))
+	tb.follow("open the update form", chromedp.Click(`a.button[href*="/update?"]`))
 	tb.check("update-form")
 	tb.follow("update the restart policy", chromedp.SetValue("#f1", "always"), chromedp.Click(`form.orderform button[type="submit"]`))
 	tb.mark()
@@ -356,7 +356,7 @@ func TestConsole_InChromium(t *testing.T) {
 		return eval[string](tb, `(document.querySelector("#order-facts .id") || {}).textContent || ""`)
 	}
 	before := instance()
-	tb.follow("rehydrate", chromedp.Click(`form[action$="/rehydrate"] button`))
+	tb.follow("rehydrate", chromedp.Click(`form[action*="/rehydrate?"] button`))
 	tb.mark()
 	tb.until("the order moves to a new instance", fmt.Sprintf(`(document.querySelector("#order-facts .id") || {}).textContent !== %q && `, before)+stateIs("up"))
 	tb.notReloaded("the rehydration")
@@ -364,7 +364,7 @@ func TestConsole_InChromium(t *testing.T) {
 		t.Errorf("after the rehydration the order still shows %s", before)
 	}
 
-	tb.follow("delete", chromedp.Click(`form[action$="/delete"] button`))
+	tb.follow("delete", chromedp.Click(`form[action*="/delete?"] button`))
 	tb.mark()
 	tb.until("the order is terminated", stateIs("terminated"))
 	tb.notReloaded("the deletion")
@@ -403,6 +403,24 @@ func TestConsole_InChromium(t *testing.T) {
 			t.Errorf("%s: the display name is not shown as text", where)
 		}
 	}
+
+	// An app instance: its runtime's members, and a repair of one member
+	// asked for from its page, whose steps the page follows.
+	if code := apiCall(t, base, admin, "POST", "/api/v1/catalog-item-instances?id=sc",
+		map[string]any{"catalog_item_id": "sleeper-cluster"}, nil); code != http.StatusCreated {
+		t.Fatalf("order sc: %d", code)
+	}
+	tb.do("open sc", chromedp.Navigate(base+"/ui/orders/sc"), chromedp.WaitVisible("main h1"))
+	tb.mark()
+	tb.until("sc's members are shown healthy", `document.querySelectorAll("option[value=agent-1]").length === 1 || `+
+		`(document.querySelector("#order-live") || {}).textContent.includes("agent-1")`)
+	tb.do("reload sc for its repair form", chromedp.Navigate(base+"/ui/orders/sc"), chromedp.WaitVisible("#repair_member"))
+	tb.follow("repair agent-1", chromedp.SetValue("#repair_member", "agent-1"), chromedp.Click(`form.repair button`))
+	tb.mark()
+	tb.until("the repair's steps are all done on the page", `[...document.querySelectorAll("#order-live progress")].some(p => `+
+		`p.max > 0 && p.value === p.max && p.closest("tr").textContent.includes("succeeded"))`)
+	tb.notReloaded("the repair")
+	tb.check("order-repaired")
 
 	tb.do("order what a policy rejects", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f1"),
 		chromedp.SetValue("#f1", "never"))

@@ -70,7 +70,7 @@ func New(cfg Config) *Console {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	funcs := template.FuncMap{"age": c.age, "previewOf": func(title string, p preview) map[string]any {
+	funcs := template.FuncMap{"age": c.age, "deref": func(b *bool) bool { return b != nil && *b }, "previewOf": func(title string, p preview) map[string]any {
 		return map[string]any{"Title": title, "Result": p}
 	}}
 	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
@@ -105,6 +105,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("POST /ui/orders/{id}/set-state", c.page(c.setState))
 	r.HandleRaw("POST /ui/orders/{id}/force-delete", c.page(c.forceDelete))
+	r.HandleRaw("POST /ui/orders/{id}/repair", c.page(c.repairAction))
 	r.HandleRaw("GET /ui/orders/{id}/update", c.page(c.updatePage))
 	r.HandleRaw("POST /ui/orders/{id}/update", c.page(c.update))
 	r.HandleRaw("GET /ui/catalog", c.page(c.catalogPage))
@@ -200,7 +201,15 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) *session {
 		s.csrf = base64.RawURLEncoding.EncodeToString(b)
 		http.SetCookie(w, cookie(r, csrfCookie, s.csrf, 0))
 	}
+	// A page names its project in ?project= (a form, in its action), so an
+	// admin's link to another project's order opens it.
+	s.project = trimmed(r, "project")
 	return s
+}
+
+// orderURL is order id's page in the session's project, with a notice.
+func orderURL(s *session, id, notice string) string {
+	return query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": notice, "project": s.project})
 }
 
 // cookie is a console cookie: HttpOnly, SameSite=Strict, Secure over TLS;

@@ -296,7 +296,7 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		return o.State == "up" && fmt.Sprint(args["args"]) == "[900]"
 	})
 	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["900"]`}, "f1": {"sometimes"}}); p.status != http.StatusBadRequest ||
-		!strings.Contains(p.body, `<form method="post" action="/ui/orders/web/update"`) || !strings.Contains(p.body, `id="f1-error"`) {
+		!strings.Contains(p.body, `<form method="post" action="/ui/orders/web/update?project=default"`) || !strings.Contains(p.body, `id="f1-error"`) {
 		t.Errorf("an update the API refuses: %d, want 400 and the form again: %s", p.status, p.body)
 	}
 	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {

@@ -86,11 +86,12 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) err
 
 // liveURL is the stream a page showing order id ("" for every order)
 // listens to; call it before reading what the page shows.
-func (c *Console) liveURL(id string) string {
+func (c *Console) liveURL(s *session, id string) string {
 	if c.changes == nil {
 		return ""
 	}
-	return query("/ui/events", map[string]string{"order": id, "seq": strconv.FormatUint(c.changes.Seq(), 10)})
+	return query("/ui/events", map[string]string{"order": id, "project": s.project,
+		"seq": strconv.FormatUint(c.changes.Seq(), 10)})
 }
 
 // Close ends every live stream (the server is shutting down; browsers

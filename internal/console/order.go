@@ -22,12 +22,7 @@ type orderDetail struct {
 	LastError     string         `json:"last_error"`
 	Outputs       map[string]any `json:"outputs"`
 	Attributes    map[string]any `json:"attributes"`
-	Conditions    []struct {
-		Type    string `json:"type"`
-		Status  string `json:"status"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	} `json:"conditions"`
+	Conditions    []condition    `json:"conditions"`
 }
 
 // eventRow is one entry of an order's lifecycle log.
@@ -52,7 +47,7 @@ type attributeRow struct {
 // by side and its lifecycle log, with the actions on it.
 func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	id := r.PathValue("id")
-	live := c.liveURL(id)
+	live := c.liveURL(s, id)
 	var o orderDetail
 	if err := c.call(r, s, http.MethodGet, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, &o); err != nil {
 		return err
@@ -65,10 +60,15 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return err
 	}
 	slices.Reverse(events.Results) // newest first
+	sections, err := c.orderSections(r, s, o)
+	if err != nil {
+		return err
+	}
 	targets := c.apiTargets(r, s, o.Lifecycle, o.State)
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
 	c.render(w, "order", s, map[string]any{"Live": live, "Order": o, "Events": events.Results, "OutputNames": outputs,
-		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Admin": o.DeletedAt != nil && c.isAdmin(r, s), "Notice": trimmed(r, "notice")})
+		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Admin": o.DeletedAt != nil && c.isAdmin(r, s),
+		"Notice": trimmed(r, "notice"), "Sections": sections})
 	return nil
 }
 
@@ -128,7 +128,7 @@ func (c *Console) rehydrate(w http.ResponseWriter, r *http.Request, s *session) 
 	if err := c.call(r, s, http.MethodPost, "/api/v1/catalog-item-instances/"+url.PathEscape(id)+":rehydrate", nil, &op); err != nil {
 		return err
 	}
-	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Rehydration started (operation " + op.ID + ")."}),
+	http.Redirect(w, r, orderURL(s, id, "Rehydration started (operation "+op.ID+")."),
 		http.StatusSeeOther)
 	return nil
 }
@@ -142,6 +142,6 @@ func (c *Console) deleteOrder(w http.ResponseWriter, r *http.Request, s *session
 	if err := c.call(r, s, http.MethodDelete, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, nil); err != nil {
 		return err
 	}
-	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Deletion requested."}), http.StatusSeeOther)
+	http.Redirect(w, r, orderURL(s, id, "Deletion requested."), http.StatusSeeOther)
 	return nil
 }

@@ -296,7 +296,7 @@ func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/ui/orders/"+url.PathEscape(made.ID), http.StatusSeeOther)
+	http.Redirect(w, r, orderURL(s, made.ID, ""), http.StatusSeeOther)
 	return nil
 }
 

@@ -37,11 +37,24 @@ func TestConsole_OrdersFilterByLabelAndProject(t *testing.T) {
 			t.Fatalf("orders%s: %d", query, p.status)
 		}
 		for _, id := range []string{"prod-web", "dev-web", "elsewhere"} {
-			shown := strings.Contains(p.body, `href="/ui/orders/`+id+`"`)
+			shown := strings.Contains(p.body, `href="/ui/orders/`+id+`?project=`)
 			if shown != slices.Contains(want, id) {
 				t.Errorf("orders%s: shows %s = %v, want %v", query, id, shown, !shown)
 			}
 		}
+	}
+	// The link to another project's order names its project, so it opens
+	// (without it the page would look in the default project: 404).
+	all := b.get("/ui/orders?project=%2A")
+	if !strings.Contains(all.body, `href="/ui/orders/elsewhere?project=team-b"`) {
+		t.Fatalf("the link to team-b's order does not name its project")
+	}
+	if p := b.get("/ui/orders/elsewhere?project=team-b"); p.status != http.StatusOK ||
+		!strings.Contains(p.body, `action="/ui/orders/elsewhere/rehydrate?project=team-b"`) {
+		t.Errorf("team-b's order page: %d, want 200 and its forms in team-b", p.status)
+	}
+	if p := b.get("/ui/orders/elsewhere"); p.status != http.StatusNotFound {
+		t.Errorf("team-b's order in the default project: %d, want 404", p.status)
 	}
 	if p := b.get("/ui/orders?project=%2A"); !strings.Contains(p.body, "<td>team-b</td>") {
 		t.Error("every project's orders do not say which project each is in")

@@ -74,10 +74,9 @@ func (o orderRow) Condition(name string) string {
 // ordersPage lists orders a page at a time, newest first, filtered by
 // state, catalog item and label, in one project or (for admins, "*") all.
 func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session) error {
-	live := c.liveURL("")
+	live := c.liveURL(s, "")
 	filter := map[string]string{"state": trimmed(r, "state"), "catalog_item_id": trimmed(r, "item"),
 		"label": trimmed(r, "label")}
-	s.project = trimmed(r, "project")
 	var page struct {
 		Results       []orderRow `json:"results"`
 		NextPageToken string     `json:"next_page_token"`

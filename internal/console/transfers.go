@@ -44,7 +44,7 @@ func (c *Console) setState(w http.ResponseWriter, r *http.Request, s *session) e
 		map[string]any{"target_state": target, "current_version": version}, nil); err != nil {
 		return err
 	}
-	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Moved to " + target + "."}),
+	http.Redirect(w, r, orderURL(s, id, "Moved to "+target+"."),
 		http.StatusSeeOther)
 	return nil
 }
@@ -60,7 +60,7 @@ func (c *Console) forceDelete(w http.ResponseWriter, r *http.Request, s *session
 		map[string]any{"reason": trimmed(r, "reason")}, nil); err != nil {
 		return err
 	}
-	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Force-deleted."}),
+	http.Redirect(w, r, orderURL(s, id, "Force-deleted."),
 		http.StatusSeeOther)
 	return nil
 }

@@ -33,7 +33,7 @@ func TestConsole_SetStateAndForceDelete(t *testing.T) {
 	b := newBrowser(t, s.URL())
 
 	p := b.get("/ui/orders/gated")
-	if !strings.Contains(p.body, `action="/ui/orders/gated/set-state"`) || !strings.Contains(p.body, "<option>up</option>") {
+	if !strings.Contains(p.body, `action="/ui/orders/gated/set-state?project=default"`) || !strings.Contains(p.body, "<option>up</option>") {
 		t.Fatalf("the page of an order whose update was rejected offers no way back to up:\n%s", p.body)
 	}
 	if strings.Contains(p.body, "force-delete") {
@@ -60,7 +60,7 @@ func TestConsole_SetStateAndForceDelete(t *testing.T) {
 	// Once its deletion is asked for, the page offers Force delete; the
 	// API wants a reason.
 	s.Do(t, "DELETE", "/api/v1/catalog-item-instances/gated", nil).Want(t, http.StatusAccepted)
-	if p := b.get("/ui/orders/gated"); !strings.Contains(p.body, `action="/ui/orders/gated/force-delete"`) {
+	if p := b.get("/ui/orders/gated"); !strings.Contains(p.body, `action="/ui/orders/gated/force-delete?project=default"`) {
 		t.Fatalf("the page of a deleting order offers no Force delete:\n%s", p.body)
 	}
 	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusBadRequest {

@@ -14,6 +14,7 @@ func (c *Console) updateForm(r *http.Request, s *session) (order map[string]any,
 	var o struct {
 		ID          string         `json:"id"`
 		DisplayName string         `json:"display_name"`
+		Project     string         `json:"project"`
 		CatalogItem string         `json:"catalog_item_id"`
 		Attributes  map[string]any `json:"attributes"`
 	}
@@ -37,7 +38,7 @@ func (c *Console) updateForm(r *http.Request, s *session) (order map[string]any,
 			fields[i].show(v)
 		}
 	}
-	return map[string]any{"ID": o.ID, "DisplayName": o.DisplayName, "CatalogItem": o.CatalogItem}, fields, nil
+	return map[string]any{"ID": o.ID, "DisplayName": o.DisplayName, "Project": o.Project, "CatalogItem": o.CatalogItem}, fields, nil
 }
 
 // updatePage shows an order's update form.
@@ -82,7 +83,7 @@ func (c *Console) update(w http.ResponseWriter, r *http.Request, s *session) err
 	}
 	id, _ := order["ID"].(string)
 	if len(edits) == 0 {
-		http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Nothing changed."}), http.StatusSeeOther)
+		http.Redirect(w, r, orderURL(s, id, "Nothing changed."), http.StatusSeeOther)
 		return nil
 	}
 	err = c.call(r, s, http.MethodPatch, "/api/v1/catalog-item-instances/"+url.PathEscape(id), map[string]any{"edits": edits}, nil)
@@ -96,6 +97,6 @@ func (c *Console) update(w http.ResponseWriter, r *http.Request, s *session) err
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, query("/ui/orders/"+url.PathEscape(id), map[string]string{"notice": "Update requested."}), http.StatusSeeOther)
+	http.Redirect(w, r, orderURL(s, id, "Update requested."), http.StatusSeeOther)
 	return nil
 }

@@ -105,6 +105,11 @@ type Config struct {
 	// WorkerTokenTTL is how long a worker token lives. Defaults to 24h.
 	WorkerTokenTTL time.Duration
 	Now            func() time.Time
+	// Changed, when set, is told the id of each app instance (its order's
+	// id) whose runtime or repair operations a transaction changed, once it
+	// has committed (live.Feed's Changed: the console's order page follows
+	// a repair's steps).
+	Changed func(orderID string)
 }
 
 // Service is the repair domain.
@@ -141,6 +146,13 @@ func New(cfg Config) *Service {
 }
 
 func (s *Service) now() time.Time { return store.Now(s.cfg.Now) }
+
+// changedTx tells Config.Changed of the app instance once tx commits.
+func (s *Service) changedTx(tx *store.Tx, appInstanceID string) {
+	if s.cfg.Changed != nil {
+		tx.AfterCommit(func() { s.cfg.Changed(appInstanceID) })
+	}
+}
 
 // Errors of the domain; the server maps each to its problem reason.
 var (

@@ -64,6 +64,7 @@ func (s *Service) ApplyReport(ctx context.Context, project, appInstanceID, id st
 			if op, err = s.update(ctx, tx, next); err != nil {
 				return err
 			}
+			s.changedTx(tx, op.AppInstanceID)
 			if r.RuntimeState == nil {
 				return nil
 			}

@@ -73,6 +73,7 @@ func (s *Service) Request(ctx context.Context, r Request) (Operation, error) {
 		if err != nil {
 			return fmt.Errorf("record repair operation: %w", err)
 		}
+		s.changedTx(tx, op.AppInstanceID)
 		return s.cfg.Jobs.InsertTx(ctx, tx, deliverArgs{OperationID: op.ID}, s.insertOpts())
 	})
 	if err != nil {

@@ -75,6 +75,9 @@ func (s *Service) ReportRuntime(ctx context.Context, project, appInstanceID stri
 	var kept bool
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		kept, err = s.recordRuntimeTx(ctx, tx, app, r.RuntimeState, r.ObservedTime)
+		if kept {
+			s.changedTx(tx, app.ID)
+		}
 		return err
 	})
 	if err != nil {

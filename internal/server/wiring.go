@@ -116,15 +116,16 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Changes: s.reconciles, Operations: s.operations, CopyTimeout: s.cfg.RehydrationCopyTimeout,
 	})
 	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
+	// The live pages hear of every change to what an order page shows.
+	s.live = live.New(live.Config{Bus: s.bus, Logger: s.logger})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
-		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry})
+		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry, Changed: s.live.Changed})
 	if err := s.buildTokens(ctx); err != nil {
 		return err
 	}
 	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
 		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
-		Client: providers})
-	s.live = live.New(live.Config{Bus: s.bus, Logger: s.logger})
+		Client: providers, Changed: s.live.Changed})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog, Changed: s.live.Changed,
 		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
 		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
