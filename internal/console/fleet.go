@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// providersPage lists the registered providers with their health.
+// providersPage lists the registered providers with their health, labels,
+// capacity and live instances.
 func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	var page struct {
 		Results []struct {
@@ -16,7 +17,11 @@ func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *sessi
 			ServiceTypes []string          `json:"service_types"`
 			Metadata     map[string]string `json:"metadata"`
 			Operations   []string          `json:"operations"`
-			Capacity     map[string]any    `json:"capacity"`
+			Capacity     map[string]int64  `json:"capacity"`
+			Health       struct {
+				Message string `json:"message"`
+			} `json:"health"`
+			LiveInstances int64 `json:"live_instances"`
 		} `json:"results"`
 		NextPageToken string `json:"next_page_token"`
 	}

@@ -98,12 +98,15 @@ func TestConsole_OrderPageRuntimeRepairsAdaptersOperations(t *testing.T) {
 
 // Issue 25: an order page's live stream hears of what changes below the
 // order itself: a repair operation recorded, each step its worker reports,
-// an adapter's report.
+// an adapter's report. The providers page shows a provider's live
+// instances against its capacity.
 func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, store.SQLite)
 	p := providertest.New(t, func(c *providertest.Config) { c.Repair = true })
-	s.Do(t, "POST", "/api/v1/providers", p.Registration("k8s-sp", "rke2")).Want(t, http.StatusCreated)
+	reg := p.Registration("k8s-sp", "rke2")
+	reg.Capacity = map[string]int64{"instances": 5, "vcpu": 64}
+	s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/service-types?id=rke2", map[string]any{"schema": map[string]any{"type": "object"},
 		"runtime": map[string]any{"kind": "kubernetes", "members": true}, "required_adapters": []string{"dns"}}).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=rke2", map[string]any{"service_type": "rke2"}).Want(t, http.StatusCreated)
@@ -122,6 +125,9 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 		"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
 
 	b := newBrowser(t, s.URL())
+	if page := b.get("/ui/providers"); !strings.Contains(page.body, "<td>1 of 5</td>") || !strings.Contains(page.body, "vcpu 64") {
+		t.Errorf("the providers page does not show k8s-sp's one live instance of 5 and its vcpu capacity")
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, changes := b.stream(ctx, "/ui/events?order=r1")

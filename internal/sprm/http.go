@@ -39,12 +39,19 @@ type providerView struct {
 	Provider
 	Path string `json:"path"`
 	ETag string `json:"etag"`
+	// LiveInstances counts the provider's instances not deleted (what its
+	// capacity's "instances" is measured against).
+	LiveInstances int `json:"live_instances"`
 }
 
-func writeProvider(w http.ResponseWriter, status int, p Provider) error {
+func (s *Service) writeProvider(w http.ResponseWriter, r *http.Request, status int, p Provider) error {
+	live, err := s.q.InstanceCountLiveByProvider(r.Context(), s.cfg.DB, p.Name)
+	if err != nil {
+		return fmt.Errorf("count instances of %s: %w", p.Name, err)
+	}
 	etag := httpapi.ETag(p.Version)
 	w.Header().Set("ETag", etag)
-	return httpapi.WriteJSON(w, status, providerView{p, "providers/" + p.ID, etag})
+	return httpapi.WriteJSON(w, status, providerView{p, "providers/" + p.ID, etag, int(live)})
 }
 
 type instanceView struct {
@@ -95,9 +102,9 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	if created {
 		w.Header().Set("Location", "/api/v1/providers/"+p.ID)
-		return writeProvider(w, http.StatusCreated, p)
+		return s.writeProvider(w, r, http.StatusCreated, p)
 	}
-	return writeProvider(w, http.StatusOK, p)
+	return s.writeProvider(w, r, http.StatusOK, p)
 }
 
 func (s *Service) handleListProviders(w http.ResponseWriter, r *http.Request) error {
@@ -110,8 +117,16 @@ func (s *Service) handleListProviders(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	counts, err := s.q.InstanceCountLivePerProvider(r.Context(), s.cfg.DB)
+	if err != nil {
+		return fmt.Errorf("count live instances: %w", err)
+	}
+	live := make(map[string]int, len(counts))
+	for _, c := range counts {
+		live[c.ProviderName] = int(c.Live)
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(ps, func(p Provider) providerView {
-		return providerView{p, "providers/" + p.ID, httpapi.ETag(p.Version)}
+		return providerView{p, "providers/" + p.ID, httpapi.ETag(p.Version), live[p.Name]}
 	}))
 }
 
@@ -120,7 +135,7 @@ func (s *Service) handleGetProvider(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeProvider(w, http.StatusOK, p)
+	return s.writeProvider(w, r, http.StatusOK, p)
 }
 
 func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) error {
@@ -136,7 +151,7 @@ func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return writeProvider(w, http.StatusOK, p)
+	return s.writeProvider(w, r, http.StatusOK, p)
 }
 
 func (s *Service) handleDeregister(w http.ResponseWriter, r *http.Request) error {

@@ -72,7 +72,29 @@ func TestDeregister_RefusedWhileProviderOwnsInstances(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		e := setup(t, engine)
+		live := func() (get, list int) {
+			var one struct {
+				LiveInstances int `json:"live_instances"`
+			}
+			e.s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusOK).JSON(t, &one)
+			var all struct {
+				Results []struct {
+					LiveInstances int `json:"live_instances"`
+				} `json:"results"`
+			}
+			e.s.Do(t, "GET", "/api/v1/providers", nil).Want(t, http.StatusOK).JSON(t, &all)
+			if len(all.Results) != 1 {
+				t.Fatalf("providers listed: %d, want 1", len(all.Results))
+			}
+			return one.LiveInstances, all.Results[0].LiveInstances
+		}
+		if get, list := live(); get != 0 || list != 0 {
+			t.Errorf("live_instances before any create: get %d, list %d; want 0", get, list)
+		}
 		e.create(t, "vm-1")
+		if get, list := live(); get != 1 || list != 1 {
+			t.Errorf("live_instances with vm-1: get %d, list %d; want 1", get, list)
+		}
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
 
 		// A deletion that is only queued still needs the provider.
@@ -80,6 +102,9 @@ func TestDeregister_RefusedWhileProviderOwnsInstances(t *testing.T) {
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
 
 		poll.Until(t, "the cleanup worker deleted vm-1", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
+		if get, list := live(); get != 0 || list != 0 {
+			t.Errorf("live_instances after vm-1's deletion: get %d, list %d; want 0", get, list)
+		}
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).Want(t, http.StatusNoContent)
 		e.s.Do(t, "GET", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusNotFound, "PROVIDER_NOT_FOUND")
 	})

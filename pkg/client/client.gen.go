@@ -2278,8 +2278,12 @@ type Provider struct {
 	Health *ProviderHealth `json:"health,omitempty"`
 
 	// Id Example: kubevirt-sp
-	Id       *string            `json:"id,omitempty"`
-	Metadata *map[string]string `json:"metadata,omitempty"`
+	Id *string `json:"id,omitempty"`
+
+	// LiveInstances The provider's service-type instances not deleted: what its capacity's
+	// `instances` is measured against, and what placement's default rule spreads by.
+	LiveInstances *int               `json:"live_instances,omitempty"`
+	Metadata      *map[string]string `json:"metadata,omitempty"`
 
 	// Name Example: kubevirt-sp
 	Name       string    `json:"name"`
