@@ -184,12 +184,15 @@ type session struct {
 	// project, when set, is the project the page acts in (the
 	// Steward-Project header: admins only; "*" lists every project's).
 	project string
+	// r is the request the session came with; who, once asked, its caller.
+	r   *http.Request
+	who *caller
 }
 
 // session reads the cookies, giving the browser a CSRF secret if it has
 // none.
 func (c *Console) session(w http.ResponseWriter, r *http.Request) *session {
-	s := &session{}
+	s := &session{r: r}
 	if ck, err := r.Cookie(sessionCookie); err == nil {
 		s.token = ck.Value
 	}
@@ -238,6 +241,9 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	data["CSRF"] = s.csrf
 	data["Levels"] = []string{"GLOBAL", "TENANT", "USER"}
 	data["SignedIn"] = s.token != ""
+	if s.r != nil {
+		data["Caller"] = c.caller(s.r, s)
+	}
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, data); err != nil {
 		c.log.Error("render a console page", "page", page, "error", err)
@@ -260,14 +266,35 @@ type apiError struct {
 	} `json:"fields"`
 }
 
-// isAdmin says whether the session's principal is an admin, so that a page
-// leaves out what only admins may do. It asks the API for what only an
-// admin may read (one order of every project); the API still decides every
-// action, so a wrong answer here hides or shows a button, nothing more.
-func (c *Console) isAdmin(r *http.Request, s *session) bool {
-	probe := &session{token: s.token, csrf: s.csrf, project: "*"}
-	return c.call(r, probe, http.MethodGet, "/api/v1/catalog-item-instances?max_page_size=1", nil, nil) == nil
+// caller is who the session signs in as (GET /api/v1/whoami).
+type caller struct {
+	Principal struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	} `json:"principal"`
+	Role    string `json:"role"`
+	Project string `json:"project"`
+	Open    bool   `json:"open"`
 }
+
+// caller asks the API who the session's principal is, once per request;
+// a session the API does not know is nobody (the zero caller).
+func (c *Console) caller(r *http.Request, s *session) *caller {
+	if s.who == nil {
+		s.who = &caller{}
+		// In the default project: a page's "*" (every project) is for lists.
+		asked := &session{token: s.token, csrf: s.csrf}
+		if err := c.call(r, asked, http.MethodGet, "/api/v1/whoami", nil, s.who); err != nil {
+			*s.who = caller{}
+		}
+	}
+	return s.who
+}
+
+// isAdmin says whether the session's principal is an admin, so that a page
+// leaves out what only admins may do; the API still decides every action,
+// so a wrong answer here hides or shows a button, nothing more.
+func (c *Console) isAdmin(r *http.Request, s *session) bool { return c.caller(r, s).Role == "admin" }
 
 // refusal returns err's API error when it is a refusal a form shows next
 // to what was sent (a 4xx other than 401, which means signing in again).

@@ -108,6 +108,9 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 		if !strings.Contains(orders.body, ">xss<") || !strings.Contains(orders.body, "sleeper") {
 			t.Errorf("the orders page does not list order xss of sleeper")
 		}
+		if !strings.Contains(orders.body, `class="open-server"`) {
+			t.Error("a --dev server's page does not say that it runs open")
+		}
 		csp := orders.header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "style-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("Content-Security-Policy %q: want own scripts and styles only", csp)
@@ -178,8 +181,10 @@ func TestConsole_SignInAndOut(t *testing.T) {
 	if p := alice.post("/ui/signin", url.Values{"token": {tok.Token}, "csrf": {alice.csrf()}}); p.status != http.StatusSeeOther {
 		t.Fatalf("a user's sign-in: %d", p.status)
 	}
-	if p := alice.get("/ui/orders"); p.status != http.StatusOK {
-		t.Errorf("a user's orders page: %d", p.status)
+	if p := alice.get("/ui/orders"); p.status != http.StatusOK ||
+		!strings.Contains(p.body, `<span class="who">alice <span class="role">user in team-a</span></span>`) ||
+		strings.Contains(p.body, "open-server") {
+		t.Errorf("a user's orders page: %d, want it to name alice, a user in team-a, and no open-server banner", p.status)
 	}
 	if p := alice.get("/ui/audit"); p.status != http.StatusForbidden || !strings.Contains(p.body, "audit log") {
 		t.Errorf("a user's audit page: %d, want the API's 403 with its reason: %s", p.status, p.body)

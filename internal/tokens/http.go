@@ -18,6 +18,29 @@ func (s *Service) Routes(api *httpapi.API) {
 	api.Handle("GET /api/v1/tokens", s.handleList)
 	api.Handle("GET /api/v1/tokens/{token_id}", s.handleGet)
 	api.Handle("DELETE /api/v1/tokens/{token_id}", s.handleRevoke)
+	api.Handle("GET /api/v1/whoami", s.handleWhoami)
+}
+
+// caller is who a request is made as (GET /api/v1/whoami).
+type caller struct {
+	Principal auth.Principal `json:"principal"`
+	Role      auth.Role      `json:"role"`
+	// Project is the project the request acts in: a project-bound role's
+	// own, else the one Steward-Project names (default "default").
+	Project  string `json:"project"`
+	Provider string `json:"provider,omitempty"`
+	Adapter  string `json:"adapter,omitempty"`
+	// Open says the server authenticates nobody (--dev): every request is
+	// made as this admin.
+	Open bool `json:"open"`
+}
+
+// handleWhoami answers who the caller is, so a client (the console) shows
+// only what its role may do without probing for it.
+func (s *Service) handleWhoami(w http.ResponseWriter, r *http.Request) error {
+	who, _ := auth.PrincipalFrom(r.Context())
+	return httpapi.WriteJSON(w, http.StatusOK, caller{Principal: who, Role: who.Role, Project: auth.ProjectFrom(r.Context()),
+		Provider: who.Provider, Adapter: who.Adapter, Open: s.cfg.Dev})
 }
 
 type view struct {

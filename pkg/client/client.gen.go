@@ -77,6 +77,48 @@ func (e AuditEventOutcome) Valid() bool {
 	}
 }
 
+// Defines values for CallerPrincipalType.
+const (
+	CallerPrincipalTypeServiceAccount CallerPrincipalType = "service_account"
+	CallerPrincipalTypeUser           CallerPrincipalType = "user"
+)
+
+// Valid indicates whether the value is a known member of the CallerPrincipalType enum.
+func (e CallerPrincipalType) Valid() bool {
+	switch e {
+	case CallerPrincipalTypeServiceAccount:
+		return true
+	case CallerPrincipalTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallerRole.
+const (
+	CallerRoleAdmin          CallerRole = "admin"
+	CallerRoleProjectAdmin   CallerRole = "project_admin"
+	CallerRoleServiceAccount CallerRole = "service_account"
+	CallerRoleUser           CallerRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the CallerRole enum.
+func (e CallerRole) Valid() bool {
+	switch e {
+	case CallerRoleAdmin:
+		return true
+	case CallerRoleProjectAdmin:
+		return true
+	case CallerRoleServiceAccount:
+		return true
+	case CallerRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CleanupTaskStatus.
 const (
 	CleanupTaskStatusFAILED     CleanupTaskStatus = "FAILED"
@@ -964,6 +1006,32 @@ type AuditEvent struct {
 
 // AuditEventOutcome defines model for AuditEvent.Outcome.
 type AuditEventOutcome string
+
+// Caller defines model for Caller.
+type Caller struct {
+	// Adapter The adapter a service account reports as, if any.
+	Adapter *string `json:"adapter,omitempty"`
+
+	// Open The server authenticates nobody (`--dev`).
+	Open      bool `json:"open"`
+	Principal struct {
+		Id   string              `json:"id"`
+		Type CallerPrincipalType `json:"type"`
+	} `json:"principal"`
+
+	// Project The project the request acts in.
+	Project string `json:"project"`
+
+	// Provider The provider a service account reports for, if any.
+	Provider *string    `json:"provider,omitempty"`
+	Role     CallerRole `json:"role"`
+}
+
+// CallerPrincipalType defines model for Caller.Principal.Type.
+type CallerPrincipalType string
+
+// CallerRole defines model for Caller.Role.
+type CallerRole string
 
 // CatalogItem A catalog item.
 type CatalogItem struct {
@@ -7336,6 +7404,17 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/tokens/{token_id} (the `GetToken` operationId).
 	GetToken(ctx context.Context, tokenId TokenId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCaller Who the caller is
+	//
+	// The principal the request is made as, its role and the project it acts in (a
+	// project-bound role's own; otherwise the one `Steward-Project` names, default
+	// `default`). Every authenticated caller may ask. `open` is true on a server that
+	// authenticates nobody (`--dev`), where every request is made as an admin. Clients
+	// use it to show only what the role may do; the server still decides every request.
+	//
+	// Corresponds with GET /api/v1/whoami (the `GetCaller` operationId).
+	GetCaller(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// EvaluatePolicyRequestV1alpha1WithBody Evaluate a request against the policies (rehydration seed path)
 	//
 	// The same as `POST /api/v1/policies:evaluateRequest`, at the path the rehydration seed names.
@@ -9739,6 +9818,27 @@ func (c *Client) RevokeToken(ctx context.Context, tokenId TokenId, reqEditors ..
 // Corresponds with GET /api/v1/tokens/{token_id} (the `GetToken` operationId).
 func (c *Client) GetToken(ctx context.Context, tokenId TokenId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTokenRequest(c.Server, tokenId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCaller Who the caller is
+//
+// The principal the request is made as, its role and the project it acts in (a
+// project-bound role's own; otherwise the one `Steward-Project` names, default
+// `default`). Every authenticated caller may ask. `open` is true on a server that
+// authenticates nobody (`--dev`), where every request is made as an admin. Clients
+// use it to show only what the role may do; the server still decides every request.
+//
+// Corresponds with GET /api/v1/whoami (the `GetCaller` operationId).
+func (c *Client) GetCaller(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCallerRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -14012,6 +14112,33 @@ func NewGetTokenRequest(server string, tokenId TokenId) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetCallerRequest constructs an http.Request for the GetCaller method
+func NewGetCallerRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/whoami")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewEvaluatePolicyRequestV1alpha1Request calls the generic EvaluatePolicyRequestV1alpha1 builder with application/json body
 func NewEvaluatePolicyRequestV1alpha1Request(server string, params *EvaluatePolicyRequestV1alpha1Params, body EvaluatePolicyRequestV1alpha1JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15652,6 +15779,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/tokens/{token_id} (the `GetToken` operationId).
 	GetTokenWithResponse(ctx context.Context, tokenId TokenId, reqEditors ...RequestEditorFn) (*GetTokenReply, error)
+
+	// GetCallerWithResponse Who the caller is
+	//
+	// The principal the request is made as, its role and the project it acts in (a
+	// project-bound role's own; otherwise the one `Steward-Project` names, default
+	// `default`). Every authenticated caller may ask. `open` is true on a server that
+	// authenticates nobody (`--dev`), where every request is made as an admin. Clients
+	// use it to show only what the role may do; the server still decides every request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/whoami (the `GetCaller` operationId).
+	GetCallerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCallerReply, error)
 
 	// EvaluatePolicyRequestV1alpha1WithBodyWithResponse Evaluate a request against the policies (rehydration seed path)
 	//
@@ -20842,6 +20982,61 @@ func (r GetTokenReply) ContentType() string {
 	return ""
 }
 
+type GetCallerReply struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Caller
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCallerReply) GetJSON200() *Caller {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCallerReply) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCallerReply) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCallerReply) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCallerReply) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCallerReply) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCallerReply) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type EvaluatePolicyRequestV1alpha1Reply struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23036,6 +23231,25 @@ func (c *ClientWithResponses) GetTokenWithResponse(ctx context.Context, tokenId 
 		return nil, err
 	}
 	return ParseGetTokenReply(rsp)
+}
+
+// GetCallerWithResponse Who the caller is
+//
+// The principal the request is made as, its role and the project it acts in (a
+// project-bound role's own; otherwise the one `Steward-Project` names, default
+// `default`). Every authenticated caller may ask. `open` is true on a server that
+// authenticates nobody (`--dev`), where every request is made as an admin. Clients
+// use it to show only what the role may do; the server still decides every request.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/whoami (the `GetCaller` operationId).
+func (c *ClientWithResponses) GetCallerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCallerReply, error) {
+	rsp, err := c.GetCaller(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCallerReply(rsp)
 }
 
 // EvaluatePolicyRequestV1alpha1WithBodyWithResponse Evaluate a request against the policies (rehydration seed path)
@@ -27424,6 +27638,46 @@ func ParseGetTokenReply(rsp *http.Response) (*GetTokenReply, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCallerReply parses an HTTP response from a GetCallerWithResponse call
+func ParseGetCallerReply(rsp *http.Response) (*GetCallerReply, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCallerReply{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Caller
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
