@@ -104,6 +104,16 @@ func TestClient_AgainstDevServer(t *testing.T) {
 		}
 	})
 
+	t.Run("whoami says the dev admin and that the server runs open", func(t *testing.T) {
+		if out := c.ok("whoami"); out != "user:dev, admin in project default (the server runs open: --dev)\n" {
+			t.Fatalf("steward whoami: %q", out)
+		}
+		var who map[string]any
+		if err := json.Unmarshal([]byte(c.ok("whoami", "-o", "json")), &who); err != nil || who["role"] != "admin" || who["open"] != true {
+			t.Fatalf("steward whoami -o json: %v (%v)", who, err)
+		}
+	})
+
 	t.Run("get lists the seeded catalog as a table", func(t *testing.T) {
 		rows := table(c.ok("get", "items"))
 		if strings.Join(rows[0], " ") != "ID SERVICE TYPE DISPLAY NAME AGE" {

@@ -39,7 +39,7 @@ func Commands(stdout, stderr io.Writer) []*cobra.Command {
 		e.getCmd(), e.describeCmd(), e.orderCmd(), e.rehydrateCmd(), e.deleteCmd(), e.setStateCmd(),
 		e.credentialsCmd(), e.rotateCredentialsCmd(),
 		e.repairCmd("repair"), e.repairCmd("reconcile"), e.repairCmd("restart"),
-		e.applyCmd(), e.waitCmd(), e.policyCmd(), e.configCmd(), e.versionCmd(),
+		e.applyCmd(), e.waitCmd(), e.policyCmd(), e.configCmd(), e.versionCmd(), e.whoamiCmd(),
 	}
 	for _, c := range cmds {
 		markClient(c)
