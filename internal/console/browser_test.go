@@ -435,6 +435,24 @@ func TestConsole_InChromium(t *testing.T) {
 	}
 	tb.check("order-rejected")
 
+	// An object field is a group of controls (axe checks the fieldset).
+	for _, call := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/api/v1/service-types?id=sized", map[string]any{"schema": map[string]any{"type": "object", "properties": map[string]any{
+			"resources": map[string]any{"type": "object", "properties": map[string]any{
+				"replicas": map[string]any{"type": "integer", "minimum": 0}, "tier": map[string]any{"enum": []string{"small", "large"}}}}}}}},
+		{"/api/v1/catalog-items?id=sized", map[string]any{"service_type": "sized",
+			"fields": []map[string]any{{"path": "resources", "display_name": "Resources", "editable": true}}}},
+	} {
+		if code := apiCall(t, base, admin, "POST", call.path, call.body, nil); code != http.StatusCreated {
+			t.Fatalf("POST %s: %d", call.path, code)
+		}
+	}
+	tb.do("open an order form with an object field", chromedp.Navigate(base+"/ui/catalog/sized/order"), chromedp.WaitVisible("fieldset.object"))
+	tb.check("order-form-object")
+
 	for _, p := range []string{"providers", "operations", "audit", "policies", "tokens", "service-types", "service-types/vm/edit", "policies/new/edit"} {
 		tb.do("open "+p, chromedp.Navigate(base+"/ui/"+p), chromedp.WaitVisible("main h1"))
 		tb.check(strings.ReplaceAll(p, "/", "-"))

@@ -3,9 +3,11 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,7 +20,7 @@ type formField struct {
 	Path     string
 	Label    string
 	Help     string
-	Kind     string // text, number, checkbox, select, json
+	Kind     string // text, number, checkbox, select, json, object
 	Value    string // as the control shows it
 	Checked  bool
 	Options  []string
@@ -31,6 +33,13 @@ type formField struct {
 	schemaType string
 	// the field's default, set in the spec when no value is given
 	defaultValue any
+	// Sub are an object's controls, one per property its schema declares;
+	// key is a sub-control's property name.
+	Sub []formField
+	key string
+	// base is the object the form showed (the default, or the order's
+	// value); what the sub-controls give is laid over it.
+	base map[string]any
 }
 
 // catalogField is a catalog item's field as the API answers it.
@@ -149,17 +158,46 @@ func newFormField(name string, f catalogField, schema map[string]any) formField 
 	case ff.schemaType == "string":
 		ff.Kind = "text"
 		ff.Pattern, _ = schema["pattern"].(string)
-	default: // arrays, objects, anything the schema leaves open
+	case ff.schemaType == "object" && len(properties(schema)) > 0:
+		ff.Kind = "object"
+		props := properties(schema)
+		for j, key := range slices.Sorted(maps.Keys(props)) {
+			sub, _ := props[key].(map[string]any)
+			label := key
+			if t, ok := sub["title"].(string); ok && t != "" {
+				label = t
+			}
+			child := newFormField(fmt.Sprintf("%s_%d", name, j),
+				catalogField{Path: f.Path + "." + key, DisplayName: label, Editable: f.Editable}, sub)
+			child.key = key
+			ff.Sub = append(ff.Sub, child)
+		}
+	default: // arrays, open objects, anything the schema leaves open
 		ff.Kind = "json"
 	}
 	ff.show(f.Default)
 	return ff
 }
 
+// properties returns the properties an object schema declares.
+func properties(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	return props
+}
+
 // show puts v (nil: nothing) in the control as it displays it.
 func (ff *formField) show(v any) {
 	switch {
 	case v == nil:
+	case ff.Kind == "object":
+		obj, _ := v.(map[string]any)
+		ff.base = obj
+		b, _ := json.Marshal(obj) // decoded JSON always encodes
+		ff.Value = string(b)
+		for i := range ff.Sub {
+			ff.Sub[i].Value, ff.Sub[i].Checked = "", false
+			ff.Sub[i].show(obj[ff.Sub[i].key])
+		}
 	case ff.Kind == "checkbox":
 		ff.Checked, _ = v.(bool)
 	default:
@@ -190,31 +228,72 @@ func userValues(r *http.Request, fields []formField) ([]map[string]any, bool) {
 		if !f.Editable {
 			continue
 		}
-		raw := strings.TrimSpace(r.PostFormValue(f.Name))
-		f.Value, f.Checked = raw, raw == "true"
-		var v any
-		var err error
-		switch {
-		case f.Kind == "checkbox":
-			v = raw == "true"
-		case raw == "":
-			continue
-		case f.schemaType == "integer":
-			v, err = strconv.ParseInt(raw, 10, 64)
-		case f.schemaType == "number":
-			v, err = strconv.ParseFloat(raw, 64)
-		case f.Kind == "json":
-			err = json.Unmarshal([]byte(raw), &v)
-		default:
-			v = raw
+		v, given, read := f.read(r)
+		ok = ok && read
+		if given && read {
+			values = append(values, map[string]any{"path": f.Path, "value": v})
 		}
-		if err != nil {
-			f.Error, ok = "not a valid "+cmpOr(f.schemaType, "JSON value"), false
-			continue
-		}
-		values = append(values, map[string]any{"path": f.Path, "value": v})
 	}
 	return values, ok
+}
+
+// read reads the control's submitted value: given is false for an empty
+// control (the default stays), ok false when the value cannot be read (the
+// reason is on the field).
+func (f *formField) read(r *http.Request) (v any, given, ok bool) {
+	if f.Kind == "object" {
+		return f.readObject(r)
+	}
+	raw := strings.TrimSpace(r.PostFormValue(f.Name))
+	f.Value, f.Checked = raw, raw == "true"
+	var err error
+	switch {
+	case f.Kind == "checkbox":
+		return raw == "true", true, true
+	case raw == "":
+		return nil, false, true
+	case f.schemaType == "integer":
+		v, err = strconv.ParseInt(raw, 10, 64)
+	case f.schemaType == "number":
+		v, err = strconv.ParseFloat(raw, 64)
+	case f.Kind == "json":
+		err = json.Unmarshal([]byte(raw), &v)
+	default:
+		v = raw
+	}
+	if err != nil {
+		f.Error = "not a valid " + cmpOr(f.schemaType, "JSON value")
+		return nil, false, false
+	}
+	return v, true, true
+}
+
+// readObject lays the sub-controls' values over the object the form
+// showed: a property left empty is left out; nothing given at all keeps
+// the default. Its Value becomes the object's JSON (what an update form
+// compares with what it showed).
+func (f *formField) readObject(r *http.Request) (v any, given, ok bool) {
+	obj := maps.Clone(f.base)
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	ok = true
+	for i := range f.Sub {
+		sub := &f.Sub[i]
+		sv, subGiven, subOK := sub.read(r)
+		ok = ok && subOK
+		if subGiven {
+			obj[sub.key] = sv
+		} else {
+			delete(obj, sub.key)
+		}
+	}
+	if !ok {
+		return nil, false, false
+	}
+	b, _ := json.Marshal(obj) // made of decoded values: always encodes
+	f.Value = string(b)
+	return obj, len(obj) > 0, true
 }
 
 func cmpOr(a, b string) string {
@@ -307,6 +386,17 @@ var userValueIndex = regexp.MustCompile(`^(?:user_values|edits)\[(\d+)\]`)
 // placeFieldErrors puts each of the API's field errors on the control of
 // the user value or edit it names (values: as sent), or of the spec path
 // it names.
+// markFieldError puts message on the field at path, or on the sub-control
+// of an object field at it.
+func markFieldError(fields []formField, path any, message string) {
+	for i := range fields {
+		if fields[i].Path == path {
+			fields[i].Error = message
+		}
+		markFieldError(fields[i].Sub, path, message)
+	}
+}
+
 func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) {
 	for _, fe := range e.Fields {
 		var path any
@@ -317,10 +407,6 @@ func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) 
 		} else if p, ok := strings.CutPrefix(fe.Field, "spec."); ok {
 			path = p // the spec's schema refused the value at this path
 		}
-		for i := range fields {
-			if fields[i].Path == path {
-				fields[i].Error = fe.Message
-			}
-		}
+		markFieldError(fields, path, fe.Message)
 	}
 }
