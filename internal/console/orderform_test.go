@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
-	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
@@ -90,15 +89,7 @@ func TestConsole_ObjectFieldsAreFormsOfTheirProperties(t *testing.T) {
 		t.Fatalf("resources ordered: %s, want %s", got, want)
 	}
 
-	var o struct {
-		InstanceID string `json:"instance_id"`
-		State      string `json:"state"`
-	}
-	poll.Until(t, "app1 is placed", func() bool {
-		s.Do(t, "GET", "/api/v1/catalog-item-instances/app1", nil).Want(t, http.StatusOK).JSON(t, &o)
-		_, held := p.Instances()[o.InstanceID]
-		return o.InstanceID != "" && held
-	})
+	o := placed(t, s, p, "app1")
 	s.Do(t, "PUT", "/api/v1/service-type-instances/"+o.InstanceID+"/status", map[string]any{"status": "RUNNING",
 		"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
 	waitState(t, s, "app1", "up")

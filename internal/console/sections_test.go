@@ -111,15 +111,7 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 		"runtime": map[string]any{"kind": "kubernetes", "members": true}, "required_adapters": []string{"dns"}}).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-items?id=rke2", map[string]any{"service_type": "rke2"}).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/catalog-item-instances?id=r1", map[string]any{"catalog_item_id": "rke2"}).Want(t, http.StatusCreated)
-	var o struct {
-		InstanceID string `json:"instance_id"`
-		Generation int64  `json:"generation"`
-	}
-	poll.Until(t, "r1 is placed on k8s-sp", func() bool {
-		s.Do(t, "GET", "/api/v1/catalog-item-instances/r1", nil).Want(t, http.StatusOK).JSON(t, &o)
-		_, held := p.Instances()[o.InstanceID]
-		return o.InstanceID != "" && held
-	})
+	o := placed(t, s, p, "r1")
 	s.Do(t, "PUT", "/api/v1/projects/default/app-instances/r1/runtime", map[string]any{"health": "healthy",
 		"members":       []map[string]any{{"id": "server-0", "role": "server", "health": "healthy"}},
 		"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
@@ -156,4 +148,22 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 		!strings.Contains(page.body, "Applied=False</span> Waiting") {
 		t.Errorf("r1's page does not show the reported step and the adapter's report")
 	}
+}
+
+// placedOrder is what tests read of an order once it is placed.
+type placedOrder struct {
+	InstanceID string `json:"instance_id"`
+	Generation int64  `json:"generation"`
+}
+
+// placed waits until order id is placed on the test provider p.
+func placed(t *testing.T, s *apitest.Server, p *providertest.Server, id string) placedOrder {
+	t.Helper()
+	var o placedOrder
+	poll.Until(t, id+" is placed", func() bool {
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/"+id, nil).Want(t, http.StatusOK).JSON(t, &o)
+		_, held := p.Instances()[o.InstanceID]
+		return o.InstanceID != "" && held
+	})
+	return o
 }
