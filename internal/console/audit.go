@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// auditPage lists the audit log, newest first, filtered by action, target
+// auditPage lists the audit log, oldest first (as the API does), filtered by action, target
 // and actor (the API's filters; admins only, as the API decides).
 func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	filter := map[string]string{"action": trimmed(r, "action"), "target": trimmed(r, "target"), "actor": trimmed(r, "actor")}

@@ -5,11 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
-// A resource editor shows a service type's or a catalog item's JSON in a
-// text area and sends what the admin saves to the API as it is: the API
-// validates it, and its errors (each field named) show above the text.
+// A resource editor shows a service type's or a catalog item's definition
+// (JSON, or YAML with ?format=yaml) in a text area and sends what the admin
+// saves, in either, to the API as JSON: the API validates it, and its
+// errors (each field named) show above the text.
 
 // editedKind is a kind of resource the editor edits.
 type editedKind struct {
@@ -29,18 +32,21 @@ var (
 // editPage shows the resource {id} ("new": an empty one) in the editor.
 func (c *Console) editPage(kind editedKind) func(w http.ResponseWriter, r *http.Request, s *session) error {
 	return func(w http.ResponseWriter, r *http.Request, s *session) error {
-		id := r.PathValue("id")
-		text := "{\n  \"id\": \"\"\n}"
+		id, format := r.PathValue("id"), editorFormat(r)
+		var v any = map[string]any{"id": ""}
 		if id != "new" {
-			var v any
 			if err := c.call(r, s, http.MethodGet, kind.Collection+"/"+url.PathEscape(id), nil, &v); err != nil {
 				return err
 			}
-			b, _ := json.MarshalIndent(v, "", "  ") // decoded JSON always encodes
-			text = string(b)
+		}
+		b, _ := json.MarshalIndent(v, "", "  ") // decoded JSON always encodes
+		text := string(b)
+		if format == "yaml" {
+			y, _ := yaml.JSONToYAML(b) // JSON is YAML
+			text = string(y)
 		}
 		c.render(w, "editor", s, map[string]any{"Kind": kind, "ID": id, "Text": text, "Notice": trimmed(r, "notice"),
-			"Admin": c.isAdmin(r, s)})
+			"Admin": c.isAdmin(r, s), "Format": format})
 		return nil
 	}
 }
@@ -52,13 +58,11 @@ func (c *Console) saveEdit(kind editedKind) func(w http.ResponseWriter, r *http.
 		if err := checkCSRF(r, s); err != nil {
 			return err
 		}
-		id, text := r.PathValue("id"), r.PostFormValue("definition")
-		data := map[string]any{"Kind": kind, "ID": id, "Text": text, "Admin": true}
-		var body map[string]any
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.UseNumber()
-		if err := dec.Decode(&body); err != nil {
-			data["Error"] = &apiError{Status: http.StatusBadRequest, Reason: "INVALID_JSON", Detail: err.Error()}
+		id, text, format := r.PathValue("id"), r.PostFormValue("definition"), editorFormat(r)
+		data := map[string]any{"Kind": kind, "ID": id, "Text": text, "Admin": true, "Format": format}
+		body, bad := parseDefinition(text)
+		if bad != nil {
+			data["Error"] = bad
 			w.WriteHeader(http.StatusBadRequest)
 			c.render(w, "editor", s, data)
 			return nil
@@ -86,10 +90,41 @@ func (c *Console) saveEdit(kind editedKind) func(w http.ResponseWriter, r *http.
 		if err != nil {
 			return err
 		}
-		http.Redirect(w, r, query(kind.Page+"/"+url.PathEscape(saved.ID)+"/edit", map[string]string{"notice": "Saved."}),
-			http.StatusSeeOther)
+		http.Redirect(w, r, query(kind.Page+"/"+url.PathEscape(saved.ID)+"/edit", map[string]string{"notice": "Saved.",
+			"format": map[string]string{"yaml": "yaml"}[format]}), http.StatusSeeOther)
 		return nil
 	}
+}
+
+// editorFormat is the editor's format: "yaml" when asked for, else "json".
+func editorFormat(r *http.Request) string {
+	if trimmed(r, "format") == "yaml" {
+		return "yaml"
+	}
+	return "json"
+}
+
+// parseDefinition reads an edited definition: a JSON object, or YAML (text
+// that does not start with "{"); numbers are kept as written.
+func parseDefinition(text string) (map[string]any, *apiError) {
+	reason, doc := "INVALID_JSON", []byte(text)
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
+		reason = "INVALID_YAML"
+		var err error
+		if doc, err = yaml.YAMLToJSON(doc); err != nil {
+			return nil, &apiError{Status: http.StatusBadRequest, Reason: reason, Detail: err.Error()}
+		}
+	}
+	var body map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(doc)))
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil {
+		return nil, &apiError{Status: http.StatusBadRequest, Reason: reason, Detail: err.Error()}
+	}
+	if body == nil {
+		return nil, &apiError{Status: http.StatusBadRequest, Reason: reason, Detail: "the definition is not an object"}
+	}
+	return body, nil
 }
 
 // serviceTypesPage lists the service types.

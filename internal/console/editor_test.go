@@ -68,6 +68,26 @@ func TestConsole_EditServiceTypesAndCatalogItems(t *testing.T) {
 		t.Errorf("the item after its PATCH: %+v, want the new name and its defaults kept", got)
 	}
 
+	// YAML: shown with ?format=yaml, saved as JSON is, refused with its
+	// parser's reason when it does not parse.
+	if p := admin.get("/ui/catalog/small-cache/edit?format=yaml"); !strings.Contains(p.body, "display_name: A small cache\n") ||
+		!strings.Contains(p.body, `<input type="hidden" name="format" value="yaml">`) {
+		t.Errorf("the editor does not show small-cache as YAML")
+	}
+	p := admin.post("/ui/catalog/small-cache/edit", url.Values{"csrf": {admin.csrf()}, "format": {"yaml"},
+		"definition": {"display_name: Cache, small\ndefaults:\n  size: large\n"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/catalog/small-cache/edit?format=yaml&notice=Saved." {
+		t.Fatalf("save YAML: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
+	}
+	s.Do(t, "GET", "/api/v1/catalog-items/small-cache", nil, "Authorization", "Bearer s3cret-admin").Want(t, http.StatusOK).JSON(t, &got)
+	if got.DisplayName != "Cache, small" || got.Defaults["size"] != "large" {
+		t.Errorf("the item after a YAML save: %+v", got)
+	}
+	if p := save(admin, "/ui/catalog/small-cache/edit", "display_name: [unclosed\n"); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.body, "INVALID_YAML") {
+		t.Errorf("YAML that does not parse: %d, want 400 INVALID_YAML", p.status)
+	}
+
 	var tok struct{ Token string }
 	s.Do(t, "POST", "/api/v1/tokens", map[string]any{"name": "alice", "role": "user", "project": "default"},
 		"Authorization", "Bearer s3cret-admin").Want(t, http.StatusCreated).JSON(t, &tok)

@@ -45,7 +45,7 @@ type cleanupTask struct {
 	CreateTime   time.Time `json:"create_time"`
 }
 
-// operationsPage lists the operations (newest first) and the cleanup
+// operationsPage lists the operations (oldest first, as the API does) and the cleanup
 // tasks, failed ones with a retry button.
 func (c *Console) operationsPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	var ops struct {
