@@ -98,3 +98,39 @@ func TestStrings_IsOneSetArgumentOnBothEngines(t *testing.T) {
 		}
 	})
 }
+
+// A LIMIT or OFFSET given as a bare parameter still limits, run again and
+// again on a cached statement with other values (the SQLite driver writes
+// it as a cast so that the statement is not prepared on every run).
+func TestQuery_BareLimitParameterLimitsOnEveryRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.Open(t, store.SQLite)
+	at := store.Now(nil)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		if err := insertOp(ctx, db, store.SQLite, id, at, store.JSON(map[string]any{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		limit, offset int
+		want          string
+	}{{2, 0, "ab"}, {3, 1, "bcd"}, {1, 3, "d"}, {2, 0, "ab"}} {
+		rows, err := db.Query(ctx, "SELECT id FROM operations ORDER BY id LIMIT ? OFFSET ?", tc.limit, tc.offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			got += id
+		}
+		rows.Close()
+		if got != tc.want {
+			t.Errorf("LIMIT %d OFFSET %d: %q, want %q", tc.limit, tc.offset, got, tc.want)
+		}
+	}
+}
