@@ -77,8 +77,11 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.cfg) }
 // Dynamic returns a dynamic client with admin rights, shared by the tests.
 func (c *Cluster) Dynamic() dynamic.Interface { return c.dyn }
 
-// shared is the one cluster of this test binary.
-var shared struct {
+// sharedCluster is a cluster this test binary shares between its tests.
+type sharedCluster struct {
+	// startArgs follow `kube-throwaway start DIR`.
+	startArgs []string
+
 	once sync.Once
 	// Set by once:
 	unavailable string // why there can be no cluster (binaries or etcd missing)
@@ -93,10 +96,31 @@ var shared struct {
 	stopped bool
 }
 
+// plain is the API server with garbage collection and namespace deletion;
+// withPods also schedules pods onto simulated nodes that report them running.
+var (
+	plain    = &sharedCluster{}
+	withPods = &sharedCluster{startArgs: []string{"--pods"}}
+)
+
 // Start returns the shared cluster, starting it on first use, with a new
 // namespace for tb that is deleted (best effort, without waiting) when tb
 // ends. It skips tb when the cluster cannot exist here (see the package doc).
 func Start(tb testing.TB) *Cluster {
+	tb.Helper()
+	return plain.start(tb)
+}
+
+// StartWithPods is Start on a second shared cluster that also runs
+// kube-scheduler, the workload controllers and kwok's simulated nodes
+// (kwok-node-0 and kwok-node-1): a Deployment's pods are scheduled and
+// reported running, though no container runs.
+func StartWithPods(tb testing.TB) *Cluster {
+	tb.Helper()
+	return withPods.start(tb)
+}
+
+func (shared *sharedCluster) start(tb testing.TB) *Cluster {
 	tb.Helper()
 	shared.mu.Lock()
 	stopped := shared.stopped
@@ -104,7 +128,7 @@ func Start(tb testing.TB) *Cluster {
 	if stopped {
 		tb.Fatal("kubetest: Start after StopShared")
 	}
-	shared.once.Do(startShared)
+	shared.once.Do(shared.startShared)
 	if shared.unavailable != "" {
 		if os.Getenv(RequireEnv) == "1" {
 			tb.Fatalf("kubetest: no Kubernetes API server (%s=1): %s", RequireEnv, shared.unavailable)
@@ -119,10 +143,15 @@ func Start(tb testing.TB) *Cluster {
 	return c
 }
 
-// StopShared stops the shared cluster, if one was started, and removes its
-// directory. Call it from TestMain after m.Run; it reports problems on
+// StopShared stops the shared clusters that were started and removes their
+// directories. Call it from TestMain after m.Run; it reports problems on
 // stderr, since there is no test left to fail.
 func StopShared() {
+	plain.stop()
+	withPods.stop()
+}
+
+func (shared *sharedCluster) stop() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.stopped {
@@ -145,7 +174,7 @@ func StopShared() {
 }
 
 // startShared fills in shared: unavailable, err, or a running cluster.
-func startShared() {
+func (shared *sharedCluster) startShared() {
 	script, err := findScript()
 	if err != nil {
 		shared.err = err
@@ -176,7 +205,7 @@ func startShared() {
 	}
 	shared.dir = dir
 	stderr.Reset()
-	start := exec.CommandContext(ctx, script, "start", dir)
+	start := exec.CommandContext(ctx, script, append([]string{"start", dir}, shared.startArgs...)...)
 	start.Stderr = &stderr
 	// If this binary dies before StopShared, the script stops the cluster.
 	start.Env = append(os.Environ(), "STEWARD_KUBE_PARENT_PID="+strconv.Itoa(os.Getpid()))
