@@ -74,6 +74,7 @@ var allowedImports = map[string][]string{
 	"internal/sentinel": {"internal/background", "internal/events", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
+	"internal/kubeprovider":    {"internal/invalid"},
 	"internal/kubetest":        nil,
 	"internal/processprovider": {"internal/invalid", "internal/providerhost", "pkg/provider"},
 	// A provider like any other: pkg/provider and its own PostgreSQL.
