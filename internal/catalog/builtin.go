@@ -11,7 +11,7 @@ import (
 // servicetypes/<id>.json, modelled on DCM's service type definitions in
 // snake_case and open at every level: providers may read fields Steward does
 // not know.
-var builtinIDs = []string{"cluster", "container", "database", "postgres-database", "vm"}
+var builtinIDs = []string{"cluster", "container", "container-app", "database", "postgres-database", "vm"}
 
 //go:embed servicetypes/*.json
 var builtinSchemas embed.FS

@@ -74,7 +74,7 @@ func TestServiceTypes_CreateGetListReplaceDelete(t *testing.T) {
 				t.Errorf("%s: builtin = %v", st.ID, st.Builtin)
 			}
 		}
-		if !slices.Equal(ids, []string{"cache", "cluster", "container", "database", "postgres-database", "vm"}) {
+		if !slices.Equal(ids, []string{"cache", "cluster", "container", "container-app", "database", "postgres-database", "vm"}) {
 			t.Errorf("list = %v, want the stored type among the built-ins, by id", ids)
 		}
 		var second struct {

@@ -35,8 +35,8 @@ func TestServiceTypes_ListPagesByID(t *testing.T) {
 	for _, st := range all.Results {
 		ids = append(ids, st.ID)
 	}
-	if got := len(ids); got != 5 || ids[0] != "cluster" || ids[4] != "vm" || all.NextPageToken != "" {
-		t.Fatalf("list = %v, token %q; want the five built-ins by id and no next page", ids, all.NextPageToken)
+	if got := len(ids); got != 6 || ids[0] != "cluster" || ids[5] != "vm" || all.NextPageToken != "" {
+		t.Fatalf("list = %v, token %q; want the six built-ins by id and no next page", ids, all.NextPageToken)
 	}
 
 	var first, second serviceTypePage
@@ -45,8 +45,8 @@ func TestServiceTypes_ListPagesByID(t *testing.T) {
 		t.Fatalf("first page: %d results, token %q; want 3 and a token", len(first.Results), first.NextPageToken)
 	}
 	e.do(t, "GET", "/api/v1/service-types?max_page_size=3&page_token="+first.NextPageToken, nil).want(t, http.StatusOK, &second)
-	if len(second.Results) != 2 || second.Results[1].ID != "vm" || second.NextPageToken != "" {
-		t.Fatalf("second page = %+v, want postgres-database and vm and no token", second)
+	if len(second.Results) != 3 || second.Results[0].ID != "database" || second.Results[2].ID != "vm" || second.NextPageToken != "" {
+		t.Fatalf("second page = %+v, want database, postgres-database and vm and no token", second)
 	}
 
 	e.do(t, "GET", "/api/v1/service-types?page_token=nope", nil).wantProblem(t, http.StatusBadRequest, "INVALID_PAGE_TOKEN")

@@ -51,7 +51,7 @@ func TestServiceTypes_List(t *testing.T) {
 			t.Errorf("built-in %q schema is not JSON", st.ID)
 		}
 	}
-	want := []string{"cluster", "container", "database", "postgres-database", "vm"}
+	want := []string{"cluster", "container", "container-app", "database", "postgres-database", "vm"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("List() ids: -want +got:\n%s", diff)
 	}

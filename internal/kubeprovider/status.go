@@ -1,0 +1,95 @@
+package kubeprovider
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The instance statuses an app reports (API.md's InstanceStatus).
+const (
+	StatusProvisioning = "PROVISIONING"
+	StatusRunning      = "RUNNING"
+	StatusFailed       = "FAILED"
+)
+
+// Observed is an app's state as its Deployment and pods show it.
+type Observed struct {
+	// Status is PROVISIONING (rolling out), RUNNING or FAILED.
+	Status  string
+	Message string
+	// Ready and Desired count replicas; Degraded is a running app with
+	// fewer ready replicas than desired.
+	Ready, Desired int32
+	Degraded       bool
+}
+
+// failingReasons are the container waiting reasons that no amount of
+// waiting mends: the image cannot be had, or the container keeps dying.
+var failingReasons = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff",
+	"CreateContainerConfigError", "CreateContainerError"}
+
+// Observe reads the app's state from its Deployment and the pods it
+// selects (nil: not created yet).
+func Observe(d *appsv1.Deployment, pods []corev1.Pod) Observed {
+	if d == nil {
+		return Observed{Status: StatusProvisioning, Message: "the deployment is not created yet"}
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	o := Observed{Desired: desired, Ready: d.Status.ReadyReplicas}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			o.Status, o.Message = StatusFailed, "the rollout did not finish in time: "+c.Message
+			return o
+		}
+	}
+	if msg := failingPod(pods); msg != "" {
+		o.Status, o.Message = StatusFailed, msg
+		return o
+	}
+	rolledOut := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= desired &&
+		d.Status.Replicas == d.Status.UpdatedReplicas
+	switch {
+	case !rolledOut:
+		o.Status = StatusProvisioning
+		o.Message = fmt.Sprintf("rolling out: %d of %d replicas updated, %d ready", d.Status.UpdatedReplicas, desired, o.Ready)
+	case desired == 0:
+		o.Status, o.Message = StatusRunning, "scaled to zero replicas"
+	case d.Status.AvailableReplicas >= desired:
+		o.Status, o.Message = StatusRunning, fmt.Sprintf("%d of %d replicas ready", o.Ready, desired)
+	case d.Status.AvailableReplicas > 0:
+		o.Status, o.Degraded = StatusRunning, true
+		o.Message = fmt.Sprintf("degraded: %d of %d replicas ready", o.Ready, desired)
+	default:
+		o.Status = StatusProvisioning
+		o.Message = fmt.Sprintf("waiting for replicas: 0 of %d ready", desired)
+	}
+	return o
+}
+
+// failingPod describes the first pod whose container cannot start, or "".
+func failingPod(pods []corev1.Pod) string {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			w := cs.State.Waiting
+			if w == nil || !slices.Contains(failingReasons, w.Reason) {
+				continue
+			}
+			msg := fmt.Sprintf("pod %s: container %s: %s", p.Name, cs.Name, w.Reason)
+			if m := strings.TrimSpace(w.Message); m != "" {
+				msg += ": " + m
+			}
+			return msg
+		}
+	}
+	return ""
+}
