@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,4 +52,28 @@ func (a Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) (
 		out = append(out, stored)
 	}
 	return out, nil
+}
+
+// Delete asks for the instance's namespace to be deleted with foreground
+// propagation (its objects go first); a namespace already gone is no
+// error. Gone says when it has.
+func (a Applier) Delete(ctx context.Context, instanceID string) error {
+	fg := metav1.DeletePropagationForeground
+	err := a.Dynamic.Resource(resources["Namespace"]).Delete(ctx, Namespace(instanceID), metav1.DeleteOptions{PropagationPolicy: &fg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("kubeprovider: delete namespace %s: %w", Namespace(instanceID), err)
+	}
+	return nil
+}
+
+// Gone reports whether the instance's namespace no longer exists.
+func (a Applier) Gone(ctx context.Context, instanceID string) (bool, error) {
+	_, err := a.Dynamic.Resource(resources["Namespace"]).Get(ctx, Namespace(instanceID), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("kubeprovider: read namespace %s: %w", Namespace(instanceID), err)
+	}
+	return false, nil
 }

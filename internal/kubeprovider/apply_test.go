@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,7 +27,8 @@ var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Reso
 // namespace with the order's labels, a Deployment that rolls out on the
 // simulated nodes, a Service for its service ports, a ResourceQuota and a
 // LimitRange from its resources, and a NetworkPolicy admitting only its
-// namespace; applying them again (a replayed create) changes nothing.
+// namespace; applying them again (a replayed create) changes nothing;
+// deleting removes the namespace.
 func TestApplier_AnOrdersObjectsRollOutAndReapplyingChangesNothing(t *testing.T) {
 	t.Parallel()
 	c := kubetest.StartWithPods(t)
@@ -105,6 +107,27 @@ func TestApplier_AnOrdersObjectsRollOutAndReapplyingChangesNothing(t *testing.T)
 		if o.GetGeneration() != first[i].GetGeneration() || cur.GetGeneration() != first[i].GetGeneration() {
 			t.Errorf("%s %s: generation %d after the second apply, was %d", o.GetKind(), o.GetName(), cur.GetGeneration(), first[i].GetGeneration())
 		}
+	}
+
+	// Delete: the namespace goes, with everything in it; asking again is
+	// no error.
+	if gone, err := applier.Gone(t.Context(), order.InstanceID); err != nil || gone {
+		t.Fatalf("Gone before the delete = %v, %v", gone, err)
+	}
+	if err := applier.Delete(t.Context(), order.InstanceID); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace controller deletes the pods, kwok confirms them, then
+	// the namespace goes: about 10 s on an idle machine.
+	poll.UntilWithin(t, 2*time.Minute, "the app's namespace is gone", func() bool {
+		gone, err := applier.Gone(t.Context(), order.InstanceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gone
+	})
+	if err := applier.Delete(t.Context(), order.InstanceID); err != nil {
+		t.Errorf("a second delete: %v", err)
 	}
 }
 
