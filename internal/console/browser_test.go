@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,12 @@ func realSteward(t testing.TB, args ...string) steward {
 		}
 	})
 	base := "http://" + addr
+	if !slices.Contains(args, "--process-provider-noop") {
+		// Runs before the server stops (cleanups run last first): the
+		// provider's processes outlive the server, so the test's orders
+		// are deleted and their processes gone before it stops.
+		t.Cleanup(func() { deleteEveryOrder(t, base, admin) })
+	}
 	poll.Until(t, "the server's provider registers", func() bool {
 		var providers struct {
 			Results []struct {
@@ -128,6 +135,35 @@ func realSteward(t testing.TB, args ...string) steward {
 			len(providers.Results) > 0
 	})
 	return steward{base: base, admin: admin, user: user, pid: srv.Process.Pid}
+}
+
+// deleteEveryOrder deletes the default project's orders and waits until
+// the provider has removed every instance.
+func deleteEveryOrder(t testing.TB, base, admin string) {
+	type order struct {
+		ID     string `json:"id"`
+		State  string `json:"state"`
+		Status string `json:"status"`
+	}
+	live := func() []order {
+		var page struct {
+			Results []order `json:"results"`
+		}
+		apiCall(t, base, admin, "GET", "/api/v1/catalog-item-instances?max_page_size=1000", nil, &page)
+		return slices.DeleteFunc(page.Results, func(o order) bool { return o.State == "terminated" || o.Status == "DELETED" })
+	}
+	for _, o := range live() {
+		apiCall(t, base, admin, "DELETE", "/api/v1/catalog-item-instances/"+o.ID, nil, nil)
+	}
+	// Every instance, a rehydration's old one included, is gone at the
+	// provider.
+	poll.UntilWithin(t, time.Minute, "every instance is removed at its provider", func() bool {
+		var instances struct {
+			Results []struct{ ID string } `json:"results"`
+		}
+		code := apiCall(t, base, admin, "GET", "/api/v1/service-type-instances", nil, &instances)
+		return code == http.StatusOK && len(live()) == 0 && len(instances.Results) == 0
+	})
 }
 
 type writerFunc func(p []byte) (int, error)

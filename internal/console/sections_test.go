@@ -29,6 +29,7 @@ func TestConsole_OrderPageRuntimeRepairsAdaptersOperations(t *testing.T) {
 
 	s.Do(t, "POST", "/api/v1/catalog-item-instances?id=sc1", map[string]any{"catalog_item_id": "sleeper-cluster"}).
 		Want(t, http.StatusCreated)
+	deleteOrdersAtEnd(t, s, "sc1", "ns")
 	poll.Until(t, "sc1's runtime is reported healthy", func() bool {
 		var app struct {
 			RuntimeState *struct{ Health string } `json:"runtime_state"`
@@ -166,4 +167,27 @@ func placed(t *testing.T, s *apitest.Server, p *providertest.Server, id string) 
 		return o.InstanceID != "" && held
 	})
 	return o
+}
+
+// deleteOrdersAtEnd deletes the orders when the test ends, before its
+// server stops, and waits until their provider has removed every instance.
+// The
+// in-process provider's processes outlive a server that stops (the next one
+// on the data directory adopts them), so a test that left its orders would
+// leave real processes running.
+func deleteOrdersAtEnd(t *testing.T, s *apitest.Server, ids ...string) {
+	t.Cleanup(func() {
+		for _, id := range ids {
+			s.Do(t, "DELETE", "/api/v1/catalog-item-instances/"+id, nil)
+		}
+		// Every instance, a rehydration's old one included, is gone at
+		// the provider.
+		poll.UntilWithin(t, time.Minute, "the test's instances are removed at their provider", func() bool {
+			var page struct {
+				Results []struct{ ID string } `json:"results"`
+			}
+			s.Do(t, "GET", "/api/v1/service-type-instances", nil).Want(t, http.StatusOK).JSON(t, &page)
+			return len(page.Results) == 0
+		})
+	})
 }
