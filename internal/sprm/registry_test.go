@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/poll"
@@ -97,11 +98,17 @@ func TestDeregister_RefusedWhileProviderOwnsInstances(t *testing.T) {
 		}
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
 
-		// A deletion that is only queued still needs the provider.
+		// A deletion that is only queued, or under way at the provider,
+		// still needs the provider. (The provider keeps the instance until
+		// the test reports it deleted: the cleanup worker, every 100 ms,
+		// could otherwise finish before the check under load.)
+		e.p.SlowDeletes()
 		e.s.Do(t, "DELETE", "/api/v1/service-type-instances/vm-1?deferred=true", nil).Want(t, http.StatusOK)
 		e.s.Do(t, "DELETE", "/api/v1/providers/vm-sp", nil).WantProblem(t, http.StatusConflict, "PROVIDER_IN_USE")
+		e.s.Do(t, "PUT", "/api/v1/service-type-instances/vm-1/status", map[string]any{"status": "DELETED",
+			"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
 
-		poll.Until(t, "the cleanup worker deleted vm-1", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
+		poll.Until(t, "vm-1 is deleted", func() bool { return e.instance(t, "vm-1").Status == "DELETED" })
 		if get, list := live(); get != 0 || list != 0 {
 			t.Errorf("live_instances after vm-1's deletion: get %d, list %d; want 0", get, list)
 		}
