@@ -24,15 +24,75 @@ var (
 func TestStartWithPods_DeploymentRollsOutOnSimulatedNodes(t *testing.T) {
 	t.Parallel()
 	c := kubetest.StartWithPods(t)
+	createDeployment(t, c, "web", "nginx:1.27")
+	poll.Until(t, "deployment web has 2 available replicas", func() bool {
+		got, err := c.Dynamic().Resource(deployments).Namespace(c.Namespace).Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _, _ := unstructured.NestedInt64(got.Object, "status", "availableReplicas")
+		return n == 2
+	})
+	running := 0
+	for _, p := range listPods(t, c, "web") {
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
+		if phase == "Running" && strings.HasPrefix(node, "kwok-node-") {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Errorf("%d pods run on a simulated node, want 2", running)
+	}
+}
+
+// The simulated kubelet cannot pull an image under unpullable.invalid/:
+// the pods are scheduled but stay Pending, their container waiting with
+// ErrImagePull, and none becomes ready.
+func TestStartWithPods_UnpullableImageWaits(t *testing.T) {
+	t.Parallel()
+	c := kubetest.StartWithPods(t)
+	createDeployment(t, c, "broken", "unpullable.invalid/app:1")
+	poll.Until(t, "both pods wait with ErrImagePull", func() bool {
+		waiting := 0
+		for _, p := range listPods(t, c, "broken") {
+			statuses, _, _ := unstructured.NestedSlice(p.Object, "status", "containerStatuses")
+			for _, cs := range statuses {
+				reason, _, _ := unstructured.NestedString(cs.(map[string]any), "state", "waiting", "reason")
+				if reason == "ErrImagePull" {
+					waiting++
+				}
+			}
+		}
+		return waiting == 2
+	})
+	for _, p := range listPods(t, c, "broken") {
+		if phase, _, _ := unstructured.NestedString(p.Object, "status", "phase"); phase != "Pending" {
+			t.Errorf("pod %s is %s, want Pending", p.GetName(), phase)
+		}
+	}
+	got, err := c.Dynamic().Resource(deployments).Namespace(c.Namespace).Get(t.Context(), "broken", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := unstructured.NestedInt64(got.Object, "status", "readyReplicas"); n != 0 {
+		t.Errorf("deployment broken has %d ready replicas, want 0", n)
+	}
+}
+
+// createDeployment creates a Deployment of two replicas of image in the
+// test's namespace, and logs its pods if the test fails.
+func createDeployment(t *testing.T, c *kubetest.Cluster, name, image string) {
+	t.Helper()
 	deploy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "web"},
+		"metadata": map[string]any{"name": name},
 		"spec": map[string]any{
 			"replicas": int64(2),
-			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
 			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
-				"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx:1.27"}}},
+				"metadata": map[string]any{"labels": map[string]any{"app": name}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": name, "image": image}}},
 			},
 		},
 	}}
@@ -43,7 +103,7 @@ func TestStartWithPods_DeploymentRollsOutOnSimulatedNodes(t *testing.T) {
 		if !t.Failed() {
 			return
 		}
-		d, _ := c.Dynamic().Resource(deployments).Namespace(c.Namespace).Get(context.Background(), "web", metav1.GetOptions{})
+		d, _ := c.Dynamic().Resource(deployments).Namespace(c.Namespace).Get(context.Background(), name, metav1.GetOptions{})
 		if d != nil {
 			t.Logf("deployment status: %v", d.Object["status"])
 		}
@@ -54,27 +114,14 @@ func TestStartWithPods_DeploymentRollsOutOnSimulatedNodes(t *testing.T) {
 			}
 		}
 	})
-	poll.Until(t, "deployment web has 2 available replicas", func() bool {
-		got, err := c.Dynamic().Resource(deployments).Namespace(c.Namespace).Get(t.Context(), "web", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _, _ := unstructured.NestedInt64(got.Object, "status", "availableReplicas")
-		return n == 2
-	})
-	list, err := c.Dynamic().Resource(pods).Namespace(c.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=web"})
+}
+
+// listPods lists the pods labelled app=name in the test's namespace.
+func listPods(t *testing.T, c *kubetest.Cluster, name string) []unstructured.Unstructured {
+	t.Helper()
+	list, err := c.Dynamic().Resource(pods).Namespace(c.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := 0
-	for _, p := range list.Items {
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
-		if phase == "Running" && strings.HasPrefix(node, "kwok-node-") {
-			running++
-		}
-	}
-	if running != 2 {
-		t.Errorf("%d of %d pods run on a simulated node, want 2", running, len(list.Items))
-	}
+	return list.Items
 }
