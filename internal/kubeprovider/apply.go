@@ -77,3 +77,36 @@ func (a Applier) Gone(ctx context.Context, instanceID string) (bool, error) {
 	}
 	return false, nil
 }
+
+// optionalKinds are the kinds an order has only when its spec asks for
+// them: a Service (exposed ports), a ResourceQuota and a LimitRange
+// (resources).
+var optionalKinds = []string{"Service", "ResourceQuota", "LimitRange"}
+
+// Prune deletes the instance's objects of the optional kinds that objs no
+// longer holds (an update that removed the resources): server-side apply
+// only writes what it is given.
+func (a Applier) Prune(ctx context.Context, instanceID string, objs []*unstructured.Unstructured) error {
+	keep := map[string]bool{}
+	for _, o := range objs {
+		keep[o.GetKind()+"/"+o.GetName()] = true
+	}
+	ns := Namespace(instanceID)
+	for _, kind := range optionalKinds {
+		list, err := a.Dynamic.Resource(resources[kind]).Namespace(ns).List(ctx,
+			metav1.ListOptions{LabelSelector: LabelInstance + "=" + instanceID})
+		if err != nil {
+			return fmt.Errorf("kubeprovider: list %s in %s: %w", kind, ns, err)
+		}
+		for _, o := range list.Items {
+			if keep[kind+"/"+o.GetName()] {
+				continue
+			}
+			err := a.Dynamic.Resource(resources[kind]).Namespace(ns).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("kubeprovider: delete %s %s/%s: %w", kind, ns, o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}

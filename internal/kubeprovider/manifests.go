@@ -2,6 +2,7 @@ package kubeprovider
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,11 +29,21 @@ const appName = "app"
 // Namespace is the namespace of an instance: its own, named after it.
 func Namespace(instanceID string) string { return "steward-" + instanceID }
 
+// The annotations on an instance's namespace: what the provider needs of
+// the order after the create (drift is judged against the spec, runtime
+// reports name the project).
+const (
+	annotationSpec    = "steward.dev/spec"
+	annotationProject = "steward.dev/project"
+)
+
 // Order is what one order's objects are made from.
 type Order struct {
 	OrderID    string
 	InstanceID string
-	Spec       AppSpec
+	// Project is the order's project (runtime reports name it).
+	Project string
+	Spec    AppSpec
 }
 
 // Manifests returns the objects that realise the order, the Namespace
@@ -42,12 +53,17 @@ type Order struct {
 // spec must be valid (AppSpec.Validate).
 func Manifests(o Order) ([]*unstructured.Unstructured, error) {
 	ns := Namespace(o.InstanceID)
+	spec, err := json.Marshal(o.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("kubeprovider: encode the spec: %w", err)
+	}
 	labels := map[string]string{LabelOrder: o.OrderID, LabelInstance: o.InstanceID}
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}
 	typed := []runtime.Object{
-		&corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}},
+		&corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels,
+			Annotations: map[string]string{annotationSpec: string(spec), annotationProject: o.Project}}},
 		deployment(o, meta(appName)),
 	}
 	if svc := service(o.Spec, meta(appName)); svc != nil {

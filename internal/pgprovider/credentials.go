@@ -123,7 +123,7 @@ func (p *Provider) RotateCredentials(ctx context.Context, req provider.RotateReq
 		return provider.Rotated{}, &provider.HTTPError{Code: 400, Reason: "INVALID_ARGUMENT",
 			Message: "operation_id must be at most 128 characters without spaces or quotes"}
 	}
-	unlock := p.locks.lock(req.InstanceID)
+	unlock := p.locks.Lock(req.InstanceID)
 	defer unlock()
 	o, err := p.findOwner(ctx, req.InstanceID)
 	if err != nil {

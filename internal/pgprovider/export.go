@@ -176,7 +176,7 @@ func (p *Provider) runCopy(instanceID string, s spec, src provider.ExportSource)
 	if ctx.Err() != nil {
 		return // the provider stops: the next one finds the copy interrupted
 	}
-	unlock := p.locks.lock(instanceID)
+	unlock := p.locks.Lock(instanceID)
 	defer unlock()
 	defer func() {
 		p.copies.mu.Lock()

@@ -94,7 +94,7 @@ func (p *Provider) Observe(ctx context.Context, mode string, ids ...string) ([]O
 // observeOne judges one instance; ok is false when it has no database or
 // no spec kept to judge by.
 func (p *Provider) observeOne(ctx context.Context, id, mode string) (Observation, bool, error) {
-	unlock := p.locks.lock(id)
+	unlock := p.locks.Lock(id)
 	defer unlock()
 	db, found, err := p.findDatabase(ctx, id)
 	if err != nil || !found || db.want == nil {

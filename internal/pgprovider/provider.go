@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stewardhq/steward/internal/keylock"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -59,7 +59,7 @@ type Provider struct {
 	host  string
 	port  int
 	log   *slog.Logger
-	locks instanceLocks
+	locks keylock.Locks
 	// copies are the copies of rehydrations' data under way.
 	copies *copies
 	// exportClient reads other providers' exports.
@@ -166,7 +166,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if err != nil {
 		return provider.Instance{}, err
 	}
-	unlock := p.locks.lock(req.InstanceID)
+	unlock := p.locks.Lock(req.InstanceID)
 	defer unlock()
 	db, found, err := p.findDatabase(ctx, req.InstanceID)
 	if err != nil {
@@ -380,7 +380,7 @@ func (p *Provider) Delete(ctx context.Context, instanceID string) (provider.Inst
 	if !instanceIDPattern.MatchString(instanceID) {
 		return provider.Instance{}, provider.ErrNotFound
 	}
-	unlock := p.locks.lock(instanceID)
+	unlock := p.locks.Lock(instanceID)
 	defer unlock()
 	db, dbFound, err := p.findDatabase(ctx, instanceID)
 	if err != nil {
@@ -484,38 +484,4 @@ func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + 
 func isCode(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
-}
-
-// instanceLocks serialises the calls on one instance within the process.
-type instanceLocks struct {
-	mu    sync.Mutex
-	locks map[string]*instanceLock
-}
-
-type instanceLock struct {
-	sync.Mutex
-	users int
-}
-
-func (l *instanceLocks) lock(id string) (unlock func()) {
-	l.mu.Lock()
-	if l.locks == nil {
-		l.locks = make(map[string]*instanceLock)
-	}
-	m := l.locks[id]
-	if m == nil {
-		m = &instanceLock{}
-		l.locks[id] = m
-	}
-	m.users++
-	l.mu.Unlock()
-	m.Lock()
-	return func() {
-		m.Unlock()
-		l.mu.Lock()
-		if m.users--; m.users == 0 {
-			delete(l.locks, id)
-		}
-		l.mu.Unlock()
-	}
 }

@@ -15,7 +15,7 @@ import (
 // it). The names, encoding and locale are fixed at creation; a spec that
 // changes them is refused.
 func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (provider.Instance, error) {
-	unlock := p.locks.lock(req.InstanceID)
+	unlock := p.locks.Lock(req.InstanceID)
 	defer unlock()
 	if !instanceIDPattern.MatchString(req.InstanceID) {
 		return provider.Instance{}, provider.ErrNotFound

@@ -23,6 +23,7 @@ var allowedImports = map[string][]string{
 	"internal/bench":           nil,
 	"internal/buildinfo":       nil,
 	"internal/invalid":         nil,
+	"internal/keylock":         nil,
 	"internal/poll":            nil,
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
@@ -74,11 +75,11 @@ var allowedImports = map[string][]string{
 	"internal/sentinel": {"internal/background", "internal/events", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
-	"internal/kubeprovider":    {"internal/invalid"},
+	"internal/kubeprovider":    {"internal/invalid", "internal/keylock", "internal/providerhost", "pkg/provider"},
 	"internal/kubetest":        nil,
 	"internal/processprovider": {"internal/invalid", "internal/providerhost", "pkg/provider"},
 	// A provider like any other: pkg/provider and its own PostgreSQL.
-	"internal/pgprovider":   {"internal/background", "internal/providerhost", "pkg/provider"},
+	"internal/pgprovider":   {"internal/background", "internal/keylock", "internal/providerhost", "pkg/provider"},
 	"internal/providerhost": {"internal/background", "pkg/provider"},
 	// The SDK calls Steward (registration, status reports) through the
 	// typed client.
