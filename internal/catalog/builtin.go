@@ -13,6 +13,11 @@ import (
 // not know.
 var builtinIDs = []string{"cluster", "container", "container-app", "database", "postgres-database", "vm"}
 
+// builtinRuntimes are the runtimes of the built-in types that declare one:
+// a container app is restarted (a rollout restart) or reconciled as a
+// whole.
+var builtinRuntimes = map[string]*Runtime{"container-app": {Kind: RuntimeKindSimple}}
+
 //go:embed servicetypes/*.json
 var builtinSchemas embed.FS
 
@@ -34,6 +39,7 @@ func builtinServiceTypes() ([]ServiceType, error) {
 			Lifecycle:        LifecycleSimple,
 			OnParentDelete:   OnParentDeleteCascade,
 			RequiredAdapters: []string{},
+			Runtime:          clonePtr(builtinRuntimes[id]),
 		})
 	}
 	return out, nil

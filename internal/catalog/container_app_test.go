@@ -57,6 +57,19 @@ func TestBuiltin_ContainerAppSchema(t *testing.T) {
 			t.Errorf("the bad spec's errors do not name %s: %s", want, named)
 		}
 	}
+	// Image references: lowercase but for the tag, no spaces, a registry
+	// with a port, a digest.
+	for image, ok := range map[string]bool{
+		"nginx:1.27": true, "registry.example.com:5000/team/web-app:v1.2_RC": true, "ghcr.io/a/b__c.d": true,
+		"busybox@sha256:" + strings.Repeat("a1", 32): true,
+		"nginx 1.27": false, "Nginx:1.27": false, "registry.example.com/Team/app": false, "nginx:": false, " nginx": false,
+		"nginx:1.27 ": false, "-nginx": false,
+	} {
+		spec := map[string]any{"service_type": "container-app", "image": image}
+		if err := s.Validate("spec", spec); (err == nil) != ok {
+			t.Errorf("image %q: validate = %v, want ok %v", image, err, ok)
+		}
+	}
 	for path, want := range map[string]string{"image": "rw+", "replicas": "rw+", "command": "rw+", "args": "rw+",
 		"env": "rw+", "resources.limits.cpu": "rw+", "ports": "rw", "expose": "rw"} {
 		p, err := schema.ParsePath(path)

@@ -43,9 +43,14 @@ func TestServiceTypes_List(t *testing.T) {
 	for _, st := range list {
 		got = append(got, st.ID)
 		if st.Lifecycle != LifecycleSimple || st.OnParentDelete != OnParentDeleteCascade ||
-			st.IdentityAttribute != nil || st.ParentServiceType != nil || st.Runtime != nil ||
+			st.IdentityAttribute != nil || st.ParentServiceType != nil ||
 			st.RequiredAdapters == nil || len(st.RequiredAdapters) != 0 {
-			t.Errorf("built-in %q = %+v, want lifecycle simple, cascade, no adapters, no parent, identity or runtime", st.ID, st)
+			t.Errorf("built-in %q = %+v, want lifecycle simple, cascade, no adapters, no parent or identity", st.ID, st)
+		}
+		// Only a container app has a runtime: restarted or reconciled as a whole.
+		if wantRuntime := st.ID == "container-app"; (st.Runtime != nil) != wantRuntime ||
+			wantRuntime && (st.Runtime.Kind != RuntimeKindSimple || st.Runtime.Members) {
+			t.Errorf("built-in %q runtime = %+v, want a simple runtime without members only for container-app", st.ID, st.Runtime)
 		}
 		if !json.Valid(st.Schema) {
 			t.Errorf("built-in %q schema is not JSON", st.ID)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -14,7 +16,7 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 		Use:   "provider",
 		Short: "Run one of Steward's reference service providers",
 	}
-	cmd.AddCommand(newProcessProviderCmd(stderr), newPostgresProviderCmd(stderr))
+	cmd.AddCommand(newProcessProviderCmd(stderr), newPostgresProviderCmd(stderr), newKubernetesProviderCmd(stderr))
 	return cmd
 }
 
@@ -65,4 +67,32 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd
+}
+
+// daemon is a provider serving one backend (a server, a cluster).
+type daemon interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// runDaemons starts each daemon in turn (named by names, for errors),
+// stopping those started when one fails; then it waits until ctx ends and
+// stops them all.
+func runDaemons(ctx context.Context, names []string, daemons []daemon) error {
+	var started []daemon
+	stopAll := func() error {
+		var errs []error
+		for _, d := range started {
+			errs = append(errs, d.Stop(context.WithoutCancel(ctx)))
+		}
+		return errors.Join(errs...)
+	}
+	for i, d := range daemons {
+		if err := d.Start(ctx); err != nil {
+			return errors.Join(fmt.Errorf("provider %s: %w", names[i], err), stopAll())
+		}
+		started = append(started, d)
+	}
+	<-ctx.Done()
+	return stopAll()
 }

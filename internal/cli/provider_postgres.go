@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,23 +93,11 @@ reports what differs: the order shows Synced=False naming it. With
 					daemons = append(daemons, d)
 				}
 			}
-			var started []*pgprovider.Daemon
-			stopAll := func() error {
-				var errs []error
-				for _, d := range started {
-					errs = append(errs, d.Stop(context.WithoutCancel(cmd.Context())))
-				}
-				return errors.Join(errs...)
+			names, started := make([]string, len(daemons)), make([]daemon, len(daemons))
+			for i, dc := range daemons {
+				names[i], started[i] = dc.Name, pgprovider.NewDaemon(dc)
 			}
-			for _, dc := range daemons {
-				d := pgprovider.NewDaemon(dc)
-				if err := d.Start(cmd.Context()); err != nil {
-					return errors.Join(fmt.Errorf("provider %s: %w", dc.Name, err), stopAll())
-				}
-				started = append(started, d)
-			}
-			<-cmd.Context().Done()
-			return stopAll()
+			return runDaemons(cmd.Context(), names, started)
 		},
 	}
 	f := cmd.Flags()

@@ -9,6 +9,9 @@ import (
 	"maps"
 	"sync"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -95,4 +98,18 @@ func (d *Daemon) Stop(ctx context.Context) error {
 		d.provider.Close()
 	}
 	return err
+}
+
+// RESTConfig reads how to reach a cluster from a kubeconfig file, with
+// kubeContext in place of its current context when not empty.
+func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return nil, errors.New("kubeprovider: a kubeconfig file is required")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeprovider: kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
 }

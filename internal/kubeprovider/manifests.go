@@ -46,11 +46,11 @@ type Order struct {
 	Spec    AppSpec
 }
 
-// Manifests returns the objects that realise the order, the Namespace
-// first: a Deployment; a Service when it is exposed with service ports; a
-// ResourceQuota and a LimitRange when it sets resources; a NetworkPolicy
-// that admits only its own namespace. Each carries the order's labels. The
-// spec must be valid (AppSpec.Validate).
+// Manifests returns the objects that realise the order, in the order they
+// are applied: the Namespace; a ResourceQuota and a LimitRange when it sets
+// resources; a NetworkPolicy that admits only its own namespace; a Service
+// when it is exposed with service ports; the Deployment, last. Each
+// carries the order's labels. The spec must be valid (AppSpec.Validate).
 func Manifests(o Order) ([]*unstructured.Unstructured, error) {
 	ns := Namespace(o.InstanceID)
 	spec, err := json.Marshal(o.Spec)
@@ -61,13 +61,12 @@ func Manifests(o Order) ([]*unstructured.Unstructured, error) {
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}
+	// The Deployment comes last: its existence says that every object
+	// before it was written, so a create cut half way (a provider killed)
+	// is told from a finished one (see Provider.Get).
 	typed := []runtime.Object{
 		&corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels,
 			Annotations: map[string]string{annotationSpec: string(spec), annotationProject: o.Project}}},
-		deployment(o, meta(appName)),
-	}
-	if svc := service(o.Spec, meta(appName)); svc != nil {
-		typed = append(typed, svc)
 	}
 	if r := o.Spec.Resources; r != nil {
 		quota, limits, err := resourceObjects(*r, replicas(o.Spec), meta("app-resources"))
@@ -86,6 +85,10 @@ func Manifests(o Order) ([]*unstructured.Unstructured, error) {
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
 		},
 	})
+	if svc := service(o.Spec, meta(appName)); svc != nil {
+		typed = append(typed, svc)
+	}
+	typed = append(typed, deployment(o, meta(appName)))
 	out := make([]*unstructured.Unstructured, 0, len(typed))
 	for _, obj := range typed {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)

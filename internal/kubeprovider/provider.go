@@ -56,6 +56,11 @@ type Config struct {
 	// limited to ("2", "4Gi"); empty: no bound. An order above them is
 	// refused (400, RESOURCES_ABOVE_LIMIT) before anything is made.
 	MaxCPU, MaxMemory string
+	// QPS bounds the requests per second to the API server (client-go's
+	// own default, 5, throttles a burst of creates to about one a second:
+	// each writes six objects); twice as many may go in a burst. 50 by
+	// default.
+	QPS float32
 	// Workers is how many instances are observed at once; 2 by default.
 	Workers int
 	// SyncTimeout bounds the first listing of the cluster's apps; 1
@@ -110,6 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("kubeprovider: drift %q: want %s or %s", cfg.Drift, DriftReport, DriftEnforce)
 	}
 	cfg.Workers = cmp.Or(cfg.Workers, 2)
+	cfg.QPS = cmp.Or(cfg.QPS, 50)
 	cfg.SyncTimeout = cmp.Or(cfg.SyncTimeout, time.Minute)
 	cfg.ClusterDomain = cmp.Or(cfg.ClusterDomain, "cluster.local")
 	cfg.RepairTimeout = cmp.Or(cfg.RepairTimeout, 2*time.Minute)
@@ -124,6 +130,7 @@ func Open(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	rc := rest.CopyConfig(cfg.REST)
 	rc.UserAgent = "steward-kubernetes-provider"
+	rc.QPS, rc.Burst = cfg.QPS, int(2*cfg.QPS)
 	if p.kube, err = kubernetes.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("kubeprovider: %w", err)
 	}
@@ -303,8 +310,10 @@ func (p *Provider) instance(instanceID string) provider.Instance {
 }
 
 // Get answers the app's state from the informers: ErrNotFound when its
-// namespace is not there.
-func (p *Provider) Get(_ context.Context, instanceID string) (provider.Instance, error) {
+// namespace is not there, or holds no Deployment (a create cut half way,
+// or an app whose Deployment was deleted by hand: created again, either
+// way, by the caller).
+func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instance, error) {
 	ns, err := p.watch.namespace(instanceID)
 	if apierrors.IsNotFound(err) {
 		return provider.Instance{}, provider.ErrNotFound
@@ -315,6 +324,19 @@ func (p *Provider) Get(_ context.Context, instanceID string) (provider.Instance,
 	if ns.DeletionTimestamp != nil {
 		return provider.Instance{InstanceID: instanceID, Status: provider.StatusDeleting,
 			Message: "the namespace " + ns.Name + " is being deleted"}, nil
+	}
+	if _, err := p.watch.deployments.Deployments(ns.Name).Get(appName); apierrors.IsNotFound(err) && !p.locks.Held(instanceID) {
+		// The Deployment is written last: without it, a create was cut
+		// half way. Not held, so that the caller creates it again, and
+		// the apply finishes it. The cache may lag a create that just
+		// ended: the API server says.
+		d, err := p.getDeployment(ctx, instanceID)
+		if err != nil {
+			return provider.Instance{}, err
+		}
+		if d == nil {
+			return provider.Instance{}, provider.ErrNotFound
+		}
 	}
 	return p.instance(instanceID), nil
 }

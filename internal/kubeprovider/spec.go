@@ -60,14 +60,23 @@ type Quantities struct {
 // MaxReplicas bounds AppSpec.Replicas.
 const MaxReplicas = 50
 
+// imageReference is a container image reference as the registries take
+// it: a lowercase repository (a registry host and port first, maybe), an
+// optional tag and an optional sha256 digest (the catalog's schema says
+// the same).
+var imageReference = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`)
+
 // envName is what a shell and Kubernetes both take as a variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate reports every fault of the spec, each named by its path.
 func (s AppSpec) Validate() error {
 	var errs invalid.Errors
-	if s.Image == "" {
+	switch {
+	case s.Image == "":
 		errs.Add("image", "is required")
+	case len(s.Image) > 512 || !imageReference.MatchString(s.Image):
+		errs.Add("image", "%q is not an image reference (lowercase repository, optional :tag and @sha256:digest, no spaces)", s.Image)
 	}
 	if s.Replicas != nil && (*s.Replicas < 0 || *s.Replicas > MaxReplicas) {
 		errs.Add("replicas", "must be between 0 and %d", MaxReplicas)

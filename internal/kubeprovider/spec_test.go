@@ -38,6 +38,11 @@ func TestAppSpec_ValidateNamesEveryFault(t *testing.T) {
 	if slices.Contains(fields, "resources.limits.memory") || slices.Contains(fields, "env[1].name") {
 		t.Errorf("Validate names a good field: %v", fields)
 	}
+	for _, image := range []string{"Nginx:1.27", "nginx 1.27", "nginx:"} {
+		if err := (kubeprovider.AppSpec{Image: image}).Validate(); err == nil {
+			t.Errorf("image %q is accepted", image)
+		}
+	}
 	good := kubeprovider.AppSpec{Image: "nginx:1.27", Ports: []kubeprovider.Port{{ContainerPort: 8080, ServicePort: 80}}, Expose: "cluster"}
 	if err := good.Validate(); err != nil {
 		t.Errorf("a good spec: %v", err)

@@ -155,6 +155,9 @@ func (w *watcher) work(ctx context.Context) {
 // appState is an app as the informers show it.
 type appState struct {
 	exists, deleting bool
+	// complete says the create wrote every object: the Deployment, written
+	// last, is there.
+	complete         bool
 	project, orderID string
 	// spec is the spec last applied (nil: not kept).
 	spec        *AppSpec
@@ -186,6 +189,7 @@ func (w *watcher) state(instanceID string) appState {
 	if err != nil {
 		d = nil
 	}
+	st.complete = d != nil
 	podList, _ := w.pods.Pods(ns.Name).List(labels.SelectorFromSet(labels.Set{labelApp: appName}))
 	pods := make([]corev1.Pod, 0, len(podList))
 	for _, pod := range podList {
@@ -237,6 +241,13 @@ func (w *watcher) sync(ctx context.Context, id string) error {
 			w.setReported(id, func(s *reportedState) { s.status = string(provider.StatusDeleting) })
 		}
 		return nil
+	case !st.complete && !seen:
+		// A create cut before its Deployment (a provider killed half
+		// way): nothing to report. Steward's next attempt finds it not
+		// held (Get) and creates it again, which finishes it.
+		return nil
+	case !st.complete:
+		st.observed = Observed{Status: StatusFailed, Message: "deployment " + appName + " is missing from namespace " + Namespace(id)}
 	}
 	diffs, fixed := st.differences, []string(nil)
 	if len(diffs) > 0 && w.p.cfg.Drift == DriftEnforce && st.observed.Status != StatusProvisioning {

@@ -98,9 +98,11 @@ type sharedCluster struct {
 
 // plain is the API server with garbage collection and namespace deletion;
 // withPods also schedules pods onto simulated nodes that report them running.
+// secondWithPods is another such cluster, for tests that need two.
 var (
-	plain    = &sharedCluster{}
-	withPods = &sharedCluster{startArgs: []string{"--pods"}}
+	plain          = &sharedCluster{}
+	withPods       = &sharedCluster{startArgs: []string{"--pods"}}
+	secondWithPods = &sharedCluster{startArgs: []string{"--pods"}}
 )
 
 // Start returns the shared cluster, starting it on first use, with a new
@@ -118,6 +120,14 @@ func Start(tb testing.TB) *Cluster {
 func StartWithPods(tb testing.TB) *Cluster {
 	tb.Helper()
 	return withPods.start(tb)
+}
+
+// StartSecondWithPods is StartWithPods on another cluster of its own: a
+// test of something that spans two clusters (a provider per cluster) takes
+// one of each.
+func StartSecondWithPods(tb testing.TB) *Cluster {
+	tb.Helper()
+	return secondWithPods.start(tb)
 }
 
 func (shared *sharedCluster) start(tb testing.TB) *Cluster {
@@ -149,6 +159,7 @@ func (shared *sharedCluster) start(tb testing.TB) *Cluster {
 func StopShared() {
 	plain.stop()
 	withPods.stop()
+	secondWithPods.stop()
 }
 
 func (shared *sharedCluster) stop() {

@@ -11,8 +11,9 @@ import (
 
 // devCatalog is what a --dev server offers to order out of the box: a
 // container the in-process process provider runs as a local process, a
-// cluster of such processes, a process that waits for an adapter, and a
-// PostgreSQL database for a postgres provider started beside it.
+// cluster of such processes, a process that waits for an adapter, a
+// PostgreSQL database for a postgres provider started beside it, and a web
+// application for a kubernetes provider.
 var devCatalog = []catalog.CreateItemParams{{
 	ID:          "sleeper",
 	DisplayName: "Sleeper: a supervised local process",
@@ -61,6 +62,25 @@ var devCatalog = []catalog.CreateItemParams{{
 			ValidationSchema: json.RawMessage(`{"minimum": 1, "maximum": 100}`)},
 		{Path: "extensions", DisplayName: "Extensions", Editable: true},
 		{Path: "retain_on_delete", DisplayName: "Keep a final dump on delete", Editable: true},
+	},
+}, {
+	ID:          "web-app",
+	DisplayName: "Web application: a container image on a Kubernetes cluster served by steward provider kubernetes",
+	ServiceType: "container-app",
+	Defaults: map[string]any{
+		"image":    "nginx:1.27",
+		"replicas": 2,
+		"ports":    []any{map[string]any{"container_port": 80, "service_port": 80}},
+		"expose":   "cluster",
+		"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"},
+			"limits": map[string]any{"cpu": "500m", "memory": "256Mi"}},
+	},
+	Fields: []catalog.Field{
+		{Path: "image", DisplayName: "Image", Editable: true},
+		{Path: "replicas", DisplayName: "Replicas", Editable: true},
+		{Path: "env", DisplayName: "Environment", Editable: true},
+		{Path: "ports", DisplayName: "Ports", Editable: true},
+		{Path: "resources", DisplayName: "CPU and memory", Editable: true},
 	},
 }}
 

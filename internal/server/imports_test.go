@@ -46,7 +46,7 @@ var allowedImports = map[string][]string{
 	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/tokens": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/crashtest", "internal/ctl",
-		"internal/pgprovider", "internal/processprovider", "internal/sentinel", "internal/server"},
+		"internal/kubeprovider", "internal/pgprovider", "internal/processprovider", "internal/sentinel", "internal/server"},
 	// The client commands talk to a server through pkg/client only; api
 	// gives them the request schemas apply filters members by.
 	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
