@@ -105,7 +105,7 @@ Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
 	f.StringVar(&cfg.Provider.MaxCPU, "max-cpu", "", "the most CPU one container may request or be limited to (e.g. 2); orders above it are refused; empty: no bound")
 	f.StringVar(&cfg.Provider.MaxMemory, "max-memory", "", "the most memory one container may request or be limited to (e.g. 4Gi); empty: no bound")
 	f.StringVar(&cfg.Provider.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in the service host of the outputs")
-	f.Float32Var(&cfg.Provider.QPS, "kube-qps", 50, "requests per second to the API server at most (twice as many in a burst)")
+	f.Float32Var(&cfg.Provider.QPS, "kube-qps", 100, "requests per second to the API server at most (twice as many in a burst)")
 	f.DurationVar(&cfg.Provider.RepairTimeout, "repair-timeout", 0, "how long a repair waits for the app to run again (default 2m)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")

@@ -63,7 +63,7 @@ func Manifests(o Order) ([]*unstructured.Unstructured, error) {
 	}
 	// The Deployment comes last: its existence says that every object
 	// before it was written, so a create cut half way (a provider killed)
-	// is told from a finished one (see Provider.Get).
+	// is told from a finished one (see Provider.finish).
 	typed := []runtime.Object{
 		&corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels,
 			Annotations: map[string]string{annotationSpec: string(spec), annotationProject: o.Project}}},

@@ -58,10 +58,11 @@ type Config struct {
 	MaxCPU, MaxMemory string
 	// QPS bounds the requests per second to the API server (client-go's
 	// own default, 5, throttles a burst of creates to about one a second:
-	// each writes six objects); twice as many may go in a burst. 50 by
+	// each writes six objects); twice as many may go in a burst. 100 by
 	// default.
 	QPS float32
-	// Workers is how many instances are observed at once; 2 by default.
+	// Workers is how many instances are observed (and finished: a
+	// create's objects after its namespace) at once; 8 by default.
 	Workers int
 	// SyncTimeout bounds the first listing of the cluster's apps; 1
 	// minute by default.
@@ -114,8 +115,8 @@ func Open(ctx context.Context, cfg Config) (*Provider, error) {
 	if cfg.Drift != DriftReport && cfg.Drift != DriftEnforce {
 		return nil, fmt.Errorf("kubeprovider: drift %q: want %s or %s", cfg.Drift, DriftReport, DriftEnforce)
 	}
-	cfg.Workers = cmp.Or(cfg.Workers, 2)
-	cfg.QPS = cmp.Or(cfg.QPS, 50)
+	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	cfg.QPS = cmp.Or(cfg.QPS, 100)
 	cfg.SyncTimeout = cmp.Or(cfg.SyncTimeout, time.Minute)
 	cfg.ClusterDomain = cmp.Or(cfg.ClusterDomain, "cluster.local")
 	cfg.RepairTimeout = cmp.Or(cfg.RepairTimeout, 2*time.Minute)
@@ -225,9 +226,10 @@ func (p *Provider) Validate(_ context.Context, req provider.CreateRequest) error
 	return err
 }
 
-// Create applies the order's objects (server-side apply: a replayed
-// create changes nothing) and answers the app's state: PROVISIONING until
-// the informers see it roll out, and the watch reports RUNNING or FAILED.
+// Create writes the app's namespace, with its spec, and answers the app's
+// state: PROVISIONING until the informers see it roll out; the watch
+// writes the other objects (server-side apply: a replayed create changes
+// nothing) and reports RUNNING or FAILED.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.Instance, error) {
 	s, err := p.parseSpec(req.ServiceType, req.Spec)
 	if err != nil {
@@ -244,12 +246,34 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 			Message: fmt.Sprintf("instance %s is being deleted", req.InstanceID)}
 	}
 	order := Order{OrderID: req.Metadata.OrderID, InstanceID: req.InstanceID, Project: req.Metadata.Project, Spec: s}
-	if err := p.apply(ctx, order, false); err != nil {
+	objs, err := Manifests(order)
+	if err != nil {
 		return provider.Instance{}, err
 	}
-	p.log.InfoContext(ctx, "app applied", "instance_id", req.InstanceID, "order_id", order.OrderID,
+	// The namespace, with the spec on it, is the create's durable record:
+	// written, the create is accepted, and the watch writes the rest (see
+	// finish), also after a restart. So a create costs one request
+	// before its answer, however many creates wait on the rate limit.
+	if _, err := p.applier.Apply(ctx, objs[:1]); err != nil {
+		return provider.Instance{}, err
+	}
+	p.log.InfoContext(ctx, "app accepted", "instance_id", req.InstanceID, "order_id", order.OrderID,
 		"namespace", Namespace(req.InstanceID), "image", s.Image, "replicas", replicas(s))
 	return p.instance(req.InstanceID), nil
+}
+
+// finish writes the objects of an accepted app whose Deployment is not
+// there: a create's (Create wrote only the namespace), or one a provider
+// killed half way left, or an app whose Deployment someone deleted.
+func (p *Provider) finish(ctx context.Context, id string, st appState) error {
+	unlock := p.locks.Lock(id)
+	defer unlock()
+	if err := p.apply(ctx, Order{OrderID: st.orderID, InstanceID: id, Project: st.project, Spec: *st.spec}, false); err != nil {
+		return err
+	}
+	p.log.InfoContext(ctx, "app applied", "instance_id", id, "namespace", Namespace(id), "image", st.spec.Image,
+		"replicas", replicas(*st.spec))
+	return nil
 }
 
 // apply writes the order's objects and notes the Deployment generation
@@ -310,10 +334,8 @@ func (p *Provider) instance(instanceID string) provider.Instance {
 }
 
 // Get answers the app's state from the informers: ErrNotFound when its
-// namespace is not there, or holds no Deployment (a create cut half way,
-// or an app whose Deployment was deleted by hand: created again, either
-// way, by the caller).
-func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instance, error) {
+// namespace is not there.
+func (p *Provider) Get(_ context.Context, instanceID string) (provider.Instance, error) {
 	ns, err := p.watch.namespace(instanceID)
 	if apierrors.IsNotFound(err) {
 		return provider.Instance{}, provider.ErrNotFound
@@ -324,19 +346,6 @@ func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instanc
 	if ns.DeletionTimestamp != nil {
 		return provider.Instance{InstanceID: instanceID, Status: provider.StatusDeleting,
 			Message: "the namespace " + ns.Name + " is being deleted"}, nil
-	}
-	if _, err := p.watch.deployments.Deployments(ns.Name).Get(appName); apierrors.IsNotFound(err) && !p.locks.Held(instanceID) {
-		// The Deployment is written last: without it, a create was cut
-		// half way. Not held, so that the caller creates it again, and
-		// the apply finishes it. The cache may lag a create that just
-		// ended: the API server says.
-		d, err := p.getDeployment(ctx, instanceID)
-		if err != nil {
-			return provider.Instance{}, err
-		}
-		if d == nil {
-			return provider.Instance{}, provider.ErrNotFound
-		}
 	}
 	return p.instance(instanceID), nil
 }

@@ -86,7 +86,7 @@ func (r *reports) said(id, text string) bool {
 	return slices.ContainsFunc(r.status[id], func(s provider.StatusReport) bool { return strings.Contains(s.Message, text) })
 }
 
-func uniqueID(t *testing.T) string {
+func uniqueID(t testing.TB) string {
 	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])

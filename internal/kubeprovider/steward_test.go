@@ -40,7 +40,7 @@ func (o stewardOrder) condition(kind string) (status, message string) {
 
 // startKubeProvider starts a kubernetes provider daemon on the cluster
 // for Steward s and waits until it has registered.
-func startKubeProvider(t *testing.T, s *apitest.Server, c *kubetest.Cluster, cfg kubeprovider.DaemonConfig) *kubeprovider.Daemon {
+func startKubeProvider(t testing.TB, s *apitest.Server, c *kubetest.Cluster, cfg kubeprovider.DaemonConfig) *kubeprovider.Daemon {
 	t.Helper()
 	cfg.StewardURLs = []string{s.URL()}
 	cfg.Provider.REST = c.RESTConfig()

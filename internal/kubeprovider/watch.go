@@ -155,7 +155,7 @@ func (w *watcher) work(ctx context.Context) {
 // appState is an app as the informers show it.
 type appState struct {
 	exists, deleting bool
-	// complete says the create wrote every object: the Deployment, written
+	// complete says every object was written: the Deployment, written
 	// last, is there.
 	complete         bool
 	project, orderID string
@@ -241,13 +241,11 @@ func (w *watcher) sync(ctx context.Context, id string) error {
 			w.setReported(id, func(s *reportedState) { s.status = string(provider.StatusDeleting) })
 		}
 		return nil
-	case !st.complete && !seen:
-		// A create cut before its Deployment (a provider killed half
-		// way): nothing to report. Steward's next attempt finds it not
-		// held (Get) and creates it again, which finishes it.
-		return nil
-	case !st.complete:
-		st.observed = Observed{Status: StatusFailed, Message: "deployment " + appName + " is missing from namespace " + Namespace(id)}
+	case !st.complete && st.spec != nil:
+		// Accepted, not all written (a create, one a killed provider cut
+		// half way, a Deployment deleted by hand): written now. The
+		// Deployment's arrival queues the app again.
+		return w.p.finish(ctx, id, st)
 	}
 	diffs, fixed := st.differences, []string(nil)
 	if len(diffs) > 0 && w.p.cfg.Drift == DriftEnforce && st.observed.Status != StatusProvisioning {
