@@ -3,10 +3,10 @@ package kubeprovider_test
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,7 +57,7 @@ func BenchmarkSteward_OrdersToUp(b *testing.B) {
 				var page struct {
 					Results []struct {
 						ID, State, Status string
-						LastError     string `json:"last_error"`
+						LastError         string `json:"last_error"`
 					} `json:"results"`
 				}
 				s.Do(b, "GET", "/api/v1/catalog-item-instances?max_page_size=1000", nil).JSON(b, &page)
