@@ -217,6 +217,35 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 		return l.Synced != nil && l.Synced.InSync && l.Status == provider.StatusRunning && l.Outputs["replicas"] == int32(2)
 	})
 
+	// A reconcile applies the spec again and restarts nothing: the scale
+	// by hand is undone, and no ReplicaSet is added.
+	scale(t, kube, ns, 3)
+	poll.Until(t, "the second scale is reported as drift", func() bool {
+		s := r.last(id).Synced
+		return s != nil && !s.InSync && slices.Contains(s.Differences, "replicas: want 2, found 3")
+	})
+	rsBefore = replicaSets(t, kube, ns)
+	if _, err := p.Repair(t.Context(), provider.RepairRequest{InstanceID: id, OperationID: "reconcile-" + id,
+		Action: provider.RepairActionReconcile, Scope: provider.ScopeWholeRuntime, ReportPath: "/x"}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "the reconcile succeeded", func() bool { return r.lastRepair("reconcile-"+id).Status == provider.RepairSucceeded })
+	if d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 2 {
+		t.Errorf("after the reconcile the deployment wants %v replicas (%v), want 2", d.Spec.Replicas, err)
+	}
+	if rs := replicaSets(t, kube, ns); len(rs) != len(rsBefore) {
+		t.Errorf("%d ReplicaSets after the reconcile, want %d: a reconcile restarts nothing", len(rs), len(rsBefore))
+	}
+	// A redelivered restart of an operation already done restarts nothing.
+	if got, err := p.Repair(t.Context(), provider.RepairRequest{InstanceID: id, OperationID: "op-" + id,
+		Action: provider.RepairActionRestart, Scope: provider.ScopeWholeRuntime, ReportPath: "/x"}); err != nil ||
+		got.Status != provider.RepairSucceeded {
+		t.Errorf("redelivered restart = %+v, %v; want its earlier outcome, succeeded", got, err)
+	}
+	if rs := replicaSets(t, kube, ns); len(rs) != len(rsBefore) {
+		t.Errorf("%d ReplicaSets after a redelivered restart, want %d", len(rs), len(rsBefore))
+	}
+
 	// An update to an image that cannot be pulled fails; the old spec
 	// applied again (a rollback) runs.
 	if _, err := p.Update(t.Context(), provider.UpdateRequest{InstanceID: id, ServiceType: kubeprovider.ServiceType,
