@@ -51,7 +51,9 @@ func TestClient_RepairForceDeleteAndKindSlashID(t *testing.T) {
 			t.Fatalf("repair --wait: exit %d\n%s\n%s", code, stdout, stderr)
 		}
 		progress := regexp.MustCompile(`(?m)^repair-operations/sc1/\S+: status (\w+), (\d)/8 steps done`).FindAllStringSubmatch(stderr, -1)
-		if len(progress) < 2 || progress[len(progress)-1][1] != "succeeded" || progress[len(progress)-1][2] != "8" {
+		// A repair may end before the first look (one line, the last):
+		// what matters is that the last line says every step is done.
+		if len(progress) == 0 || progress[len(progress)-1][1] != "succeeded" || progress[len(progress)-1][2] != "8" {
 			t.Errorf("repair --wait progress lines:\n%s", stderr)
 		}
 		rows := table(stdout)

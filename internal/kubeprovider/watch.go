@@ -263,7 +263,9 @@ func (w *watcher) sync(ctx context.Context, id string) error {
 	case len(diffs) > 0:
 		r.Message += "; drifted from the spec: " + strings.Join(diffs, "; ")
 	}
-	statusKey := reportKey(r)
+	keyed := r
+	keyed.ObservedTime = time.Time{} // when is not what
+	statusKey := reportKey(keyed)
 	if statusKey != last.status {
 		if err := w.report(ctx, r); err != nil {
 			return err
@@ -317,7 +319,7 @@ func (w *watcher) reportRuntime(ctx context.Context, project, orderID string, r 
 	return err
 }
 
-// reportKey is what a report says, without when.
+// reportKey is what a report says (the caller leaves out when).
 func reportKey(v any) string {
 	b, _ := json.Marshal(v) // plain data
 	return string(b)
