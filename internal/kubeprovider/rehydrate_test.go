@@ -3,11 +3,14 @@ package kubeprovider_test
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
@@ -27,8 +30,8 @@ func clusterPolicy(name string) string {
 // Issue 26: two clusters are two providers, and a policy chooses between
 // them. An order placed on cluster A by the policy is rehydrated to
 // cluster B once the policy says B: the app runs on B (every replica
-// ready) while A's namespace is still there, and A's namespace is removed
-// after, by the deferred cleanup.
+// available) before A's namespace is asked to go, and A's namespace is
+// removed after, by the deferred cleanup.
 func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 	t.Parallel()
 	a, b := kubetest.StartWithPods(t), kubetest.StartSecondWithPods(t)
@@ -66,32 +69,19 @@ func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 		t.Fatalf("the order's namespace on cluster A: %v", err)
 	}
 
+	// A finalizer of the test's holds A's namespace once its deletion is
+	// asked for, so that the time of that request can be read.
+	const hold = "steward.test/hold"
+	holdPatch := []byte(`{"metadata":{"finalizers":["` + hold + `"]}}`)
+	if _, err := kubeA.CoreV1().Namespaces().Patch(t.Context(), oldNS, types.MergePatchType, holdPatch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	release := func() {
+		_, _ = kubeA.CoreV1().Namespaces().Patch(context.Background(), oldNS, types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}
+	t.Cleanup(release)
 	s.Do(t, "PATCH", "/api/v1/policies/cluster-choice", map[string]any{"rego_code": clusterPolicy("b")}).Want(t, http.StatusOK)
-	// Watch both clusters while the rehydration runs: B must run the app
-	// while A's namespace is still whole.
-	var newNS atomic.Value
-	var bothSeen atomic.Bool
-	watchCtx, stopWatch := context.WithCancel(t.Context())
-	watching := make(chan struct{})
-	go func() {
-		defer close(watching)
-		for watchCtx.Err() == nil {
-			if ns, _ := newNS.Load().(string); ns != "" {
-				d, err := kubeB.AppsV1().Deployments(ns).Get(watchCtx, "app", metav1.GetOptions{})
-				if err == nil && d.Status.AvailableReplicas == 2 {
-					old, err := kubeA.CoreV1().Namespaces().Get(watchCtx, oldNS, metav1.GetOptions{})
-					if err == nil && old.DeletionTimestamp == nil {
-						bothSeen.Store(true)
-						return
-					}
-				}
-			}
-			select {
-			case <-watchCtx.Done():
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
 	var op struct {
 		ID       string `json:"id"`
 		Done     bool   `json:"done"`
@@ -101,7 +91,35 @@ func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 		Error any `json:"error"`
 	}
 	s.Do(t, "POST", "/api/v1/catalog-item-instances/web:rehydrate", nil).Want(t, http.StatusAccepted).JSON(t, &op)
-	newNS.Store(kubeprovider.Namespace(op.Metadata.NewInstanceID))
+	newNS := kubeprovider.Namespace(op.Metadata.NewInstanceID)
+	// Create before delete: B's Deployment became Available (both
+	// replicas) no later than A's deletion was asked for (the API
+	// server's own times, to the second).
+	var deleted time.Time
+	poll.UntilWithin(t, 2*time.Minute, "A's namespace is asked to be deleted", func() bool {
+		ns, err := kubeA.CoreV1().Namespaces().Get(t.Context(), oldNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("A's namespace went despite the test's finalizer: %v", err)
+		}
+		if ns.DeletionTimestamp != nil {
+			deleted = ns.DeletionTimestamp.Time
+		}
+		return ns.DeletionTimestamp != nil
+	})
+	d, err := kubeB.AppsV1().Deployments(newNS).Get(t.Context(), "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("B's deployment once A's deletion was asked: %v", err)
+	}
+	i := slices.IndexFunc(d.Status.Conditions, func(c appsv1.DeploymentCondition) bool {
+		return c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue
+	})
+	switch {
+	case i < 0 || d.Status.AvailableReplicas != 2:
+		t.Errorf("A's deletion was asked at %s while B's app was not available: %+v", deleted, d.Status)
+	case d.Status.Conditions[i].LastTransitionTime.After(deleted):
+		t.Errorf("B's app became available at %s, after A's deletion was asked at %s", d.Status.Conditions[i].LastTransitionTime, deleted)
+	}
+	release()
 	poll.UntilWithin(t, 2*time.Minute, "the rehydration ends", func() bool {
 		s.Do(t, "GET", "/api/v1/operations/"+op.ID, nil).Want(t, http.StatusOK).JSON(t, &op)
 		return op.Done
@@ -120,9 +138,4 @@ func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 		_, err := kubeA.CoreV1().Namespaces().Get(t.Context(), oldNS, metav1.GetOptions{})
 		return err != nil
 	})
-	stopWatch()
-	<-watching
-	if !bothSeen.Load() {
-		t.Error("the app was never seen running on B while A's namespace was whole: create before delete")
-	}
 }
