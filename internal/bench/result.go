@@ -40,6 +40,10 @@ type Result struct {
 	Throughput float64 `json:"throughput_rps"`
 	// Latency summarises the answered requests' latencies.
 	Latency Latency `json:"latency"`
+	// Floor, when the run was compared with the floor (see
+	// [Result.CompareToFloor]), gives the floor's figures and the run's as
+	// fractions of them.
+	Floor *Floor `json:"floor,omitempty"`
 }
 
 // Latency is a latency distribution. The percentiles are exact, by nearest
@@ -61,7 +65,7 @@ type Latency struct {
 //	latency  p50 1.20ms  p95 2.50ms  p99 4.10ms  max 20.1ms  mean 1.30ms
 //
 // with an extra "error" line giving [Result.ErrorSample] when requests
-// failed. It returns w's error.
+// failed, and a "floor" line when the run was compared with the floor. It returns w's error.
 func (r Result) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target   %s %s\n", r.Method, r.Target)
@@ -87,6 +91,9 @@ func (r Result) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "latency  p50 %s  p95 %s  p99 %s  max %s  mean %s\n",
 		formatLatency(l.P50), formatLatency(l.P95), formatLatency(l.P99),
 		formatLatency(l.Max), formatLatency(l.Mean))
+	if r.Floor != nil {
+		fmt.Fprintf(&b, "floor    %s\n", r.Floor)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

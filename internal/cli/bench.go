@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,13 +23,20 @@ func newBenchCmd(stdout io.Writer) *cobra.Command {
 		token     string
 		asJSON    bool
 		uniqueKey bool
+		floorFor  time.Duration
+		floorSize int
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Drive concurrent clients at an endpoint and report throughput and latency",
 		Long: `Drive concurrent clients at one endpoint of a running Steward and print
 throughput and p50/p95/p99 latency. Clients are closed-loop: each sends its next
-request when the previous one answered. See BENCHMARKS.md for the recorded runs.`,
+request when the previous one answered. See BENCHMARKS.md for the recorded runs.
+
+Before the run it measures the floor for --floor-duration (see steward bench
+floor) with as many clients, and prints the run's rate and median latency as
+fractions of the floor's: 0.07 means 7% of what the bare HTTP stack does on
+this machine today. --floor-duration 0 skips it.`,
 		Example: `  steward bench --path /api/v1/health -c 16 -d 10s
   steward bench --method POST --path /api/v1/policies:evaluateRequest \
     --body '{"service_instance":{"spec":{"service_type":"container"}}}' -n 10000`,
@@ -56,16 +62,22 @@ request when the previous one answered. See BENCHMARKS.md for the recorded runs.
 					return "", nil, http.Header{"Idempotency-Key": {run + "-" + strconv.Itoa(n)}}
 				}
 			}
+			var floor bench.Result
+			if floorFor > 0 {
+				fc := bench.Config{Concurrency: cfg.Concurrency, Duration: floorFor, Warmup: min(cfg.Warmup, time.Second)}
+				var err error
+				if floor, err = runFloor(cmd.Context(), fc, floorSize); err != nil {
+					return err
+				}
+			}
 			res, err := bench.Run(cmd.Context(), cfg)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+			if floorFor > 0 {
+				res.CompareToFloor(floor, floorSize)
 			}
-			return res.Write(stdout)
+			return writeBenchResult(stdout, res, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -82,6 +94,8 @@ request when the previous one answered. See BENCHMARKS.md for the recorded runs.
 	f.Float64Var(&cfg.Rate, "rate", 0, "open-loop: requests per second, whatever the answers take (--clients bounds those in flight; latency counts from when each was due); 0 is closed-loop")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	f.BoolVar(&uniqueKey, "unique-idempotency-key", false, "send a distinct Idempotency-Key with every request")
-	cmd.AddCommand(newBenchCrashCmd(stdout))
+	f.DurationVar(&floorFor, "floor-duration", 3*time.Second, "measure the floor this long before the run and print the run as fractions of it; 0 skips it")
+	f.IntVar(&floorSize, "floor-body-size", bench.DefaultFloorBodySize, "bytes in the floor's fixed JSON answer")
+	cmd.AddCommand(newBenchCrashCmd(stdout), newBenchFloorCmd(stdout))
 	return cmd
 }

@@ -368,20 +368,27 @@ func (s *Server) startEvents(ctx context.Context) error {
 // startHTTP serves the API on the listener claim bound.
 func (s *Server) startHTTP() error {
 	ln := s.listener
-	s.http = &http.Server{
-		Handler:           s.api,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-	}
+	s.http = NewHTTPServer(s.api, s.logger)
 	// The console's live streams end at once on Shutdown, which waits
 	// for every request.
 	s.http.RegisterOnShutdown(s.console.Close)
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.http.Serve(ln) }()
 	return nil
+}
+
+// NewHTTPServer returns the http.Server that serves Steward's API with h:
+// its timeouts bound a slow client, and its errors go to logger as warnings.
+// `steward bench floor` serves its fixed answer with the same settings.
+func NewHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 }
 
 // URL is the base URL the API answers on (http://127.0.0.1:port).
