@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/audit"
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/placement"
@@ -251,7 +252,11 @@ type ListOrdersParams struct {
 // Orders lists a project's orders, oldest first. Their attribute sets are left
 // undecoded, for a view (see scanListedOrder).
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.orderList, p.Page, scanListedOrder,
+	query := s.q.orderList
+	if p.Project == auth.AllProjects {
+		query = s.q.orderListAllProjects
+	}
+	page, err := store.ListPage(ctx, s.cfg.DB, query, p.Page, scanListedOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,
 		p.ParentID, store.JSON(nonNilMap(p.Labels)), p.ShowDeleted)

@@ -29,6 +29,7 @@ type queries struct {
 	orderIDByRequestKey      string
 	orderInsert              string
 	orderList                string
+	orderListAllProjects     string
 	orderListChildrenToForce string
 	orderListDeleting        string
 	orderListExpired         string
@@ -64,6 +65,7 @@ func newQueries(engine store.Engine) *queries {
 		orderIDByRequestKey:      qs.Get("OrderIDByRequestKey"),
 		orderInsert:              qs.Get("OrderInsert"),
 		orderList:                qs.Get("OrderList"),
+		orderListAllProjects:     qs.Get("OrderListAllProjects"),
 		orderListChildrenToForce: qs.Get("OrderListChildrenToForce"),
 		orderListDeleting:        qs.Get("OrderListDeleting"),
 		orderListExpired:         qs.Get("OrderListExpired"),
@@ -424,6 +426,74 @@ func (q *queries) OrderList(ctx context.Context, db store.Querier, arg OrderList
 	var out []OrderListRow
 	for rows.Next() {
 		var v OrderListRow
+		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// OrderListAllProjectsParams are the arguments of OrderListAllProjects.
+type OrderListAllProjectsParams struct {
+	Project       string
+	ServiceType   string
+	State         string
+	CatalogItemID string
+	ParentID      string
+	Labels        any
+	ShowDeleted   bool
+	AfterTime     time.Time
+	AfterID       string
+	Limit         int64
+}
+
+// OrderListAllProjectsRow is a row of OrderListAllProjects.
+type OrderListAllProjectsRow struct {
+	ID                string
+	Project           string
+	CatalogItemID     string
+	ServiceType       string
+	DisplayName       string
+	Labels            json.RawMessage
+	UserValues        json.RawMessage
+	ParentID          *string
+	State             string
+	Lifecycle         string
+	Version           int64
+	Generation        int64
+	Attributes        json.RawMessage
+	InstanceID        string
+	ProviderName      string
+	Status            string
+	StatusMessage     string
+	RestartCount      *int64
+	CreateTime        time.Time
+	UpdateTime        time.Time
+	DeletedAt         *time.Time
+	Terminal          bool
+	Identity          *string
+	PendingInstanceID string
+	Validation        json.RawMessage
+	LastError         string
+	ExpireTime        *time.Time
+	UserValueSets     json.RawMessage
+	Outputs           json.RawMessage
+	Synced            json.RawMessage
+	CopyingTo         *string
+	HasActive         bool
+}
+
+// OrderListAllProjects runs OrderListAllProjects (sql/*/orders.sql) and returns its rows.
+func (q *queries) OrderListAllProjects(ctx context.Context, db store.Querier, arg OrderListAllProjectsParams) ([]OrderListAllProjectsRow, error) {
+	rows, err := db.Query(ctx, q.orderListAllProjects, arg.Project, arg.ServiceType, arg.ServiceType, arg.State, arg.State, arg.CatalogItemID, arg.CatalogItemID, arg.ParentID, arg.ParentID, arg.Labels, arg.ShowDeleted, arg.AfterTime, arg.AfterID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OrderListAllProjectsRow
+	for rows.Next() {
+		var v OrderListAllProjectsRow
 		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
 			return nil, err
 		}

@@ -35,6 +35,8 @@ FROM catalog_item_instances
 WHERE id = ?;
 
 -- name: OrderList :many
+-- A project's orders, oldest first. An OR on the project here (one query for
+-- a project and for every project) made both scan and sort the whole table.
 -- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
@@ -50,7 +52,39 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
        -- attribute sets are passed through undecoded)
        COALESCE(json_type(attributes, '$.active') = 'object', 0) AS has_active
 FROM catalog_item_instances
-WHERE (project = ?1 OR ?1 = '*') -- '*': an admin's list of every project
+WHERE project = ?1 -- on the (project, create_time, id) index
+  AND (? = '' OR service_type = ?)
+  AND (? = '' OR state = ?)
+  AND (? = '' OR catalog_item_id = ?)
+  AND (? = '' OR parent_id = ?)
+  -- ?10 is the label filter: without one, json_each is not opened for
+  -- every row (a fifth of the query's time on a page of 100).
+  AND (?10 = '{}' OR NOT EXISTS (SELECT 1 FROM json_each(?10) AS want
+                  WHERE json_extract(catalog_item_instances.labels, '$.' || json_quote(want.key)) IS NOT want.value))
+  -- tombstones only when asked for; orders being deleted are listed
+  AND (? OR expire_time IS NULL)
+  AND (create_time, id) > (?, ?)
+ORDER BY create_time, id
+LIMIT CAST(? AS INTEGER);
+
+-- name: OrderListAllProjects :many
+-- An admin's list of every project (project '*'), on the (create_time, id) index.
+-- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
+SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
+       version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
+       create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
+       'null' AS validation, -- a list has no use for the validation, often the largest column
+       last_error, expire_time, NULL AS user_value_sets, -- the list shows user_values, not the sets
+       (SELECT i.outputs FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS outputs,
+       (SELECT i.synced FROM service_type_instances i WHERE i.id = catalog_item_instances.instance_id) AS synced,
+       -- the new instance of a running rehydration that is copying the data
+       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = catalog_item_instances.id
+          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
+       -- whether the active set is there, for the Ready condition (the
+       -- attribute sets are passed through undecoded)
+       COALESCE(json_type(attributes, '$.active') = 'object', 0) AS has_active
+FROM catalog_item_instances
+WHERE ?1 = '*'
   AND (? = '' OR service_type = ?)
   AND (? = '' OR state = ?)
   AND (? = '' OR catalog_item_id = ?)
