@@ -12,10 +12,12 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	sentinelCandidates        string
+	sentinelDue               string
+	sentinelMarksDefer        string
 	sentinelMarksEvaluated    string
 	sentinelMarksFirstPublish string
 	sentinelMarksRepublish    string
+	sentinelNew               string
 	sentinelReports           string
 }
 
@@ -23,25 +25,26 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		sentinelCandidates:        qs.Get("SentinelCandidates"),
+		sentinelDue:               qs.Get("SentinelDue"),
+		sentinelMarksDefer:        qs.Get("SentinelMarksDefer"),
 		sentinelMarksEvaluated:    qs.Get("SentinelMarksEvaluated"),
 		sentinelMarksFirstPublish: qs.Get("SentinelMarksFirstPublish"),
 		sentinelMarksRepublish:    qs.Get("SentinelMarksRepublish"),
+		sentinelNew:               qs.Get("SentinelNew"),
 		sentinelReports:           qs.Get("SentinelReports"),
 	}
 }
 
-// SentinelCandidatesParams are the arguments of SentinelCandidates.
-type SentinelCandidatesParams struct {
-	ServiceType    string
-	AfterID        string
-	DebounceCutoff time.Time
-	MaxAgeCutoff   time.Time
-	Limit          int64
+// SentinelDueParams are the arguments of SentinelDue.
+type SentinelDueParams struct {
+	Now       time.Time
+	AfterTime time.Time
+	AfterID   string
+	Limit     int64
 }
 
-// SentinelCandidatesRow is a row of SentinelCandidates.
-type SentinelCandidatesRow struct {
+// SentinelDueRow is a row of SentinelDue.
+type SentinelDueRow struct {
 	ID             string
 	Project        string
 	ServiceType    string
@@ -54,24 +57,31 @@ type SentinelCandidatesRow struct {
 	LastGeneration int64
 	PublishedTime  *time.Time
 	WasReady       bool
+	Terminal       bool
+	DueTime        *time.Time
 }
 
-// SentinelCandidates runs SentinelCandidates (sql/*/sentinel.sql) and returns its rows.
-func (q *queries) SentinelCandidates(ctx context.Context, db store.Querier, arg SentinelCandidatesParams) ([]SentinelCandidatesRow, error) {
-	rows, err := db.Query(ctx, q.sentinelCandidates, arg.ServiceType, arg.AfterID, arg.DebounceCutoff, arg.MaxAgeCutoff, arg.Limit)
+// SentinelDue runs SentinelDue (sql/*/sentinel.sql) and returns its rows.
+func (q *queries) SentinelDue(ctx context.Context, db store.Querier, arg SentinelDueParams) ([]SentinelDueRow, error) {
+	rows, err := db.Query(ctx, q.sentinelDue, arg.Now, arg.AfterTime, arg.AfterID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []SentinelCandidatesRow
+	var out []SentinelDueRow
 	for rows.Next() {
-		var v SentinelCandidatesRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.ServiceType, &v.Generation, &v.State, &v.Status, &v.DeletedAt, &v.UpdateTime, &v.Marked, &v.LastGeneration, &v.PublishedTime, &v.WasReady); err != nil {
+		var v SentinelDueRow
+		if err := rows.Scan(&v.ID, &v.Project, &v.ServiceType, &v.Generation, &v.State, &v.Status, &v.DeletedAt, &v.UpdateTime, &v.Marked, &v.LastGeneration, &v.PublishedTime, &v.WasReady, &v.Terminal, &v.DueTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// SentinelMarksDefer runs SentinelMarksDefer (sql/*/sentinel.sql) and returns the number of rows it affected.
+func (q *queries) SentinelMarksDefer(ctx context.Context, db store.Querier, batch any, now time.Time) (int64, error) {
+	return db.Exec(ctx, q.sentinelMarksDefer, batch, now)
 }
 
 // SentinelMarksEvaluated runs SentinelMarksEvaluated (sql/*/sentinel.sql) and returns the number of rows it affected.
@@ -108,6 +118,50 @@ func (q *queries) SentinelMarksRepublish(ctx context.Context, db store.Querier, 
 	for rows.Next() {
 		var v string
 		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// SentinelNewParams are the arguments of SentinelNew.
+type SentinelNewParams struct {
+	ServiceTypes []string
+	AfterTime    time.Time
+	AfterID      string
+	Limit        int64
+}
+
+// SentinelNewRow is a row of SentinelNew.
+type SentinelNewRow struct {
+	ID             string
+	Project        string
+	ServiceType    string
+	Generation     int64
+	State          string
+	Status         string
+	DeletedAt      *time.Time
+	UpdateTime     time.Time
+	Marked         bool
+	LastGeneration int64
+	PublishedTime  *time.Time
+	WasReady       bool
+	Terminal       bool
+	DueTime        time.Time
+}
+
+// SentinelNew runs SentinelNew (sql/*/sentinel.sql) and returns its rows.
+func (q *queries) SentinelNew(ctx context.Context, db store.Querier, arg SentinelNewParams) ([]SentinelNewRow, error) {
+	rows, err := db.Query(ctx, q.sentinelNew, store.Strings(arg.ServiceTypes), arg.AfterTime, arg.AfterID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SentinelNewRow
+	for rows.Next() {
+		var v SentinelNewRow
+		if err := rows.Scan(&v.ID, &v.Project, &v.ServiceType, &v.Generation, &v.State, &v.Status, &v.DeletedAt, &v.UpdateTime, &v.Marked, &v.LastGeneration, &v.PublishedTime, &v.WasReady, &v.Terminal, &v.DueTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

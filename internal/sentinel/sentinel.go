@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +60,11 @@ type Config struct {
 	// BatchSize is how many candidates one transaction decides. Defaults
 	// to 500.
 	BatchSize int
+	// Lookback is how far before the last cycle's start a cycle looks for
+	// new orders, so that a create whose transaction committed after that
+	// start, with an earlier create time, is still found. Every MaxAge a
+	// cycle looks from the first order. Defaults to 10s.
+	Lookback time.Duration
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -72,6 +79,15 @@ type Service struct {
 	m       metrics
 
 	cycles background.Loop
+
+	// mu makes the cycles of this process one at a time and guards what
+	// they carry from one to the next.
+	mu sync.Mutex
+	// newSince is the start of the last cycle that read the new orders
+	// to its end; zero before the first.
+	newSince time.Time
+	// swept is when a cycle last read the new orders from the first.
+	swept time.Time
 }
 
 // New checks cfg and compiles its decision.
@@ -84,6 +100,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.Debounce = cmp.Or(cfg.Debounce, 10*time.Second)
 	cfg.MaxAge = cmp.Or(cfg.MaxAge, 30*time.Minute)
 	cfg.BatchSize = cmp.Or(cfg.BatchSize, 500)
+	cfg.Lookback = cmp.Or(cfg.Lookback, 10*time.Second)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -139,10 +156,16 @@ type CycleStats struct {
 	Failed int
 }
 
-// RunOnce runs one cycle: it finds the candidates of every watched service
-// type in batches, decides each one and, in one transaction per batch,
-// records its decisions and writes the events to publish to the outbox.
+// RunOnce runs one cycle. It reads, in batches, the orders of the watched
+// types the sentinel has no mark of (created since a little before the
+// last cycle) and then the marked orders now due (changed, debounced or
+// past max age: the sentinel_marks_due index), so its cost follows the due
+// work, not the inventory. It decides each one and, in one transaction
+// per batch, records its decisions and writes the events to publish to
+// the outbox.
 func (s *Service) RunOnce(ctx context.Context) (CycleStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	start := time.Now()
 	var st CycleStats
 	watched, err := s.watched(ctx)
@@ -152,35 +175,65 @@ func (s *Service) RunOnce(ctx context.Context) (CycleStats, error) {
 	if len(watched) == 0 {
 		return st, nil
 	}
-	types := make([]string, 0, len(watched))
-	for t := range watched {
-		types = append(types, t)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(watched))
 	// Cutoffs and the evaluation time are taken once, before reading: a
 	// change that lands while the cycle runs is newer than the
 	// evaluated_time recorded, so the next cycle sees it.
 	now := store.Now(s.cfg.Now)
-	for _, t := range types {
-		if err := s.cycleType(ctx, t, watched[t], now, &st); err != nil {
-			return st, err
-		}
+	from := s.newSince.Add(-s.cfg.Lookback)
+	sweep := s.newSince.IsZero() || now.Sub(s.swept) >= s.cfg.MaxAge
+	if sweep {
+		from = time.Time{}
+	}
+	err = s.pass(ctx, watched, now, from, &st, func(afterTime time.Time, afterID string) ([]candidate, error) {
+		return s.unmarked(ctx, types, afterTime, afterID)
+	})
+	if err != nil {
+		return st, err
+	}
+	s.newSince = now
+	if sweep {
+		s.swept = now
+	}
+	err = s.pass(ctx, watched, now, time.Time{}, &st, func(afterTime time.Time, afterID string) ([]candidate, error) {
+		return s.due(ctx, now, afterTime, afterID)
+	})
+	if err != nil {
+		return st, err
 	}
 	s.m.observeCycle(time.Since(start), st)
 	return st, nil
 }
 
-// cycleType decides the candidates of one service type, batch by batch.
-func (s *Service) cycleType(ctx context.Context, serviceType string, required []string, now time.Time, st *CycleStats) error {
-	after := ""
+// pass decides what next finds, batch by batch from (from, ""): the
+// candidates of watched types; a terminal order's mark is parked and the
+// mark of a type no longer watched deferred by max age.
+func (s *Service) pass(ctx context.Context, watched map[string][]string, now, from time.Time, st *CycleStats,
+	next func(afterTime time.Time, afterID string) ([]candidate, error)) error {
+	afterTime, afterID := from, ""
 	for {
-		batch, err := s.candidates(ctx, serviceType, after, now)
+		batch, err := next(afterTime, afterID)
 		if err != nil || len(batch) == 0 {
 			return err
 		}
-		after = batch[len(batch)-1].id
-		bs, err := s.decideBatch(ctx, batch, required, now)
-		st.Candidates += len(batch)
+		last := batch[len(batch)-1]
+		afterTime, afterID = last.key, last.id
+		decide := batch[:0:0]
+		var deferred []deferRow
+		for _, c := range batch {
+			if _, ok := watched[c.serviceType]; ok && !c.terminal {
+				decide = append(decide, c)
+				continue
+			}
+			d := deferRow{ID: c.id} // terminal: parked
+			if !c.terminal {
+				due := store.FormatTime(now.Add(s.cfg.MaxAge))
+				d.Due = &due
+			}
+			deferred = append(deferred, d)
+		}
+		bs, err := s.decideBatch(ctx, decide, deferred, watched, now)
+		st.Candidates += len(decide)
 		st.Published += bs.Published
 		st.Lost += bs.Lost
 		st.Failed += bs.Failed
@@ -216,17 +269,22 @@ func (s *Service) watched(ctx context.Context) (map[string][]string, error) {
 	return watched, nil
 }
 
-// decideBatch decides a batch and records the outcome in one transaction.
-func (s *Service) decideBatch(ctx context.Context, batch []candidate, required []string, now time.Time) (CycleStats, error) {
-	reports, err := s.reports(ctx, batch)
-	if err != nil {
-		return CycleStats{}, err
+// decideBatch decides a batch and records the outcome, and the marks
+// deferred, in one transaction.
+func (s *Service) decideBatch(ctx context.Context, batch []candidate, deferred []deferRow, watched map[string][]string,
+	now time.Time) (CycleStats, error) {
+	var reports map[string][]report
+	if len(batch) > 0 {
+		var err error
+		if reports, err = s.reports(ctx, batch); err != nil {
+			return CycleStats{}, err
+		}
 	}
 	outs := make([]outcome, 0, len(batch))
 	var st CycleStats
 	for _, c := range batch {
 		rs := reports[c.id]
-		ready := converged(c.deleting(), c.generation, required, rs)
+		ready := converged(c.deleting(), c.generation, watched[c.serviceType], rs)
 		publish, reason, err := s.decider.decide(s.vars(c, ready, rs, now))
 		if err != nil {
 			st.Failed++
@@ -236,7 +294,12 @@ func (s *Service) decideBatch(ctx context.Context, batch []candidate, required [
 		outs = append(outs, outcome{c: c, ready: ready, publish: publish, reason: reason})
 	}
 	var sent []outcome
-	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		if len(deferred) > 0 {
+			if _, err := s.q.SentinelMarksDefer(ctx, tx, store.JSON(deferred), now); err != nil {
+				return err
+			}
+		}
 		var err error
 		sent, st.Lost, err = s.recordTx(ctx, tx, outs, now) // InTx may run fn again: set, not add
 		return err
@@ -265,6 +328,23 @@ type markRow struct {
 	Generation int64   `json:"generation"`
 	Ready      bool    `json:"ready"`
 	Old        *string `json:"old,omitempty"`
+	// Due is when the order is next due for a decision.
+	Due string `json:"due"`
+}
+
+// deferRow sets a mark's due time without a decision: nil parks it.
+type deferRow struct {
+	ID  string  `json:"id"`
+	Due *string `json:"due"`
+}
+
+// nextDue is when an order decided at base (its last publish, or now) is
+// due again: after debounce while not ready, after max age once ready.
+func (s *Service) nextDue(base time.Time, ready bool) string {
+	if ready {
+		return store.FormatTime(base.Add(s.cfg.MaxAge))
+	}
+	return store.FormatTime(base.Add(min(s.cfg.Debounce, s.cfg.MaxAge)))
 }
 
 // recordTx writes a batch's marks and, for each publish whose mark it
@@ -275,9 +355,12 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 	var evaluated, first, again []markRow
 	byID := make(map[string]outcome, len(outs))
 	for _, o := range outs {
-		r := markRow{ID: o.c.id, Generation: o.c.generation, Ready: o.ready}
+		r := markRow{ID: o.c.id, Generation: o.c.generation, Ready: o.ready, Due: s.nextDue(now, o.ready)}
 		switch {
 		case !o.publish:
+			if o.c.publishedTime != nil {
+				r.Due = s.nextDue(*o.c.publishedTime, o.ready)
+			}
 			evaluated = append(evaluated, r)
 			continue
 		case !o.c.marked:

@@ -348,3 +348,98 @@ func TestSentinel_ADecisionErrorSkipsOnlyThatOrder(t *testing.T) {
 		t.Errorf("second cycle = %+v, want the failed order decided again", st)
 	}
 }
+
+// A cycle's cost follows the due work, not the inventory (issue 27): both
+// of its reads walk an index from where the work starts and neither scans
+// the orders or the marks.
+func TestSentinel_CycleReadsOnIndexes(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{})
+		for i := range 50 {
+			f.order(t, fmt.Sprintf("c%02d", i), "cluster")
+		}
+		f.cycle(t, s) // marks them all
+		now := f.clock.Now()
+		due := storetest.QueryPlan(t, f.db, s.q.sentinelDue, now, time.Time{}, "", 500)
+		storetest.WantNoScan(t, "the due orders' query", due, "catalog_item_instances", "sentinel_marks")
+		unmarked := storetest.QueryPlan(t, f.db, s.q.sentinelNew, store.Strings([]string{"cluster", "db"}), now, "", 500)
+		storetest.WantNoScan(t, "the new orders' query", unmarked, "catalog_item_instances", "sentinel_marks")
+		t.Logf("due:\n%s\nnew:\n%s", due, unmarked)
+	})
+}
+
+// A quiet inventory is read no more: a cycle decides only what a change
+// made due; a terminal order's mark is parked and never read again; and a
+// create that committed long after its create time is found by the sweep
+// from the first order that runs every max age.
+func TestSentinel_DecidesOnlyWhatIsDue(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{})
+		for i := range 20 {
+			id := fmt.Sprintf("c%02d", i)
+			f.order(t, id, "cluster")
+			f.report(t, id, "ns", 1, map[string]string{"Applied": "True", "Available": "True", "Health": "True"})
+		}
+		run := func() CycleStats {
+			t.Helper()
+			st, err := s.RunOnce(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.drain(t)
+			return st
+		}
+		if st := run(); st.Candidates != 20 || st.Published != 20 {
+			t.Fatalf("first cycle: %+v, want 20 new orders decided and published", st)
+		}
+		f.clock.Add(time.Minute)
+		if st := run(); st.Candidates != 0 {
+			t.Errorf("a quiet inventory: %d candidates, want 0", st.Candidates)
+		}
+		f.clock.Add(time.Second)
+		f.change(t, "c07")
+		if st := run(); st.Candidates != 1 || st.Published != 1 {
+			t.Errorf("one order changed: %+v, want that one decided and published", st)
+		}
+
+		f.exec(t, `UPDATE catalog_item_instances SET terminal = ? WHERE id = 'c03'`, true)
+		f.clock.Add(time.Second)
+		f.change(t, "c03") // its last change, which makes it due
+		if st := run(); st.Candidates != 0 {
+			t.Errorf("a terminal order is decided: %+v", st)
+		}
+		var parked int
+		if err := f.db.QueryRow(context.Background(),
+			`SELECT COUNT(*) FROM sentinel_marks WHERE order_id = 'c03' AND due_time IS NULL`).Scan(&parked); err != nil || parked != 1 {
+			t.Errorf("the terminal order's mark is not parked (%d, %v)", parked, err)
+		}
+
+		// An order whose create committed a minute after its create time
+		// (past the lookback) is not among the new orders of the next
+		// cycle, but the sweep after max age finds it.
+		late := f.clock.Now().Add(-time.Minute)
+		f.exec(t, `INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, display_name, labels,
+			user_values, state, lifecycle, version, generation, attributes, instance_id, provider_name, status,
+			create_time, update_time) VALUES ('late', 'default', 'item', 'cluster', '', '{}', '[]', 'up', 'simple', 1, 1, '{}', '', '', 'RUNNING', ?, ?)`,
+			late, late)
+		f.clock.Add(time.Second)
+		if st := run(); st.Candidates != 0 {
+			t.Errorf("the next cycle: %+v, want nothing (the late order is past the lookback)", st)
+		}
+		f.clock.Add(31 * time.Minute)
+		st := run()
+		if st.Published != 20 { // 19 live orders past max age, and the late one
+			t.Errorf("after max age: %+v, want 19 resynced and the late order published", st)
+		}
+		var marked int
+		if err := f.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM sentinel_marks WHERE order_id = 'late'`).Scan(&marked); err != nil || marked != 1 {
+			t.Errorf("the late order has no mark after the sweep (%d, %v)", marked, err)
+		}
+	})
+}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// candidate is an order the candidate query found, with the sentinel's mark.
+// candidate is an order a pass found, with the sentinel's mark.
 type candidate struct {
 	id, project, serviceType, state, status string
 	generation                              int64
@@ -16,23 +16,45 @@ type candidate struct {
 	lastGeneration                          int64
 	publishedTime                           *time.Time
 	wasReady                                bool
+	terminal                                bool
+	// key is where the pass that found it goes on from: the mark's due
+	// time, or the order's create time for a new order.
+	key time.Time
 }
 
 func (c candidate) deleting() bool { return c.deletedAt != nil }
 
-// candidates returns the next batch of candidates of a service type after
-// the id after.
-func (s *Service) candidates(ctx context.Context, serviceType, after string, now time.Time) ([]candidate, error) {
-	rows, err := s.q.SentinelCandidates(ctx, s.cfg.DB, SentinelCandidatesParams{ServiceType: serviceType, AfterID: after,
-		DebounceCutoff: now.Add(-s.cfg.Debounce), MaxAgeCutoff: now.Add(-s.cfg.MaxAge), Limit: int64(s.cfg.BatchSize)})
+// due returns the next batch of marked orders due by now, after (afterTime,
+// afterID) in due order.
+func (s *Service) due(ctx context.Context, now, afterTime time.Time, afterID string) ([]candidate, error) {
+	rows, err := s.q.SentinelDue(ctx, s.cfg.DB, SentinelDueParams{Now: now, AfterTime: afterTime, AfterID: afterID,
+		Limit: int64(s.cfg.BatchSize)})
 	if err != nil {
-		return nil, fmt.Errorf("sentinel: find candidates: %w", err)
+		return nil, fmt.Errorf("sentinel: find due orders: %w", err)
 	}
 	out := make([]candidate, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, candidate{id: r.ID, project: r.Project, serviceType: r.ServiceType, generation: r.Generation,
 			state: r.State, status: r.Status, deletedAt: r.DeletedAt, updateTime: r.UpdateTime, marked: r.Marked,
-			lastGeneration: r.LastGeneration, publishedTime: r.PublishedTime, wasReady: r.WasReady})
+			lastGeneration: r.LastGeneration, publishedTime: r.PublishedTime, wasReady: r.WasReady,
+			terminal: r.Terminal, key: *r.DueTime})
+	}
+	return out, nil
+}
+
+// unmarked returns the next batch of orders of types without a mark,
+// created after (afterTime, afterID).
+func (s *Service) unmarked(ctx context.Context, types []string, afterTime time.Time, afterID string) ([]candidate, error) {
+	rows, err := s.q.SentinelNew(ctx, s.cfg.DB, SentinelNewParams{ServiceTypes: types, AfterTime: afterTime,
+		AfterID: afterID, Limit: int64(s.cfg.BatchSize)})
+	if err != nil {
+		return nil, fmt.Errorf("sentinel: find new orders: %w", err)
+	}
+	out := make([]candidate, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, candidate{id: r.ID, project: r.Project, serviceType: r.ServiceType, generation: r.Generation,
+			state: r.State, status: r.Status, deletedAt: r.DeletedAt, updateTime: r.UpdateTime, terminal: r.Terminal,
+			key: r.DueTime})
 	}
 	return out, nil
 }

@@ -1,28 +1,48 @@
--- name: SentinelCandidates :many
--- params: service_type, after_id, debounce_cutoff, max_age_cutoff, limit
--- The orders of a watched service type that may need a
--- reconcile event, after id (keyset batches): new to the sentinel, changed
--- since it last evaluated them (the row, its generation or an adapter
--- report), not ready when debounce has passed, or not published for max
--- age. The decision itself is the sentinel's CEL rules; this only narrows
--- what they read. $3 is the debounce cutoff, $4 the max-age cutoff.
+-- name: SentinelDue :many
+-- params: now, after_time, after_id, limit
+-- The marked orders due for a decision by now, in the order they fell due,
+-- after (after_time, after_id) (keyset batches), on the sentinel_marks_due
+-- index: changed since decided (the triggers of migration 00036 made them
+-- due), not ready once debounce passed, or not published for max age. A
+-- quiet inventory reads nothing here. Terminal orders come too, to be parked.
 SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       m.order_id IS NOT NULL AS marked, COALESCE(m.generation, 0) AS last_generation, m.published_time,
-       COALESCE(m.ready, false) AS was_ready
+       true AS marked, m.generation AS last_generation, m.published_time, m.ready AS was_ready,
+       o.terminal, m.due_time
+FROM sentinel_marks m
+JOIN catalog_item_instances o ON o.id = m.order_id
+WHERE m.due_time <= $1 AND (m.due_time, m.order_id) > ($2, $3)
+ORDER BY m.due_time, m.order_id
+LIMIT $4;
+
+-- name: SentinelNew :many
+-- params: service_types, after_time, after_id, limit
+-- Orders of the watched types (an array) the sentinel has no mark of,
+-- created after (after_time, after_id), on the (create_time, id) index: a
+-- cycle starts a little before the last one did, and now and then from the
+-- first order, to catch a create that committed late.
+SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
+       false AS marked, 0::bigint AS last_generation, NULL::timestamptz AS published_time, false AS was_ready,
+       o.terminal, o.create_time AS due_time
 FROM catalog_item_instances o
-LEFT JOIN sentinel_marks m ON m.order_id = o.id
-WHERE o.service_type = $1
+WHERE (o.create_time, o.id) > ($2, $3)
+  -- an expression, not on the service type's indexes, which would read
+  -- every order of the types and sort them
+  AND o.service_type || '' = ANY($1)
   AND NOT o.terminal
-  AND o.id > $2
-  AND (m.order_id IS NULL
-       OR o.generation <> m.evaluated_generation
-       OR o.update_time > m.evaluated_time
-       OR EXISTS (SELECT 1 FROM order_adapter_statuses s
-                  WHERE s.order_id = o.id AND s.update_time > m.evaluated_time)
-       OR (NOT m.ready AND COALESCE(m.published_time, m.evaluated_time) <= $3)
-       OR COALESCE(m.published_time, m.evaluated_time) <= $4)
-ORDER BY o.id
-LIMIT $5;
+  AND NOT EXISTS (SELECT 1 FROM sentinel_marks m WHERE m.order_id = o.id)
+ORDER BY o.create_time, o.id
+LIMIT $4;
+
+-- name: SentinelMarksDefer :exec
+-- params: batch, now
+-- Sets the due time of marks the cycle will not decide (a JSON array of
+-- {id, due}): null parks a terminal order's mark, a time defers a type no
+-- longer watched; a mark a trigger made due again since the cycle started
+-- (after $2) is left due.
+UPDATE sentinel_marks
+SET due_time = v.due
+FROM jsonb_to_recordset($1::jsonb) AS v(id text, due timestamptz)
+WHERE sentinel_marks.order_id = v.id AND sentinel_marks.due_time <= $2;
 
 -- name: SentinelReports :many
 -- params: order_ids
@@ -40,8 +60,10 @@ WHERE order_id = ANY($1);
 -- are published. $2 is the time of the publish.
 UPDATE sentinel_marks
 SET generation = v.generation, published_time = $2, evaluated_time = $2, evaluated_generation = v.generation,
-    ready = v.ready
-FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, old timestamptz)
+    ready = v.ready,
+    -- a change after the cycle's start (a trigger set its time) stays due
+    due_time = CASE WHEN sentinel_marks.due_time > $2 THEN LEAST(sentinel_marks.due_time, v.due) ELSE v.due END
+FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, old timestamptz, due timestamptz)
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.published_time IS NOT DISTINCT FROM v.old
 RETURNING order_id;
 
@@ -51,9 +73,9 @@ RETURNING order_id;
 -- ready}) for orders the sentinel had no mark of; an order that has one by
 -- now (another sentinel's) or is gone is left out. Returns the orders
 -- marked.
-INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready)
-SELECT v.id, v.generation, $2, $2, v.generation, v.ready
-FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean)
+INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
+SELECT v.id, v.generation, $2, $2, v.generation, v.ready, v.due
+FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, due timestamptz)
 WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
 ON CONFLICT (order_id) DO NOTHING
 RETURNING order_id;
@@ -62,10 +84,13 @@ RETURNING order_id;
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
 -- of {id, generation, ready}); $2 is the evaluation time.
-INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready)
-SELECT v.id, 0, NULL, $2, v.generation, v.ready
-FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean)
+INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
+SELECT v.id, 0, NULL, $2, v.generation, v.ready, v.due
+FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, due timestamptz)
 WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
 ON CONFLICT (order_id) DO UPDATE
 SET evaluated_time = excluded.evaluated_time, evaluated_generation = excluded.evaluated_generation,
-    ready = excluded.ready;
+    ready = excluded.ready,
+    -- a change after the cycle's start (a trigger set its time) stays due
+    due_time = CASE WHEN sentinel_marks.due_time > excluded.evaluated_time
+                    THEN LEAST(sentinel_marks.due_time, excluded.due_time) ELSE excluded.due_time END;
