@@ -100,6 +100,7 @@ type order struct {
 	ExpireTime *time.Time `json:"expire_time"`
 	ParentID   *string    `json:"parent_id"`
 	UpdateTime time.Time  `json:"update_time"`
+	CreateTime time.Time  `json:"create_time"`
 }
 
 type event struct {
