@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -151,6 +152,7 @@ func pgExec(ctx context.Context, q pgQuerier, query string, args []any) (int64, 
 	if err != nil {
 		return 0, err
 	}
+	args = planPerCall(query, args)
 	tag, err := q.Exec(ctx, query, args...)
 	if err != nil {
 		return 0, classify(err)
@@ -158,11 +160,30 @@ func pgExec(ctx context.Context, q pgQuerier, query string, args []any) (int64, 
 	return tag.RowsAffected(), nil
 }
 
+// PlanPerCall, as a line of a PostgreSQL query's text, has the query
+// planned for its arguments on every call (an unnamed statement, pgx's
+// describe-exec mode: one round trip more) instead of by the generic plan
+// PostgreSQL settles on after five. A list filtered by `($n = ” OR col =
+// $m)` terms is planned, generically, as if every filter were set: it then
+// reads and sorts every row after the page token (20 ms for the first page
+// of 10,000 orders); planned per call it walks its index (under 1 ms).
+const PlanPerCall = "-- plan: per call"
+
+// planPerCall puts pgx's describe-exec mode before args when query is
+// marked PlanPerCall.
+func planPerCall(query string, args []any) []any {
+	if strings.Contains(query, PlanPerCall) {
+		return append([]any{pgx.QueryExecModeDescribeExec}, args...)
+	}
+	return args
+}
+
 func pgQuery(ctx context.Context, q pgQuerier, query string, args []any) (*Rows, error) {
 	args, err := pgArgs(args)
 	if err != nil {
 		return nil, err
 	}
+	args = planPerCall(query, args)
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
@@ -175,6 +196,7 @@ func pgQueryRow(ctx context.Context, q pgQuerier, query string, args []any) *Row
 	if err != nil {
 		return &Row{err: err}
 	}
+	args = planPerCall(query, args)
 	return &Row{pg: q.QueryRow(ctx, query, args...)}
 }
 

@@ -39,6 +39,7 @@ FOR UPDATE;
 -- A project's orders, oldest first. An OR on the project here (one query for
 -- a project and for every project) made both scan and sort the whole table.
 -- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
+-- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
        create_time, update_time, deleted_at, terminal, identity, pending_instance_id,
@@ -68,6 +69,7 @@ LIMIT $14;
 -- name: OrderListAllProjects :many
 -- An admin's list of every project (project '*'), on the (create_time, id) index.
 -- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
+-- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,
        version, generation, attributes, instance_id, provider_name, status, status_message, restart_count,
        create_time, update_time, deleted_at, terminal, identity, pending_instance_id,

@@ -14,6 +14,7 @@ WHERE i.id = $1 AND ($2::text = '' OR i.project = $3);
 
 -- name: InstanceList :many
 -- params: project, provider_name, provider_name, service_type, service_type, status, status, show_deleted, after_time, after_id, limit
+-- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
 SELECT i.id, i.project, i.name, i.provider_name, i.service_type, i.spec, i.status, i.status_message,
        i.status_observed_time, i.version, i.create_time, i.update_time, i.deleted_at, t.id AS cleanup_task_id, t.status AS cleanup_task_status,
        i.restart_count, i.delete_time, i.outputs, i.synced
