@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -53,14 +54,14 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	}
 	// A resource's status is its instance's once the instance exists: an
 	// outcome still UNKNOWN (an earlier attempt's answer was lost) is not
-	// an answer, and createInstance resolves it with the provider.
-	if r.Status != provider.StatusPending && r.Status != provider.StatusUnknown {
+	// an answer, and the create resumed resolves it with the provider.
+	if answered(r.Status) {
 		return nil // provisioned by an attempt that died before its job completed
 	}
-	err = s.createInstance(ctx, r)
+	in, err := s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
 	switch {
 	case err == nil:
-		deleting, err := s.deletionAsked(ctx, instanceID)
+		deleting, err := s.markAnswered(ctx, instanceID, in.Status)
 		if err != nil || !deleting {
 			return err
 		}
@@ -77,17 +78,10 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	return s.fail(ctx, instanceID, "provisioning failed: "+err.Error())
 }
 
-// createInstance creates a resource's instance through the SPRM under the
-// resource's id, resuming what an earlier attempt (maybe in a process that
-// died) left: its outcome is resolved with the provider, never created
-// twice, never failed for being unknown.
-func (s *Service) createInstance(ctx context.Context, r Resource) error {
-	_, err := s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
-	return err
-}
-
-// createParams asks the SPRM to create r's instance, from src's data when
-// src is set.
+// createParams asks the SPRM to create r's instance under the resource's
+// id, from src's data when src is set. Resume takes over what an earlier
+// attempt (maybe in a process that died) left: its outcome is resolved with
+// the provider, never created twice, never failed for being unknown.
 func (s *Service) createParams(r Resource, src *provider.ExportSource) sprm.CreateParams {
 	return sprm.CreateParams{
 		ID: r.ID, Project: r.Project, ProviderName: r.ProviderName, Spec: r.ValidatedRequest, Resume: true,
@@ -96,17 +90,28 @@ func (s *Service) createParams(r Resource, src *provider.ExportSource) sprm.Crea
 	}
 }
 
-// deletionAsked says whether the resource's deletion was asked for. Read
-// after its instance's create committed: a deletion that commits later
-// finds the instance and deletes it itself. From the create's answer on,
-// the resource's status is its instance's, so nothing is written here (the
-// sweep of stalled creates reads the instance's status too).
-func (s *Service) deletionAsked(ctx context.Context, instanceID string) (bool, error) {
-	n, err := s.q.ResourceDeleting(ctx, s.cfg.DB, instanceID)
+// markAnswered records that the resource's create was answered with
+// status, so that it leaves the stalled-create sweep's index (which then
+// reads only the creates still waiting, not every resource ever made), and
+// says whether the resource's deletion was asked for. Written after its
+// instance's create committed: a deletion that commits later finds the
+// instance and deletes it itself. From the answer on, the resource's
+// status is read from its instance; this one is what the sweep sees.
+func (s *Service) markAnswered(ctx context.Context, instanceID string, status provider.Status) (bool, error) {
+	var deleting bool
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		deleting, err = s.q.ResourceSetCreated(ctx, tx, ResourceSetCreatedParams{Status: string(status),
+			UpdateTime: s.now(), InstanceID: instanceID})
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // purged meanwhile: nothing waits on it
+		}
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("read whether %s is being deleted: %w", instanceID, err)
+		return false, fmt.Errorf("record the create of %s: %w", instanceID, err)
 	}
-	return n > 0, nil
+	return deleting, nil
 }
 
 // giveUp abandons a create whose outcome is still unknown at the last

@@ -13,7 +13,6 @@ import (
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
 	resourceCopyStart           string
-	resourceDeleting            string
 	resourceGet                 string
 	resourceInsert              string
 	resourceInsertRehydration   string
@@ -36,7 +35,6 @@ func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
 		resourceCopyStart:           qs.Get("ResourceCopyStart"),
-		resourceDeleting:            qs.Get("ResourceDeleting"),
 		resourceGet:                 qs.Get("ResourceGet"),
 		resourceInsert:              qs.Get("ResourceInsert"),
 		resourceInsertRehydration:   qs.Get("ResourceInsertRehydration"),
@@ -59,13 +57,6 @@ func newQueries(engine store.Engine) *queries {
 func (q *queries) ResourceCopyStart(ctx context.Context, db store.Querier, instanceID string) (*time.Time, error) {
 	var v *time.Time
 	err := db.QueryRow(ctx, q.resourceCopyStart, instanceID).Scan(&v)
-	return v, err
-}
-
-// ResourceDeleting runs ResourceDeleting (sql/*/resources.sql); no row is store.ErrNotFound.
-func (q *queries) ResourceDeleting(ctx context.Context, db store.Querier, instanceID string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.resourceDeleting, instanceID).Scan(&v)
 	return v, err
 }
 
@@ -310,17 +301,23 @@ func (q *queries) ResourceSetRequest(ctx context.Context, db store.Querier, arg 
 	return db.Exec(ctx, q.resourceSetRequest, arg.OriginalRequest, arg.ValidatedRequest, arg.PolicyStatus, arg.UpdateTime, arg.InstanceID)
 }
 
+// ResourcesPendingStalledRow is a row of ResourcesPendingStalled.
+type ResourcesPendingStalledRow struct {
+	InstanceID     string
+	InstanceStatus string
+}
+
 // ResourcesPendingStalled runs ResourcesPendingStalled (sql/*/resources.sql) and returns its rows.
-func (q *queries) ResourcesPendingStalled(ctx context.Context, db store.Querier, maxUpdateTime time.Time) ([]string, error) {
+func (q *queries) ResourcesPendingStalled(ctx context.Context, db store.Querier, maxUpdateTime time.Time) ([]ResourcesPendingStalledRow, error) {
 	rows, err := db.Query(ctx, q.resourcesPendingStalled, maxUpdateTime)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
+	var out []ResourcesPendingStalledRow
 	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
+		var v ResourcesPendingStalledRow
+		if err := rows.Scan(&v.InstanceID, &v.InstanceStatus); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -263,7 +263,7 @@ func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) err
 	if copyData {
 		return s.rehydrateWithData(ctx, a, r, last)
 	}
-	err = s.createInstance(ctx, r)
+	_, err = s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
 	switch {
 	case err == nil:
 		return s.completeRehydration(ctx, a, r)

@@ -49,7 +49,15 @@ func (s *Service) SweepStalled(ctx context.Context) (int, error) {
 		}
 		finished++
 	}
-	for _, id := range pending {
+	for _, r := range pending {
+		id := r.InstanceID
+		if answered(provider.Status(r.InstanceStatus)) {
+			// Answered by a process that died before recording it.
+			if _, err := s.markAnswered(ctx, id, provider.Status(r.InstanceStatus)); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		alive, err := s.cfg.Jobs.Pending(ctx, s.cfg.DB, provisionArgs{}.Kind(), "instance_id", id)
 		if err != nil || alive {
 			errs = append(errs, err)
@@ -67,6 +75,12 @@ func (s *Service) SweepStalled(ctx context.Context) (int, error) {
 		finished++
 	}
 	return finished, errors.Join(errs...)
+}
+
+// answered reports whether an instance's status answers its create: it
+// exists, and it is neither the intent's PENDING nor an outcome UNKNOWN.
+func answered(status provider.Status) bool {
+	return status != "" && status != provider.StatusPending && status != provider.StatusUnknown
 }
 
 // finishStalledRehydration ends a rehydration whose job was given up: done

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -64,24 +65,31 @@ func TestSweepStalled_FinishesARehydrationWhoseJobWasGivenUp(t *testing.T) {
 
 // A first create whose job River gave up on, with nothing answered, fails
 // its order once stalled; an order whose create was answered long ago is
-// not stalled, however old its resource (placement writes nothing on the
-// answer: the sweep reads the instance's status).
+// not stalled, however old its resource. The answer is recorded on the
+// resource (so the sweep's index holds only what waits); one a process
+// died before recording is recorded by the sweep, from its instance.
 func TestSweepStalled_FailsAFirstCreateWhoseJobWasGivenUp(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		e := setup(t, engine)
 		up := e.upOrder(t, "up", 2)
+		// The answer is recorded once the provision job has the provider's
+		// answer, which may be after the order is up.
+		poll.Until(t, "up's create recorded on its resource", func() bool {
+			return e.resourceColumnStatus(t, up.InstanceID) != "PENDING"
+		})
 		e.s = e.s.Restart(t, func(c *server.Config) { c.PauseJobs = true })
 		var lost order
 		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=lost", orderBody(2)).Want(t, http.StatusCreated).JSON(t, &lost)
 		ctx := context.Background()
 		db := e.s.DB()
 		past := store.Now(nil).Add(-2 * time.Minute)
-		backdate := "UPDATE resources SET update_time = ?"
+		// As if the process died between up's answer and its record.
+		backdate := "UPDATE resources SET update_time = ?, status = 'PENDING'"
 		discard := "UPDATE river_job SET state = 'discarded', finalized_at = datetime('now') WHERE kind = 'placement.provision'"
 		if engine == store.Postgres {
-			backdate = "UPDATE resources SET update_time = $1"
+			backdate = "UPDATE resources SET update_time = $1, status = 'PENDING'"
 			discard = "UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'placement.provision'"
 		}
 		if _, err := db.Exec(ctx, backdate, past); err != nil {
@@ -102,5 +110,23 @@ func TestSweepStalled_FailsAFirstCreateWhoseJobWasGivenUp(t *testing.T) {
 		if r := e.resource(t, up.InstanceID); r.Status != "RUNNING" {
 			t.Errorf("up's resource is %s, want RUNNING still", r.Status)
 		}
+		if got := e.resourceColumnStatus(t, up.InstanceID); got != "RUNNING" {
+			t.Errorf("up's resource row after the sweep is %s, want its instance's RUNNING recorded", got)
+		}
 	})
+}
+
+// resourceColumnStatus is the status column of a resource's row, which the
+// API does not show once the instance exists (it shows the instance's).
+func (e *env) resourceColumnStatus(t *testing.T, instanceID string) string {
+	t.Helper()
+	q := "SELECT status FROM resources WHERE instance_id = ?"
+	if e.s.DB().Engine() == store.Postgres {
+		q = "SELECT status FROM resources WHERE instance_id = $1"
+	}
+	var status string
+	if err := e.s.DB().QueryRow(context.Background(), q, instanceID).Scan(&status); err != nil {
+		t.Fatalf("read %s's resource row: %v", instanceID, err)
+	}
+	return status
 }

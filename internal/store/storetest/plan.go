@@ -52,7 +52,11 @@ func QueryPlan(t testing.TB, db *store.DB, query string, args ...any) string {
 			}
 			lines = append(lines, detail)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		return markWholeWalks(ctx, tx, db.Engine(), lines)
 	})
 	if err != nil {
 		t.Fatalf("explain %s: %v", query, err)
@@ -60,10 +64,85 @@ func QueryPlan(t testing.TB, db *store.DB, query string, args ...any) string {
 	return strings.Join(lines, "\n")
 }
 
+// pgIndexWalk matches a PostgreSQL index scan node; sqliteIndexWalk, a
+// SQLite walk of a whole index.
+var (
+	pgIndexWalk     = regexp.MustCompile(`^(\s*)(?:->\s*)?Index (?:Only )?Scan (?:Backward )?using (\S+) on \S+`)
+	sqliteIndexWalk = regexp.MustCompile(`^SCAN (\w+) USING (?:COVERING )?INDEX (\w+)`)
+)
+
+// wholeIndex marks a PostgreSQL index scan with no Index Cond: it reads
+// the whole index, every row of its table, in the index's order.
+const wholeIndex = "  [whole index]"
+
+// markWholeWalks rewrites lines so that a walk of a whole index reads as a
+// scan only when it is one. PostgreSQL's plain "Index Scan using i" hides
+// a walk of every row when no Index Cond bounds it (the way a LIMIT with
+// an ORDER BY on the primary key can read a million rows to find none);
+// such a node is marked [whole index]. A walk of a partial index reads
+// only what its predicate keeps, a queue's worth of rows, so it is not a
+// scan on either engine: SQLite's "SCAN t USING INDEX i" then becomes
+// "WALK t USING PARTIAL INDEX i". Keep such predicates narrow.
+func markWholeWalks(ctx context.Context, tx *store.Tx, engine store.Engine, lines []string) error {
+	partial := func(index string) (bool, error) {
+		q := "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ? AND sql LIKE '% WHERE %'"
+		if engine == store.Postgres {
+			q = "SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass($1) AND indpred IS NOT NULL"
+		}
+		var n int
+		err := tx.QueryRow(ctx, q, index).Scan(&n)
+		return n > 0, err
+	}
+	for i, line := range lines {
+		if engine == store.SQLite {
+			m := sqliteIndexWalk.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			if p, err := partial(m[2]); err != nil || !p {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			lines[i] = "WALK " + m[1] + " USING PARTIAL INDEX " + m[2]
+			continue
+		}
+		m := pgIndexWalk.FindStringSubmatch(line)
+		if m == nil || bounded(lines[i+1:], len(m[1])) {
+			continue
+		}
+		p, err := partial(m[2])
+		if err != nil {
+			return err
+		}
+		if !p {
+			lines[i] += wholeIndex
+		}
+	}
+	return nil
+}
+
+// bounded reports whether the detail lines of a PostgreSQL plan node
+// (those after it, indented deeper than indent, up to its first child)
+// include an Index Cond.
+func bounded(details []string, indent int) bool {
+	for _, d := range details {
+		trimmed := strings.TrimLeft(d, " ")
+		if len(d)-len(trimmed) <= indent || strings.HasPrefix(trimmed, "->") {
+			return false
+		}
+		if strings.HasPrefix(trimmed, "Index Cond:") {
+			return true
+		}
+	}
+	return false
+}
+
 // scan matches a step that reads a whole table: SQLite's "SCAN t" (with or
 // without an index: a full index walk is a scan too), PostgreSQL's "Seq
-// Scan on t".
-var scan = regexp.MustCompile(`(?m)^\s*(?:->\s*)?(?:SCAN (\w+)|Seq Scan on (\w+))`)
+// Scan on t" or an index scan marked [whole index] by [markWholeWalks].
+var scan = regexp.MustCompile(`(?m)^\s*(?:->\s*)?(?:SCAN (\w+)|Seq Scan on (\w+)|Index (?:Only )?Scan (?:Backward )?using \S+ on (\w+).*\[whole index\]$)`)
 
 // sorts matches a step that sorts what it read: SQLite's temporary B-tree
 // for an ORDER BY, PostgreSQL's Sort node.
@@ -75,7 +154,7 @@ var sorts = regexp.MustCompile(`(?m)USE TEMP B-TREE FOR ORDER BY|^\s*(?:->\s*)?(
 func WantNoScan(t testing.TB, name, plan string, tables ...string) {
 	t.Helper()
 	for _, m := range scan.FindAllStringSubmatch(plan, -1) {
-		table := m[1] + m[2]
+		table := m[1] + m[2] + m[3]
 		for _, want := range tables {
 			if table == want {
 				t.Errorf("%s scans %s:\n%s", name, table, plan)
@@ -84,5 +163,15 @@ func WantNoScan(t testing.TB, name, plan string, tables ...string) {
 	}
 	if sorts.MatchString(plan) {
 		t.Errorf("%s sorts all it reads:\n%s", name, plan)
+	}
+}
+
+// WantIndex fails t unless plan (from [QueryPlan]) reads through index:
+// for a query whose other indexes would be walked in range yet hold far
+// more rows than it is for, which [WantNoScan] cannot tell.
+func WantIndex(t testing.TB, name, plan, index string) {
+	t.Helper()
+	if !regexp.MustCompile(`\b` + regexp.QuoteMeta(index) + `\b`).MatchString(plan) {
+		t.Errorf("%s does not read through %s:\n%s", name, index, plan)
 	}
 }

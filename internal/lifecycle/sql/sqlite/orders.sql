@@ -149,9 +149,12 @@ SELECT count(*) FROM catalog_item_instances WHERE parent_id = ? AND terminal = 0
 
 -- name: OrderListWaitingDeletion :many
 -- Deleting orders whose resource is gone: they wait at the deletion gate.
+-- In the order of catalog_item_instances_deleting, a partial index of the
+-- orders being deleted: ORDER BY id alone walked the primary key past
+-- every live order.
 SELECT id FROM catalog_item_instances
 WHERE deleted_at IS NOT NULL AND terminal = 0 AND (instance_id = '' OR status = 'DELETED')
-ORDER BY id
+ORDER BY deleted_at, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: OrderListLiveChildren :many
@@ -166,7 +169,7 @@ SELECT id FROM catalog_item_instances WHERE parent_id = ? AND terminal = 0 ORDER
 -- name: OrderListExpired :many
 -- Tombstones past their expire_time, for the purge.
 SELECT id FROM catalog_item_instances WHERE expire_time IS NOT NULL AND expire_time < ?
-ORDER BY expire_time, id
+ORDER BY expire_time
 LIMIT CAST(? AS INTEGER);
 
 -- name: OrderEventsPurge :exec

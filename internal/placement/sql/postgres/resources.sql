@@ -103,17 +103,17 @@ LIMIT 100;
 -- name: ResourcesPendingStalled :many
 -- Resources waiting for their first create for a while (not rehydrations,
 -- which the query above covers): their job may have been given up. A
--- create is answered once its instance has a status of its own (not the
--- intent's PENDING, nor an outcome still UNKNOWN).
-SELECT r.instance_id FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
+-- create's answer moves the resource's status off PENDING, so this reads
+-- the partial index resources_pending, what still waits, not every
+-- resource; one whose instance was answered by a process that died before
+-- recording it comes back with that instance's status, for the sweep to
+-- record (an instance's PENDING or UNKNOWN is not an answer).
+SELECT r.instance_id, COALESCE(i.status, '') AS instance_status
+FROM resources r LEFT JOIN service_type_instances i ON i.id = r.instance_id
 WHERE r.status = 'PENDING' AND r.outcome = '' AND r.deleted_at IS NULL AND r.rehydration_status IS NULL
-  AND r.update_time < $1 AND (i.id IS NULL OR i.status IN ('PENDING', 'UNKNOWN'))
+  AND r.update_time < $1
 ORDER BY r.update_time
 LIMIT 100;
-
--- name: ResourceDeleting :one
--- Whether the resource's deletion was asked for.
-SELECT COUNT(*) FROM resources WHERE instance_id = $1 AND deleted_at IS NOT NULL;
 
 -- name: ResourceCopyStart :one
 -- When the copy of a rehydration's data began (NULL: not begun, or none).

@@ -166,9 +166,13 @@ WHERE id = ? AND resync_claimed_by = ?;
 
 -- name: InstanceResyncReleaseOfDead :exec
 -- params: resync_time, dead_process_ids
--- The instances a dead process had claimed are due again at once.
+-- The instances a dead process had claimed are due again at once. The
+-- <> '' term lets SQLite use the partial index of resync_claimed_by (it
+-- scanned every instance without), and the unary + keeps it off the
+-- resync_time index, which holds every live instance.
 UPDATE service_type_instances SET resync_time = ?, resync_claimed_by = ''
-WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_time IS NOT NULL;
+WHERE resync_claimed_by IN (SELECT value FROM json_each(?)) AND resync_claimed_by <> ''
+  AND +resync_time IS NOT NULL;
 
 
 -- name: InstanceOutputs :many
