@@ -29,9 +29,11 @@ type ListInstancesParams struct {
 	Page         store.PageRequest
 }
 
-// Instances lists a project's instances, oldest first.
+// Instances lists a project's instances, oldest first, for the API: each
+// carries its spec, outputs and sync result as stored, undecoded (Spec,
+// Outputs and Synced are nil); [Service.Instance] reads one whole.
 func (s *Service) Instances(ctx context.Context, p ListInstancesParams) (store.Page[Instance], error) {
-	page, err := store.ListPage(ctx, s.cfg.DB, s.q.instanceList, p.Page, scanInstance,
+	page, err := store.ListPage(ctx, s.cfg.DB, s.q.instanceList, p.Page, scanListedInstance,
 		func(i Instance) store.Cursor { return store.Cursor{Time: i.CreateTime, ID: i.ID} },
 		p.Project, p.ProviderName, p.ProviderName, p.ServiceType, p.ServiceType, p.Status, p.Status, p.ShowDeleted)
 	if err != nil {

@@ -204,7 +204,9 @@ func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(ins, viewInstance))
+	views := store.MapPage(ins, viewInstance)
+	httpapi.WriteJSONAppend(w, http.StatusOK, func(b []byte) []byte { return appendInstancePage(b, views) })
+	return nil
 }
 
 func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) error {

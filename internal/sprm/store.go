@@ -105,13 +105,30 @@ func instanceFromRow[R instanceRow](row R, err error) (Instance, error) {
 	return in, nil
 }
 
-// scanInstance reads a row of InstanceList, for store.ListPage.
-func scanInstance(row scanner) (Instance, error) {
+// scanListedInstance reads a row of InstanceList, for store.ListPage: its
+// stored documents are kept as they are, for the list's encoder
+// ([appendInstancePage]), not decoded (a third of a page's time went to
+// decoding them and encoding them again).
+func scanListedInstance(row scanner) (Instance, error) {
 	var r InstanceListRow
 	err := row.Scan(&r.ID, &r.Project, &r.Name, &r.ProviderName, &r.ServiceType, &r.Spec, &r.Status,
 		&r.StatusMessage, &r.StatusObservedTime, &r.Version, &r.CreateTime, &r.UpdateTime, &r.DeletedAt,
 		&r.CleanupTaskID, &r.CleanupTaskStatus, &r.RestartCount, &r.DeleteTime, &r.Outputs, &r.Synced)
-	return instanceFromRow(r, err)
+	if err != nil {
+		return Instance{}, fmt.Errorf("read instance: %w", err)
+	}
+	in := Instance{ID: r.ID, Project: r.Project, Name: r.Name, ProviderName: r.ProviderName, ServiceType: r.ServiceType,
+		Status: provider.Status(r.Status), StatusMessage: r.StatusMessage, statusObservedTime: r.StatusObservedTime,
+		Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime, DeletedAt: r.DeletedAt,
+		RestartCount: r.RestartCount, DeleteTime: r.DeleteTime, specJSON: r.Spec, outputsJSON: r.Outputs,
+		syncedJSON: r.Synced}
+	if r.CleanupTaskID != nil && r.CleanupTaskStatus != nil {
+		in.Deletion = &Deletion{Status: *r.CleanupTaskStatus, CleanupTaskID: *r.CleanupTaskID}
+	}
+	if in.outputsJSON == nil {
+		in.outputsJSON = json.RawMessage("{}") // none yet: {} as a whole read says
+	}
+	return in, nil
 }
 
 // taskRow is a row of the queries that read whole cleanup tasks.

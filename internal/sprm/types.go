@@ -101,6 +101,10 @@ type Instance struct {
 	DeletedAt *time.Time `json:"deleted_at"`
 
 	statusObservedTime *time.Time
+	// The stored documents of an instance read for a list, passed through
+	// undecoded by the list's encoder (Spec, Outputs and Synced are then
+	// nil).
+	specJSON, outputsJSON, syncedJSON json.RawMessage
 }
 
 // Deletion is a queued deletion of an instance.
