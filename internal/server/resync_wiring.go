@@ -12,6 +12,11 @@ func resyncPoll(after time.Duration) time.Duration {
 	return min(max(after/4, 50*time.Millisecond), time.Second)
 }
 
+// resyncInterval is the resync loop's poll, from the SPRM's ResyncAfter
+// (its default applied: from Config.ResyncAfter's zero the loop polled
+// every 50 ms, a write transaction each, where once a second was meant).
+func (s *Server) resyncInterval() time.Duration { return resyncPoll(s.sprm.ResyncAfter()) }
+
 // startResync starts the loop that reads instances back from their
 // providers (sprm.RunResync), unless resync is off or jobs are paused. Every
 // replica runs it, not only River's leader: the claims in the database
@@ -23,7 +28,7 @@ func (s *Server) startResync(ctx context.Context) {
 		return
 	}
 	_ = s.resync.Start(ctx, func(ctx context.Context) {
-		tick := time.NewTicker(resyncPoll(s.cfg.ResyncAfter))
+		tick := time.NewTicker(s.resyncInterval())
 		defer tick.Stop()
 		for {
 			res, err := s.sprm.RunResync(ctx)

@@ -107,6 +107,10 @@ func (s *Service) resyncBackoff(attempts int) time.Duration {
 	return min(d, s.cfg.ResyncMaxBackoff)
 }
 
+// ResyncAfter is how long a transitional instance goes unread before it is
+// read back, the configured value or its default.
+func (s *Service) ResyncAfter() time.Duration { return s.resyncAfter() }
+
 // ResyncEnabled reports whether this Service reads instances back (ResyncAfter ≥ 0).
 func (s *Service) ResyncEnabled() bool { return s.cfg.ResyncAfter >= 0 }
 
