@@ -98,6 +98,11 @@ func (s *Service) createParams(r Resource, src *provider.ExportSource) sprm.Crea
 // instance and deletes it itself. From the answer on, the resource's
 // status is read from its instance; this one is what the sweep sees.
 func (s *Service) markAnswered(ctx context.Context, instanceID string, status provider.Status) (bool, error) {
+	if !answered(status) {
+		// Not an answer after all: the record stays PENDING, in the
+		// sweep's sight (its CASE keeps anything else as it is).
+		status = provider.StatusPending
+	}
 	var deleting bool
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		var err error
