@@ -94,29 +94,21 @@ func markWholeWalks(ctx context.Context, tx *store.Tx, engine store.Engine, line
 		return n > 0, err
 	}
 	for i, line := range lines {
+		walk := pgIndexWalk
 		if engine == store.SQLite {
-			m := sqliteIndexWalk.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			if p, err := partial(m[2]); err != nil || !p {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			lines[i] = "WALK " + m[1] + " USING PARTIAL INDEX " + m[2]
-			continue
+			walk = sqliteIndexWalk
 		}
-		m := pgIndexWalk.FindStringSubmatch(line)
-		if m == nil || bounded(lines[i+1:], len(m[1])) {
+		m := walk.FindStringSubmatch(line)
+		if m == nil || (engine == store.Postgres && bounded(lines[i+1:], len(m[1]))) {
 			continue
 		}
 		p, err := partial(m[2])
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if !p {
+		case engine == store.SQLite && p:
+			lines[i] = "WALK " + m[1] + " USING PARTIAL INDEX " + m[2]
+		case engine == store.Postgres && !p:
 			lines[i] += wholeIndex
 		}
 	}
