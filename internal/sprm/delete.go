@@ -81,11 +81,9 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 	if err != nil {
 		return Instance{}, err
 	}
-	t := s.now()
-	deleting := InstanceMarkDeletingParams{DeleteTime: t, UpdateTime: t, ResyncTime: s.resyncDue(provider.StatusDeleting, t), ID: id}
-	if _, _, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
-		func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) }); err != nil {
-		return Instance{}, fmt.Errorf("mark instance deleting: %w", err)
+	marked, current, err := s.markDeleting(ctx, id, ifMatch)
+	if err != nil || !marked {
+		return current, err
 	}
 	got, err := s.cfg.Providers.Delete(prov.calling(ctx), prov.Endpoint, id)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -103,6 +101,22 @@ func (s *Service) DeleteIfMatch(ctx context.Context, project, id string, deferre
 		return s.queueDeletion(wctx, in, "provider delete failed", nil)
 	}
 	return s.instance(wctx, project, id)
+}
+
+// markDeleting sets the instance's status DELETING before its provider is
+// called, under the If-Match precondition, and returns the instance as
+// written. An instance that became DELETED since the caller read it (its
+// provider reported so meanwhile) is left DELETED and marked is false: it
+// has nothing left to delete, and DELETING would undo its end for good.
+func (s *Service) markDeleting(ctx context.Context, id string, ifMatch *int64) (marked bool, in Instance, err error) {
+	t := s.now()
+	deleting := InstanceMarkDeletingParams{DeleteTime: t, UpdateTime: t, ResyncTime: s.resyncDue(provider.StatusDeleting, t), ID: id}
+	n, in, err := s.setStatusIf(ctx, ifMatch, InstanceStatus{InstanceID: id, Status: provider.StatusDeleting},
+		func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleting(ctx, tx, deleting) })
+	if err != nil {
+		return false, Instance{}, fmt.Errorf("mark instance deleting: %w", err)
+	}
+	return n > 0, in, nil
 }
 
 // queueDeletion records a cleanup task for the instance, if it is still at

@@ -82,10 +82,11 @@ RETURNING order_id;
 -- name: InstanceMarkDeleting :many
 -- params: delete_time, update_time, resync_time, id
 -- A delete accepted: delete_time is when, and a later one does not move it.
+-- An instance DELETED since the caller read it stays so (no row changes).
 UPDATE service_type_instances
 SET status = 'DELETING', status_message = '', delete_time = COALESCE(delete_time, $1), version = version + 1,
     update_time = $2, resync_time = $3, resync_attempts = 0
-WHERE id = $4
+WHERE id = $4 AND status <> 'DELETED'
 RETURNING order_id;
 
 -- name: InstanceDeleteRequested :exec
