@@ -21,6 +21,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// rolloutWait bounds a wait for pods to roll out on a test cluster: the
+// scheduler, kwok and the quota controller all take their turn, and under
+// CI's parallel -race packages on two cores an order once took over the
+// 30 s of poll.Until to be up on a cluster just started.
+const rolloutWait = 2 * time.Minute
+
 var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
 // Issue 26: an order's objects, applied to a cluster with pods: its own
@@ -86,7 +92,7 @@ func TestApplier_AnOrdersObjectsRollOutAndReapplyingChangesNothing(t *testing.T)
 		}
 	}
 
-	poll.Until(t, "the app's deployment has 2 available replicas", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the app's deployment has 2 available replicas", func() bool {
 		d, err := c.Dynamic().Resource(deployments).Namespace(ns).Get(t.Context(), "app", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -142,7 +142,7 @@ func appSpec(image string, replicas int) map[string]any {
 func waitStatus(t *testing.T, r *reports, id string, want provider.Status) provider.StatusReport {
 	t.Helper()
 	var last provider.StatusReport
-	poll.Until(t, fmt.Sprintf("instance %s reported %s", id, want), func() bool {
+	poll.UntilWithin(t, rolloutWait, fmt.Sprintf("instance %s reported %s", id, want), func() bool {
 		last = r.last(id)
 		return last.Status == want
 	})
@@ -299,7 +299,7 @@ func TestProvider_EnforcedDriftIsPutBack(t *testing.T) {
 	poll.Until(t, "the drift is put back and said so", func() bool {
 		return r.said(id, "drift put back: replicas: want 2, found 5")
 	})
-	poll.Until(t, "the deployment has 2 replicas again", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the deployment has 2 replicas again", func() bool {
 		d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{})
 		return err == nil && *d.Spec.Replicas == 2
 	})

@@ -60,7 +60,12 @@ func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 	get := func() {
 		s.Do(t, "GET", "/api/v1/catalog-item-instances/web", nil).Want(t, http.StatusOK).JSON(t, &o)
 	}
-	poll.Until(t, "the order is up", func() bool { get(); return o.State == "up" })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the order when the test failed: %+v", o)
+		}
+	})
+	poll.UntilWithin(t, rolloutWait, "the order is up", func() bool { get(); return o.State == "up" })
 	if o.ProviderName != "kube-a" {
 		t.Fatalf("the order was placed on %s, want kube-a (the policy's)", o.ProviderName)
 	}

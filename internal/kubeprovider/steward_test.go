@@ -95,7 +95,7 @@ func TestSteward_OrderWebAppUntilDeleted(t *testing.T) {
 		}
 		waitState := func(id, state string) stewardOrder {
 			var o stewardOrder
-			poll.Until(t, "order "+id+" is "+state, func() bool { o = get(id); return o.State == state })
+			poll.UntilWithin(t, rolloutWait, "order "+id+" is "+state, func() bool { o = get(id); return o.State == state })
 			return o
 		}
 
@@ -136,7 +136,7 @@ func TestSteward_OrderWebAppUntilDeleted(t *testing.T) {
 		// An image update rolls out in place.
 		s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web",
 			map[string]any{"edits": []map[string]any{{"path": "image", "value": "nginx:1.28"}}}).Want(t, http.StatusOK)
-		poll.Until(t, "the update is up with the new image", func() bool {
+		poll.UntilWithin(t, rolloutWait, "the update is up with the new image", func() bool {
 			o := get("web")
 			d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{})
 			return o.State == "up" && err == nil && d.Spec.Template.Spec.Containers[0].Image == "nginx:1.28" &&
