@@ -187,6 +187,15 @@ func seedInventory(b testing.TB, s *apitest.Server, orderID, instanceID string, 
 				return fmt.Errorf("%w\n%s", err, q)
 			}
 		}
+		if pg { // counted in shards (migration 00038)
+			if _, err := tx.Exec(ctx, `DELETE FROM provider_live_instances`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO provider_live_instances (provider_name, shard, live)
+				SELECT provider_name, hashtext(id) & 63, count(*) FROM service_type_instances
+				WHERE deleted_at IS NULL GROUP BY 1, 2`)
+			return err
+		}
 		_, err := tx.Exec(ctx, `UPDATE provider_live_instances SET live = (SELECT count(*) FROM service_type_instances i
 			WHERE i.provider_name = provider_live_instances.provider_name AND i.deleted_at IS NULL)`)
 		return err

@@ -56,7 +56,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 	var resume bool
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		resume = false
-		prov, err = providerFromRow(s.q.ProviderLockByName(ctx, tx, p.ProviderName))
+		prov, err = providerFromRow(s.q.ProviderKeyShareByName(ctx, tx, p.ProviderName))
 		if err != nil {
 			return err
 		}

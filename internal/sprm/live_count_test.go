@@ -16,18 +16,7 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 		t.Parallel()
 		c := setupClocked(t, engine, nil)
 		ctx := t.Context()
-		check := func(step string) {
-			t.Helper()
-			var want int
-			if err := c.s.cfg.DB.QueryRow(ctx,
-				"SELECT count(*) FROM service_type_instances WHERE deleted_at IS NULL").Scan(&want); err != nil {
-				t.Fatal(err)
-			}
-			loads, err := c.s.ProviderLoads(ctx)
-			if err != nil || len(loads) != 1 || loads[0].LiveInstances != want {
-				t.Fatalf("%s: loads = %+v, %v; want vm-sp with %d live", step, loads, err, want)
-			}
-		}
+		check := func(step string) { t.Helper(); c.wantLiveCounted(t, step) }
 		check("none")
 		for _, id := range []string{"a", "b", "c", "d"} {
 			c.intent(t, id)
@@ -37,15 +26,7 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("an intent refused")
-		// The status writes return the instance's order: on SQLite a
-		// query with rows runs on the writer only in a transaction.
-		if err := c.s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-			_, err := c.s.q.InstanceMarkDeleted(ctx, tx, InstanceMarkDeletedParams{DeletedAt: c.s.now(),
-				DeleteTime: c.s.now(), UpdateTime: c.s.now(), ID: "b"})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		c.markDeleted(t, "b")
 		check("one marked deleted")
 		// A report that keeps it live, then the provider's DELETED.
 		for _, status := range []string{"RUNNING", "DELETED", "DELETED"} {
@@ -61,4 +42,66 @@ func TestProviderLoads_CountsMatchTheInstancesOnEveryPath(t *testing.T) {
 			check("report " + status)
 		}
 	})
+}
+
+// Migration 00038 splits PostgreSQL's counts into shards: instances counted
+// before it (one row per provider) are counted after it, and their deletion
+// afterwards is taken off the right shard. Down and up again on both
+// engines (SQLite's 00038 changes nothing).
+func TestProviderLoads_CountsSurviveTheShardMigration(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, nil)
+		ctx := t.Context()
+		c.intent(t, "a")
+		if err := c.s.cfg.DB.MigrateTo(ctx, 37); err != nil {
+			t.Fatal(err)
+		}
+		c.wantLiveCounted(t, "down to 37")
+		for _, id := range []string{"b", "c", "d"} {
+			c.intent(t, id)
+		}
+		c.wantLiveCounted(t, "created before 00038")
+		if err := c.s.cfg.DB.MigrateTo(ctx, 38); err != nil {
+			t.Fatal(err)
+		}
+		c.wantLiveCounted(t, "up to 38")
+		for _, id := range []string{"a", "b", "c"} {
+			c.markDeleted(t, id)
+			c.wantLiveCounted(t, "deleted "+id)
+		}
+		c.intent(t, "e")
+		c.wantLiveCounted(t, "created after 00038")
+	})
+}
+
+// wantLiveCounted fails the test unless placement's live count of vm-sp is
+// a count of its instances not deleted.
+func (c clocked) wantLiveCounted(t *testing.T, step string) {
+	t.Helper()
+	var want int
+	if err := c.s.cfg.DB.QueryRow(t.Context(),
+		"SELECT count(*) FROM service_type_instances WHERE deleted_at IS NULL").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	loads, err := c.s.ProviderLoads(t.Context())
+	if err != nil || len(loads) != 1 || loads[0].LiveInstances != want {
+		t.Fatalf("%s: loads = %+v, %v; want vm-sp with %d live", step, loads, err, want)
+	}
+}
+
+// markDeleted marks an instance deleted, as the SPRM does when its provider
+// no longer holds it.
+func (c clocked) markDeleted(t *testing.T, id string) {
+	t.Helper()
+	// The status writes return the instance's order: on SQLite a query
+	// with rows runs on the writer only in a transaction.
+	if err := c.s.cfg.DB.InTx(t.Context(), func(tx *store.Tx) error {
+		_, err := c.s.q.InstanceMarkDeleted(t.Context(), tx, InstanceMarkDeletedParams{DeletedAt: c.s.now(),
+			DeleteTime: c.s.now(), UpdateTime: c.s.now(), ID: id})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -46,6 +46,7 @@ type queries struct {
 	providerGet                  string
 	providerGetByName            string
 	providerInsert               string
+	providerKeyShareByName       string
 	providerList                 string
 	providerListDue              string
 	providerLockByName           string
@@ -91,6 +92,7 @@ func newQueries(engine store.Engine) *queries {
 		providerGet:                  qs.Get("ProviderGet"),
 		providerGetByName:            qs.Get("ProviderGetByName"),
 		providerInsert:               qs.Get("ProviderInsert"),
+		providerKeyShareByName:       qs.Get("ProviderKeyShareByName"),
 		providerList:                 qs.Get("ProviderList"),
 		providerListDue:              qs.Get("ProviderListDue"),
 		providerLockByName:           qs.Get("ProviderLockByName"),
@@ -810,6 +812,35 @@ type ProviderInsertParams struct {
 // ProviderInsert runs ProviderInsert (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderInsert(ctx context.Context, db store.Querier, arg ProviderInsertParams) (int64, error) {
 	return db.Exec(ctx, q.providerInsert, arg.ID, arg.Name, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.CreateTime, arg.UpdateTime, arg.CallToken)
+}
+
+// ProviderKeyShareByNameRow is a row of ProviderKeyShareByName.
+type ProviderKeyShareByNameRow struct {
+	ID                  string
+	Name                string
+	Endpoint            string
+	ServiceTypes        json.RawMessage
+	Metadata            json.RawMessage
+	Capacity            json.RawMessage
+	Operations          json.RawMessage
+	Status              string
+	ConsecutiveFailures int64
+	HealthMessage       string
+	LastCheckTime       *time.Time
+	NextCheckTime       time.Time
+	Version             int64
+	CreateTime          time.Time
+	UpdateTime          time.Time
+	PreviousEndpoint    string
+	EndpointChangeTime  *time.Time
+	CallToken           string
+}
+
+// ProviderKeyShareByName runs ProviderKeyShareByName (sql/*/providers.sql); no row is store.ErrNotFound.
+func (q *queries) ProviderKeyShareByName(ctx context.Context, db store.Querier, name string) (ProviderKeyShareByNameRow, error) {
+	var v ProviderKeyShareByNameRow
+	err := db.QueryRow(ctx, q.providerKeyShareByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
+	return v, err
 }
 
 // ProviderListParams are the arguments of ProviderList.

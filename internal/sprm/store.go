@@ -19,7 +19,8 @@ type scanner = store.Scanner
 // providerRow is a row of the queries that read whole providers: they
 // return the same columns.
 type providerRow interface {
-	ProviderGetRow | ProviderGetByNameRow | ProviderListRow | ProviderListDueRow | ProviderLockByNameRow
+	ProviderGetRow | ProviderGetByNameRow | ProviderListRow | ProviderListDueRow | ProviderLockByNameRow |
+		ProviderKeyShareByNameRow
 }
 
 // providerFromRow makes a Provider of a row read (err is the read's error).

@@ -39,6 +39,43 @@ func (db *DB) Migrate(ctx context.Context, extra ...Migrator) error {
 }
 
 func (db *DB) gooseUp(ctx context.Context) error {
+	return db.withGoose(func(p *goose.Provider) error {
+		results, err := p.Up(ctx)
+		if err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+		for _, r := range results {
+			db.logger.InfoContext(ctx, "applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+		}
+		return nil
+	})
+}
+
+// MigrateTo moves Steward's schema up or down to version, under the
+// migration lock, for tests of a migration's upgrade of existing rows. A
+// server only ever migrates up (Migrate).
+func (db *DB) MigrateTo(ctx context.Context, version int64) error {
+	return db.withMigrationLock(ctx, func() error {
+		return db.withGoose(func(p *goose.Provider) error {
+			current, err := p.GetDBVersion(ctx)
+			switch {
+			case err != nil:
+				return fmt.Errorf("store: schema version: %w", err)
+			case version < current:
+				_, err = p.DownTo(ctx, version)
+			case version > current:
+				_, err = p.UpTo(ctx, version)
+			}
+			if err != nil {
+				return fmt.Errorf("store: migrate to %d: %w", version, err)
+			}
+			return nil
+		})
+	})
+}
+
+// withGoose runs fn with a goose provider of the engine's migrations.
+func (db *DB) withGoose(fn func(*goose.Provider) error) error {
 	dir, err := fs.Sub(migrationsFS, "migrations/"+string(db.engine))
 	if err != nil {
 		return err
@@ -54,14 +91,7 @@ func (db *DB) gooseUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	results, err := p.Up(ctx)
-	if err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	for _, r := range results {
-		db.logger.InfoContext(ctx, "applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
-	}
-	return nil
+	return fn(p)
 }
 
 // withMigrationLock serialises migrations across processes. PostgreSQL takes a

@@ -76,3 +76,17 @@ SELECT id, name, endpoint, service_types, metadata, capacity, operations, status
 FROM providers
 WHERE name = $1
 FOR UPDATE;
+
+-- name: ProviderKeyShareByName :one
+-- A create's intent reads its provider under a key share lock: creates on
+-- one provider run side by side, while a deregistration (which deletes the
+-- row, so waits for them) and a registration's update (FOR UPDATE) still
+-- cannot interleave with one. Health checks, which update no key, do not
+-- wait for creates. (FOR UPDATE here serialised every create of a
+-- provider: 9.5 ms of lock wait each at 16 clients.)
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time, call_token
+FROM providers
+WHERE name = $1
+FOR KEY SHARE;

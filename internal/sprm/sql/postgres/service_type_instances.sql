@@ -108,8 +108,8 @@ LIMIT $2;
 SELECT count(*) FROM service_type_instances WHERE provider_name = $1 AND deleted_at IS NULL;
 
 -- name: InstanceCountLivePerProvider :many
--- Kept by the triggers of migration 00010.
-SELECT provider_name, live FROM provider_live_instances;
+-- Kept by the triggers of migrations 00010 and 00038, in shards.
+SELECT provider_name, COALESCE(sum(live), 0)::bigint AS live FROM provider_live_instances GROUP BY provider_name;
 
 -- name: InstanceRecordUpdate :many
 -- params: spec, sent_time, status, sent_time, status_message, sent_time, sent_time, update_time, status_time, resync_time, outputs, id

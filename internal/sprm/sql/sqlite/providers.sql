@@ -75,3 +75,12 @@ SELECT id, name, endpoint, service_types, metadata, capacity, operations, status
        endpoint_change_time, call_token
 FROM providers
 WHERE name = ?;
+
+-- name: ProviderKeyShareByName :one
+-- Reads a create's provider inside a write transaction; SQLite's immediate
+-- transactions already hold the write lock.
+SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
+       health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
+       endpoint_change_time, call_token
+FROM providers
+WHERE name = ?;
