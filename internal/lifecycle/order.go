@@ -101,6 +101,18 @@ type Order struct {
 	labelsJSON, userValuesJSON json.RawMessage
 }
 
+// asCreated is an order as its create wrote it, shown as a read of the row
+// would show it: labels and user values stored are never null, and a new
+// order's instance has no outputs yet (its provisioning starts after the
+// commit), so none are read for it.
+func (o Order) asCreated() Order {
+	o.Labels = nonNilMap(o.Labels)
+	o.UserValues = nonNilSlice(o.UserValues)
+	o.events = nil
+	o.outputsRead = true
+	return o
+}
+
 // awaitsRemoval says whether o is being deleted and not removed yet: its
 // deletion gate is still to open.
 func (o Order) awaitsRemoval() bool { return o.DeletedAt != nil && !o.Terminal }

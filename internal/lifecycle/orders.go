@@ -62,9 +62,8 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if o, ok, err := s.orderOfRequest(ctx, p); ok || err != nil {
 		return o, err
 	}
-	if cur, err := s.orderByID(ctx, p.ID); err == nil {
-		return Order{}, &OrderExistsError{ID: p.ID, ExpireTime: cur.ExpireTime}
-	}
+	// A taken id is found by the insert (its unique key), not read first:
+	// every create paid for that read, and only a conflict needs it.
 	item, err := s.cfg.Catalog.Item(ctx, p.CatalogItemID)
 	if err != nil {
 		return Order{}, err
@@ -133,11 +132,23 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 		if o, ok, _ := s.orderOfRequest(ctx, p); ok {
 			return o, nil // the same request, run concurrently after a takeover
 		}
-		return Order{}, err
+		return Order{}, s.takenError(ctx, p.ID, err)
 	}
 	s.log.InfoContext(ctx, "order created", "order_id", o.ID, "state", o.State, "instance_id", o.InstanceID,
 		"provider", o.ProviderName)
-	return s.Order(ctx, p.Project, p.ID)
+	return o.asCreated(), nil
+}
+
+// takenError is err, a create's failure, naming what is taken when the id
+// was: a tombstone's expire_time says when the id is free again.
+func (s *Service) takenError(ctx context.Context, id string, err error) error {
+	if !errors.Is(err, ErrOrderExists) {
+		return err
+	}
+	if cur, rerr := s.orderByID(ctx, id); rerr == nil {
+		return &OrderExistsError{ID: id, ExpireTime: cur.ExpireTime}
+	}
+	return err // the identity is taken, not the id
 }
 
 // orderOfRequest returns the order an earlier run of the same request
