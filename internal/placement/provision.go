@@ -58,12 +58,27 @@ func (s *Service) provision(ctx context.Context, instanceID string, last bool) e
 	if answered(r.Status) {
 		return nil // provisioned by an attempt that died before its job completed
 	}
-	in, err := s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
+	// The answer is recorded on the resource in the SPRM's transaction
+	// that records it on the instance; one an earlier attempt got (and
+	// Create returns now without recording anything) in one of its own.
+	var recorded, deleting bool
+	params := s.createParams(r, nil)
+	params.AnsweredTx = func(ctx context.Context, tx *store.Tx, status provider.Status) error {
+		var err error
+		deleting, err = s.markAnsweredTx(ctx, tx, instanceID, status)
+		recorded = err == nil
+		return err
+	}
+	in, err := s.cfg.SPRM.Create(ctx, params)
 	switch {
 	case err == nil:
-		deleting, err := s.markAnswered(ctx, instanceID, in.Status)
-		if err != nil || !deleting {
-			return err
+		if !recorded {
+			if deleting, err = s.markAnswered(ctx, instanceID, in.Status); err != nil {
+				return err
+			}
+		}
+		if !deleting {
+			return nil
 		}
 		// The order was deleted while the create was in flight (the delete
 		// job then found nothing to delete).
@@ -93,27 +108,34 @@ func (s *Service) createParams(r Resource, src *provider.ExportSource) sprm.Crea
 // markAnswered records that the resource's create was answered with
 // status, so that it leaves the stalled-create sweep's index (which then
 // reads only the creates still waiting, not every resource ever made), and
-// says whether the resource's deletion was asked for. Written after its
-// instance's create committed: a deletion that commits later finds the
-// instance and deletes it itself. From the answer on, the resource's
-// status is read from its instance; this one is what the sweep sees.
+// says whether the resource's deletion was asked for. Written with the
+// answer on the instance (markAnsweredTx, in the SPRM's transaction), or
+// after it: a deletion that commits later finds the instance and deletes
+// it itself. From the answer on, the resource's status is read from its
+// instance; this one is what the sweep sees.
 func (s *Service) markAnswered(ctx context.Context, instanceID string, status provider.Status) (bool, error) {
+	var deleting bool
+	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		deleting, err = s.markAnsweredTx(ctx, tx, instanceID, status)
+		return err
+	})
+	return deleting, err
+}
+
+// markAnsweredTx is markAnswered in the caller's transaction.
+func (s *Service) markAnsweredTx(ctx context.Context, tx *store.Tx, instanceID string, status provider.Status) (bool, error) {
 	if !answered(status) {
 		// Not an answer after all: the record stays PENDING, in the
 		// sweep's sight (its CASE keeps anything else as it is).
 		status = provider.StatusPending
 	}
-	var deleting bool
-	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		deleting, err = s.q.ResourceSetCreated(ctx, tx, ResourceSetCreatedParams{Status: string(status),
-			UpdateTime: s.now(), InstanceID: instanceID})
-		if errors.Is(err, store.ErrNotFound) {
-			return nil // purged meanwhile: nothing waits on it
-		}
-		return err
-	})
-	if err != nil {
+	deleting, err := s.q.ResourceSetCreated(ctx, tx, ResourceSetCreatedParams{Status: string(status),
+		UpdateTime: s.now(), InstanceID: instanceID})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil // purged meanwhile: nothing waits on it
+	case err != nil:
 		return false, fmt.Errorf("record the create of %s: %w", instanceID, err)
 	}
 	return deleting, nil

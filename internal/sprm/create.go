@@ -38,6 +38,10 @@ type CreateParams struct {
 	// to fill the instance with another's data (a rehydration). It is sent,
 	// never stored: its token is a secret.
 	Source *provider.ExportSource
+	// AnsweredTx, when set, runs in the transaction that records the
+	// provider's answer, with the status recorded: a caller's own record
+	// of the answer then commits with it, in no transaction of its own.
+	AnsweredTx func(ctx context.Context, tx *store.Tx, status provider.Status) error
 }
 
 // Create runs the seed's create flow: look the provider up (404), check its
@@ -116,7 +120,13 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	arg := InstanceRecordCreatedParams{Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
 		ResyncTime: s.resyncDue(status, t), Outputs: outputsArg(s.answeredOutputs(ctx, prov.Name, p.ID, got.Outputs)), ID: p.ID}
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
-		func(tx *store.Tx) ([]string, error) { return s.q.InstanceRecordCreated(ctx, tx, arg) })
+		func(tx *store.Tx) ([]string, error) {
+			orders, err := s.q.InstanceRecordCreated(ctx, tx, arg)
+			if err == nil && p.AnsweredTx != nil {
+				err = p.AnsweredTx(ctx, tx, status)
+			}
+			return orders, err
+		})
 	if err != nil {
 		s.metrics.creates.WithLabelValues("unknown").Inc()
 		return Instance{}, s.outcomeUnknown(ctx, p, prov.Name, serviceType, ErrRecordFailed, err)
