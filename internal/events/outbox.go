@@ -4,6 +4,9 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -56,12 +59,7 @@ func PublishManyTx(ctx context.Context, tx *store.Tx, msgs []Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	type row struct {
-		ID      string          `json:"id"`
-		Subject string          `json:"subject"`
-		Event   json.RawMessage `json:"event"`
-	}
-	rows := make([]row, len(msgs))
+	rows := make([]outboxInsert, len(msgs))
 	for i, m := range msgs {
 		if err := checkSubject(m.Subject); err != nil {
 			return err
@@ -70,10 +68,77 @@ func PublishManyTx(ctx context.Context, tx *store.Tx, msgs []Message) error {
 		if err != nil {
 			return err
 		}
-		rows[i] = row{ID: m.Event.ID(), Subject: m.Subject, Event: data}
+		rows[i] = outboxInsert{ID: m.Event.ID(), Subject: m.Subject, Event: data}
 	}
-	_, err := outboxQueries[tx.Engine()].OutboxInsertMany(ctx, tx, store.JSON(rows), time.Now().UTC())
-	return err
+	return insertOutbox(ctx, tx, rows, time.Now().UTC())
+}
+
+// outboxInsert is an event of a batch to write.
+type outboxInsert struct {
+	ID      string
+	Subject string
+	Event   json.RawMessage
+}
+
+// outboxChunk is the most events one insert writes. A batch is written in
+// chunks of it and of its halves (256, 128, …, 1), so each engine has only
+// nine such statements to prepare. Four parameters a row keep it well under
+// SQLite's 32,766 and PostgreSQL's 65,535.
+const outboxChunk = 256
+
+// outboxInserts are the multi-row inserts of each engine, by chunk: the
+// statement of outboxChunk>>k rows is at index k.
+var outboxInserts = map[store.Engine][]string{
+	store.SQLite:   outboxInsertStatements(func(int) string { return "?" }),
+	store.Postgres: outboxInsertStatements(func(i int) string { return "$" + strconv.Itoa(i) }),
+}
+
+func outboxInsertStatements(param func(i int) string) []string {
+	var out []string
+	for n := outboxChunk; n >= 1; n /= 2 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO event_outbox (id, subject, event, created_at) VALUES ")
+		for row := range n {
+			if row > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('(')
+			for col := range 4 {
+				if col > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(param(4*row + col + 1))
+			}
+			b.WriteByte(')')
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// insertOutbox writes a batch with multi-row VALUES, in the order given
+// (the rows' seq follows it). It replaced one statement that took the
+// batch as JSON: SQLite's json_each parsed it back and rendered each
+// event's text again, 30% of the CPU of a sentinel cycle over 100,000 due
+// orders.
+func insertOutbox(ctx context.Context, tx *store.Tx, rows []outboxInsert, at time.Time) error {
+	statements := outboxInserts[tx.Engine()]
+	for len(rows) > 0 {
+		k := 0
+		for outboxChunk>>k > len(rows) {
+			k++
+		}
+		n := outboxChunk >> k
+		args := make([]any, 0, 4*n)
+		for _, r := range rows[:n] {
+			args = append(args, r.ID, r.Subject, r.Event, at)
+		}
+		if _, err := tx.Exec(ctx, statements[k], args...); err != nil {
+			return fmt.Errorf("write %d events to the outbox: %w", n, err)
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // outboxRow is one event waiting for the relay.

@@ -14,7 +14,6 @@ import (
 type queries struct {
 	outboxDeleteBySeqs string
 	outboxInsert       string
-	outboxInsertMany   string
 	outboxListOldest   string
 }
 
@@ -24,7 +23,6 @@ func newQueries(engine store.Engine) *queries {
 	return &queries{
 		outboxDeleteBySeqs: qs.Get("OutboxDeleteBySeqs"),
 		outboxInsert:       qs.Get("OutboxInsert"),
-		outboxInsertMany:   qs.Get("OutboxInsertMany"),
 		outboxListOldest:   qs.Get("OutboxListOldest"),
 	}
 }
@@ -45,11 +43,6 @@ type OutboxInsertParams struct {
 // OutboxInsert runs OutboxInsert (sql/*/outbox.sql) and returns the number of rows it affected.
 func (q *queries) OutboxInsert(ctx context.Context, db store.Querier, arg OutboxInsertParams) (int64, error) {
 	return db.Exec(ctx, q.outboxInsert, arg.ID, arg.Subject, arg.Event, arg.CreatedAt)
-}
-
-// OutboxInsertMany runs OutboxInsertMany (sql/*/outbox.sql) and returns the number of rows it affected.
-func (q *queries) OutboxInsertMany(ctx context.Context, db store.Querier, batch any, createdAt time.Time) (int64, error) {
-	return db.Exec(ctx, q.outboxInsertMany, batch, createdAt)
 }
 
 // OutboxListOldestRow is a row of OutboxListOldest.

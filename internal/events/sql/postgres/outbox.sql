@@ -16,11 +16,3 @@ LIMIT $1;
 DELETE FROM event_outbox
 WHERE seq IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint);
 
--- name: OutboxInsertMany :exec
--- params: batch, created_at
--- Inserts a batch of events in its order: a JSON array of {id, subject,
--- event}.
-INSERT INTO event_outbox (id, subject, event, created_at)
-SELECT e.value->>'id', e.value->>'subject', e.value->'event', $2
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n)
-ORDER BY e.n;

@@ -15,11 +15,3 @@ LIMIT CAST(? AS INTEGER);
 DELETE FROM event_outbox
 WHERE seq IN (SELECT value FROM json_each(?));
 
--- name: OutboxInsertMany :exec
--- params: batch, created_at
--- Inserts a batch of events in its order: a JSON array of {id, subject,
--- event}.
-INSERT INTO event_outbox (id, subject, event, created_at)
-SELECT json_extract(value, '$.id'), json_extract(value, '$.subject'), json_extract(value, '$.event'), ?2
-FROM json_each(?1)
-ORDER BY key;
