@@ -5,8 +5,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -80,65 +78,41 @@ type outboxInsert struct {
 	Event   json.RawMessage
 }
 
-// outboxChunk is the most events one insert writes. A batch is written in
-// chunks of it and of its halves (256, 128, …, 1), so each engine has only
-// nine such statements to prepare. Four parameters a row keep it well under
-// SQLite's 32,766 and PostgreSQL's 65,535.
-const outboxChunk = 256
+// outboxInsertLite writes a batch on SQLite, in chunks.
+var outboxInsertLite = store.NewChunked(0, 4, func(values string) string {
+	return "INSERT INTO event_outbox (id, subject, event, created_at) " + values
+})
 
-// outboxInserts are the multi-row inserts of each engine, by chunk: the
-// statement of outboxChunk>>k rows is at index k.
-var outboxInserts = map[store.Engine][]string{
-	store.SQLite:   outboxInsertStatements(func(int) string { return "?" }),
-	store.Postgres: outboxInsertStatements(func(i int) string { return "$" + strconv.Itoa(i) }),
-}
+// outboxInsertPG writes a batch on PostgreSQL, an array a column.
+const outboxInsertPG = `INSERT INTO event_outbox (id, subject, event, created_at)
+SELECT u.id, u.subject, u.event::jsonb, $4
+FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, subject, event, n)
+ORDER BY u.n`
 
-func outboxInsertStatements(param func(i int) string) []string {
-	var out []string
-	for n := outboxChunk; n >= 1; n /= 2 {
-		var b strings.Builder
-		b.WriteString("INSERT INTO event_outbox (id, subject, event, created_at) VALUES ")
-		for row := range n {
-			if row > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('(')
-			for col := range 4 {
-				if col > 0 {
-					b.WriteByte(',')
-				}
-				b.WriteString(param(4*row + col + 1))
-			}
-			b.WriteByte(')')
-		}
-		out = append(out, b.String())
-	}
-	return out
-}
-
-// insertOutbox writes a batch with multi-row VALUES, in the order given
-// (the rows' seq follows it). It replaced one statement that took the
-// batch as JSON: SQLite's json_each parsed it back and rendered each
-// event's text again, 30% of the CPU of a sentinel cycle over 100,000 due
-// orders.
+// insertOutbox writes a batch in the order given (the rows' seq follows
+// it): on SQLite as multi-row VALUES, on PostgreSQL as arrays. It replaced
+// one statement that took the batch as JSON: SQLite's json_each parsed it
+// back and rendered each event's text again, 30% of the CPU of a sentinel
+// cycle over 100,000 due orders.
 func insertOutbox(ctx context.Context, tx *store.Tx, rows []outboxInsert, at time.Time) error {
-	statements := outboxInserts[tx.Engine()]
-	for len(rows) > 0 {
-		k := 0
-		for outboxChunk>>k > len(rows) {
-			k++
+	if tx.Engine() == store.Postgres {
+		ids, subjects, evs := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+		for i, r := range rows {
+			ids[i], subjects[i], evs[i] = r.ID, r.Subject, string(r.Event)
 		}
-		n := outboxChunk >> k
-		args := make([]any, 0, 4*n)
-		for _, r := range rows[:n] {
-			args = append(args, r.ID, r.Subject, r.Event, at)
+		if _, err := tx.Exec(ctx, outboxInsertPG, ids, subjects, evs, at); err != nil {
+			return fmt.Errorf("write %d events to the outbox: %w", len(rows), err)
 		}
-		if _, err := tx.Exec(ctx, statements[k], args...); err != nil {
-			return fmt.Errorf("write %d events to the outbox: %w", n, err)
-		}
-		rows = rows[n:]
+		return nil
 	}
-	return nil
+	return outboxInsertLite.Each(len(rows), nil, func(i int, args []any) []any {
+		return append(args, rows[i].ID, rows[i].Subject, rows[i].Event, at)
+	}, func(query string, args []any) error {
+		if _, err := tx.Exec(ctx, query, args...); err != nil {
+			return fmt.Errorf("write %d events to the outbox: %w", len(args)/4, err)
+		}
+		return nil
+	})
 }
 
 // outboxRow is one event waiting for the relay.

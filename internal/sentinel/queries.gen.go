@@ -12,26 +12,24 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	sentinelDue               string
-	sentinelMarksDefer        string
-	sentinelMarksEvaluated    string
-	sentinelMarksFirstPublish string
-	sentinelMarksRepublish    string
-	sentinelNew               string
-	sentinelReports           string
+	sentinelDue            string
+	sentinelMarksDefer     string
+	sentinelMarksEvaluated string
+	sentinelMarksRepublish string
+	sentinelNew            string
+	sentinelReports        string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		sentinelDue:               qs.Get("SentinelDue"),
-		sentinelMarksDefer:        qs.Get("SentinelMarksDefer"),
-		sentinelMarksEvaluated:    qs.Get("SentinelMarksEvaluated"),
-		sentinelMarksFirstPublish: qs.Get("SentinelMarksFirstPublish"),
-		sentinelMarksRepublish:    qs.Get("SentinelMarksRepublish"),
-		sentinelNew:               qs.Get("SentinelNew"),
-		sentinelReports:           qs.Get("SentinelReports"),
+		sentinelDue:            qs.Get("SentinelDue"),
+		sentinelMarksDefer:     qs.Get("SentinelMarksDefer"),
+		sentinelMarksEvaluated: qs.Get("SentinelMarksEvaluated"),
+		sentinelMarksRepublish: qs.Get("SentinelMarksRepublish"),
+		sentinelNew:            qs.Get("SentinelNew"),
+		sentinelReports:        qs.Get("SentinelReports"),
 	}
 }
 
@@ -87,24 +85,6 @@ func (q *queries) SentinelMarksDefer(ctx context.Context, db store.Querier, batc
 // SentinelMarksEvaluated runs SentinelMarksEvaluated (sql/*/sentinel.sql) and returns the number of rows it affected.
 func (q *queries) SentinelMarksEvaluated(ctx context.Context, db store.Querier, batch any, now time.Time) (int64, error) {
 	return db.Exec(ctx, q.sentinelMarksEvaluated, batch, now)
-}
-
-// SentinelMarksFirstPublish runs SentinelMarksFirstPublish (sql/*/sentinel.sql) and returns its rows.
-func (q *queries) SentinelMarksFirstPublish(ctx context.Context, db store.Querier, batch any, now time.Time) ([]string, error) {
-	rows, err := db.Query(ctx, q.sentinelMarksFirstPublish, batch, now)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // SentinelMarksRepublish runs SentinelMarksRepublish (sql/*/sentinel.sql) and returns its rows.

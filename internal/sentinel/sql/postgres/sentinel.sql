@@ -67,19 +67,6 @@ FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolea
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.published_time IS NOT DISTINCT FROM v.old
 RETURNING order_id;
 
--- name: SentinelMarksFirstPublish :many
--- params: batch, now
--- Records the first publishes of a batch (a JSON array of {id, generation,
--- ready}) for orders the sentinel had no mark of; an order that has one by
--- now (another sentinel's) or is gone is left out. Returns the orders
--- marked.
-INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
-SELECT v.id, v.generation, $2, $2, v.generation, v.ready, v.due
-FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, due timestamptz)
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
-ON CONFLICT (order_id) DO NOTHING
-RETURNING order_id;
-
 -- name: SentinelMarksEvaluated :exec
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array

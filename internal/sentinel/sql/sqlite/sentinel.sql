@@ -70,21 +70,6 @@ FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.generatio
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.published_time IS v.old
 RETURNING order_id;
 
--- name: SentinelMarksFirstPublish :many
--- params: batch, now
--- Records the first publishes of a batch (a JSON array of {id, generation,
--- ready}) for orders the sentinel had no mark of; an order that has one by
--- now (another sentinel's) or is gone is left out. Returns the orders
--- marked.
-INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
-SELECT v.id, v.generation, ?2, ?2, v.generation, v.ready, v.due
-FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.generation') AS generation,
-             json_extract(value, '$.ready') AS ready, json_extract(value, '$.due') AS due
-      FROM json_each(?1)) AS v
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
-ON CONFLICT (order_id) DO NOTHING
-RETURNING order_id;
-
 -- name: SentinelMarksEvaluated :exec
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
