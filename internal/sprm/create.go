@@ -117,11 +117,16 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 		status = provider.StatusProvisioning
 	}
 	t := s.now()
+	outputs := outputsArg(s.answeredOutputs(ctx, prov.Name, p.ID, got.Outputs))
 	arg := InstanceRecordCreatedParams{Status: string(status), StatusMessage: got.Message, UpdateTime: t, StatusTime: &t,
-		ResyncTime: s.resyncDue(status, t), Outputs: outputsArg(s.answeredOutputs(ctx, prov.Name, p.ID, got.Outputs)), ID: p.ID}
+		ResyncTime: s.resyncDue(status, t), Outputs: outputs, ID: p.ID}
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
 		func(tx *store.Tx) ([]string, error) {
 			orders, err := s.q.InstanceRecordCreated(ctx, tx, arg)
+			if err == nil && len(orders) == 0 && outputs != nil {
+				_, err = s.q.InstanceKeepAnsweredOutputs(ctx, tx,
+					InstanceKeepAnsweredOutputsParams{Outputs: outputs, UpdateTime: t, ID: p.ID})
+			}
 			if err == nil && p.AnsweredTx != nil {
 				err = p.AnsweredTx(ctx, tx, status)
 			}

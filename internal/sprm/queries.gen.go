@@ -29,6 +29,7 @@ type queries struct {
 	instanceDeleteRequested      string
 	instanceGet                  string
 	instanceInsert               string
+	instanceKeepAnsweredOutputs  string
 	instanceList                 string
 	instanceListStalePending     string
 	instanceLockVersion          string
@@ -75,6 +76,7 @@ func newQueries(engine store.Engine) *queries {
 		instanceDeleteRequested:      qs.Get("InstanceDeleteRequested"),
 		instanceGet:                  qs.Get("InstanceGet"),
 		instanceInsert:               qs.Get("InstanceInsert"),
+		instanceKeepAnsweredOutputs:  qs.Get("InstanceKeepAnsweredOutputs"),
 		instanceList:                 qs.Get("InstanceList"),
 		instanceListStalePending:     qs.Get("InstanceListStalePending"),
 		instanceLockVersion:          qs.Get("InstanceLockVersion"),
@@ -425,6 +427,18 @@ type InstanceInsertParams struct {
 // InstanceInsert runs InstanceInsert (sql/*/service_type_instances.sql) and returns the number of rows it affected.
 func (q *queries) InstanceInsert(ctx context.Context, db store.Querier, arg InstanceInsertParams) (int64, error) {
 	return db.Exec(ctx, q.instanceInsert, arg.ID, arg.Project, arg.Name, arg.ProviderName, arg.ServiceType, arg.Spec, arg.CreateTime, arg.UpdateTime, arg.OrderID)
+}
+
+// InstanceKeepAnsweredOutputsParams are the arguments of InstanceKeepAnsweredOutputs.
+type InstanceKeepAnsweredOutputsParams struct {
+	Outputs    any
+	UpdateTime time.Time
+	ID         string
+}
+
+// InstanceKeepAnsweredOutputs runs InstanceKeepAnsweredOutputs (sql/*/service_type_instances.sql) and returns the number of rows it affected.
+func (q *queries) InstanceKeepAnsweredOutputs(ctx context.Context, db store.Querier, arg InstanceKeepAnsweredOutputsParams) (int64, error) {
+	return db.Exec(ctx, q.instanceKeepAnsweredOutputs, arg.Outputs, arg.UpdateTime, arg.ID)
 }
 
 // InstanceListParams are the arguments of InstanceList.

@@ -39,6 +39,15 @@ WHERE id = $7 AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
 RETURNING order_id;
 
+-- name: InstanceKeepAnsweredOutputs :exec
+-- A create's answer came after a status report, which recorded the status
+-- (InstanceRecordCreated then changes nothing): the answer's outputs are
+-- kept all the same, unless a report brought outputs of its own (newer).
+-- params: outputs, update_time, id
+UPDATE service_type_instances
+SET outputs = $1::jsonb, version = version + 1, update_time = $2
+WHERE id = $3 AND outputs IS NULL AND status <> 'DELETED';
+
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
 DELETE FROM service_type_instances

@@ -38,6 +38,15 @@ WHERE id = ? AND (status = 'PENDING'
     OR (status = 'UNKNOWN' AND NOT EXISTS (SELECT 1 FROM cleanup_tasks t WHERE t.instance_id = service_type_instances.id)))
 RETURNING order_id;
 
+-- name: InstanceKeepAnsweredOutputs :exec
+-- A create's answer came after a status report, which recorded the status
+-- (InstanceRecordCreated then changes nothing): the answer's outputs are
+-- kept all the same, unless a report brought outputs of its own (newer).
+-- params: outputs, update_time, id
+UPDATE service_type_instances
+SET outputs = ?, version = version + 1, update_time = ?
+WHERE id = ? AND outputs IS NULL AND status <> 'DELETED';
+
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
 DELETE FROM service_type_instances
