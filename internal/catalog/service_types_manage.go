@@ -55,6 +55,17 @@ func (s *Service) RequiredAdapters(ctx context.Context, id string) ([]string, er
 	return e.serviceType.RequiredAdapters, nil
 }
 
+// HasRuntime reports whether a service type declares a runtime (its
+// orders have a Healthy condition). Like RequiredAdapters it copies
+// nothing: every order shown asks.
+func (s *Service) HasRuntime(ctx context.Context, id string) (bool, error) {
+	e, err := s.cfg.ServiceTypes.entry(ctx, s.cfg.DB, id)
+	if err != nil {
+		return false, err
+	}
+	return e.serviceType.Runtime != nil, nil
+}
+
 // RequiredAdaptersByType returns the required adapters of every service
 // type, built-in and stored, for the sentinel to choose what it watches.
 func (s *Service) RequiredAdaptersByType(ctx context.Context) (map[string][]string, error) {

@@ -44,8 +44,8 @@ func (s *Service) runtime(ctx context.Context, o Order, hasRuntime map[string]bo
 	}
 	has, seen := hasRuntime[o.ServiceType]
 	if !seen {
-		st, err := s.cfg.Catalog.ServiceType(ctx, o.ServiceType)
-		has = err == nil && st.Runtime != nil
+		runtime, err := s.cfg.Catalog.HasRuntime(ctx, o.ServiceType)
+		has = err == nil && runtime
 		hasRuntime[o.ServiceType] = has
 	}
 	if !has {

@@ -156,7 +156,7 @@ func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
 	if _, err := httpapi.QueryFlag(r, "show_deleted"); err != nil {
 		return err
 	}
-	o, err := s.Order(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r))
+	o, err := s.showOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r))
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ type catalogView interface {
 	ApplyUserValues(ctx context.Context, item catalog.Item, base map[string]any, values []catalog.UserValue) (map[string]any, error)
 	ServiceType(ctx context.Context, id string) (catalog.ServiceType, error)
 	RequiredAdapters(ctx context.Context, id string) ([]string, error)
+	HasRuntime(ctx context.Context, id string) (bool, error)
 	Schema(ctx context.Context, serviceType string) (*schema.Schema, error)
 	ValidateSpec(ctx context.Context, serviceType string, spec map[string]any) error
 }

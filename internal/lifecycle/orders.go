@@ -212,6 +212,17 @@ func (s *Service) Order(ctx context.Context, project, ref string) (Order, error)
 	return scanReadOrder(s.cfg.DB.QueryRow(ctx, s.q.orderGet, id, project))
 }
 
+// showOrder reads an order as Order does, for a view only: its attribute
+// sets, labels and user values are kept as stored (see scanListedOrder),
+// which halves a GET's CPU outside the database.
+func (s *Service) showOrder(ctx context.Context, project, ref string) (Order, error) {
+	id, err := s.resolve(ctx, project, ref)
+	if err != nil {
+		return Order{}, err
+	}
+	return scanListedOrder(s.cfg.DB.QueryRow(ctx, s.q.orderShow, id, project))
+}
+
 // ResolveOrder turns an order's id or identity into its id, for routes of
 // other domains that take either, as every order route does
 // (adapterstatus.OrderResolver).

@@ -42,6 +42,7 @@ type queries struct {
 	orderSave                string
 	orderSaveState           string
 	orderSaveStatus          string
+	orderShow                string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -78,6 +79,7 @@ func newQueries(engine store.Engine) *queries {
 		orderSave:                qs.Get("OrderSave"),
 		orderSaveState:           qs.Get("OrderSaveState"),
 		orderSaveStatus:          qs.Get("OrderSaveStatus"),
+		orderShow:                qs.Get("OrderShow"),
 	}
 }
 
@@ -752,4 +754,47 @@ type OrderSaveStatusParams struct {
 // OrderSaveStatus runs OrderSaveStatus (sql/*/orders.sql) and returns the number of rows it affected.
 func (q *queries) OrderSaveStatus(ctx context.Context, db store.Querier, arg OrderSaveStatusParams) (int64, error) {
 	return db.Exec(ctx, q.orderSaveStatus, arg.Status, arg.StatusMessage, arg.RestartCount, arg.UpdateTime, arg.ID, arg.ReadVersion)
+}
+
+// OrderShowRow is a row of OrderShow.
+type OrderShowRow struct {
+	ID                string
+	Project           string
+	CatalogItemID     string
+	ServiceType       string
+	DisplayName       string
+	Labels            json.RawMessage
+	UserValues        json.RawMessage
+	ParentID          *string
+	State             string
+	Lifecycle         string
+	Version           int64
+	Generation        int64
+	Attributes        json.RawMessage
+	InstanceID        string
+	ProviderName      string
+	Status            string
+	StatusMessage     string
+	RestartCount      *int64
+	CreateTime        time.Time
+	UpdateTime        time.Time
+	DeletedAt         *time.Time
+	Terminal          bool
+	Identity          *string
+	PendingInstanceID string
+	Validation        json.RawMessage
+	LastError         string
+	ExpireTime        *time.Time
+	UserValueSets     json.RawMessage
+	Outputs           json.RawMessage
+	Synced            json.RawMessage
+	CopyingTo         *string
+	HasActive         bool
+}
+
+// OrderShow runs OrderShow (sql/*/orders.sql); no row is store.ErrNotFound.
+func (q *queries) OrderShow(ctx context.Context, db store.Querier, id string, project string) (OrderShowRow, error) {
+	var v OrderShowRow
+	err := db.QueryRow(ctx, q.orderShow, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive)
+	return v, err
 }

@@ -214,12 +214,13 @@ func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	in, err := s.Instance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted)
+	in, err := s.showInstance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("ETag", httpapi.ETag(in.Version))
-	return httpapi.WriteJSON(w, http.StatusOK, viewInstance(in))
+	httpapi.WriteJSONAppend(w, http.StatusOK, viewInstance(in).appendJSON)
+	return nil
 }
 
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {

@@ -106,10 +106,11 @@ func instanceFromRow[R instanceRow](row R, err error) (Instance, error) {
 	return in, nil
 }
 
-// scanListedInstance reads a row of InstanceList, for store.ListPage: its
-// stored documents are kept as they are, for the list's encoder
-// ([appendInstancePage]), not decoded (a third of a page's time went to
-// decoding them and encoding them again).
+// scanListedInstance reads a row of InstanceList (for store.ListPage) or
+// of InstanceGet (for a GET, showInstance): its stored documents are kept
+// as they are, for the hand encoder ([instanceView.appendJSON]), not
+// decoded (a third of a page's time went to decoding them and encoding
+// them again).
 func scanListedInstance(row scanner) (Instance, error) {
 	var r InstanceListRow
 	err := row.Scan(&r.ID, &r.Project, &r.Name, &r.ProviderName, &r.ServiceType, &r.Spec, &r.Status,

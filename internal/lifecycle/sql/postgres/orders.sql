@@ -25,6 +25,22 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
 FROM catalog_item_instances
 WHERE id = $1 AND project = $2;
 
+-- name: OrderShow :one
+-- One order as the API shows it (GET): OrderList's columns, read as a list
+-- reads them (attribute sets passed through undecoded; no validation, no
+-- value sets), and the instance joined once for its outputs and sync.
+SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
+       o.state, o.lifecycle, o.version, o.generation, o.attributes, o.instance_id, o.provider_name, o.status,
+       o.status_message, o.restart_count, o.create_time, o.update_time, o.deleted_at, o.terminal, o.identity,
+       o.pending_instance_id, 'null'::jsonb AS validation, o.last_error, o.expire_time, NULL::jsonb AS user_value_sets,
+       i.outputs, i.synced,
+       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = o.id
+          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
+       COALESCE(jsonb_typeof(o.attributes->'active') = 'object', false) AS has_active
+FROM catalog_item_instances o
+LEFT JOIN service_type_instances i ON i.id = o.instance_id
+WHERE o.id = $1 AND o.project = $2;
+
 -- name: OrderLock :one
 -- Locks an order for a transfer: the engine's writers serialise on it.
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,

@@ -24,6 +24,22 @@ SELECT id, project, catalog_item_id, service_type, display_name, labels, user_va
 FROM catalog_item_instances
 WHERE id = ? AND project = ?;
 
+-- name: OrderShow :one
+-- One order as the API shows it (GET): OrderList's columns, read as a list
+-- reads them (attribute sets passed through undecoded; no validation, no
+-- value sets), and the instance joined once for its outputs and sync.
+SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
+       o.state, o.lifecycle, o.version, o.generation, o.attributes, o.instance_id, o.provider_name, o.status,
+       o.status_message, o.restart_count, o.create_time, o.update_time, o.deleted_at, o.terminal, o.identity,
+       o.pending_instance_id, 'null' AS validation, o.last_error, o.expire_time, NULL AS user_value_sets,
+       i.outputs, i.synced,
+       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = o.id
+          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
+       COALESCE(json_type(o.attributes, '$.active') = 'object', 0) AS has_active
+FROM catalog_item_instances o
+LEFT JOIN service_type_instances i ON i.id = o.instance_id
+WHERE o.id = ? AND o.project = ?;
+
 -- name: OrderLock :one
 -- Reads an order inside a write transaction before a transfer; SQLite's
 -- immediate transactions already hold the write lock.
