@@ -2,6 +2,7 @@ package sprm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -123,9 +124,8 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	_, in, err := s.setStatus(ctx, InstanceStatus{InstanceID: p.ID, Status: status, Message: got.Message},
 		func(tx *store.Tx) ([]string, error) {
 			orders, err := s.q.InstanceRecordCreated(ctx, tx, arg)
-			if err == nil && len(orders) == 0 && outputs != nil {
-				_, err = s.q.InstanceKeepAnsweredOutputs(ctx, tx,
-					InstanceKeepAnsweredOutputsParams{Outputs: outputs, UpdateTime: t, ID: p.ID})
+			if err == nil && len(orders) == 0 {
+				err = s.answeredLateTx(ctx, tx, p.ID, prov.Name, serviceType, outputs)
 			}
 			if err == nil && p.AnsweredTx != nil {
 				err = p.AnsweredTx(ctx, tx, status)
@@ -138,6 +138,36 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 	}
 	s.metrics.creates.WithLabelValues("accepted").Inc()
 	return in, nil
+}
+
+// answeredLateTx handles a create's answer that came after something else
+// settled the instance (InstanceRecordCreated recorded nothing). A status
+// report got there first: the answer's outputs are kept all the same,
+// unless the report brought its own (newer). Or the instance's deletion
+// went ahead meanwhile: its provider may have answered the delete 404
+// while it was still making the instance, and hold it now. Its deletion is
+// queued again (cleanup), or it could be left there, an orphan nobody knows
+// of; when the delete came after the make, the task's call finds nothing,
+// which is done.
+func (s *Service) answeredLateTx(ctx context.Context, tx *store.Tx, id, providerName, serviceType string,
+	outputs json.RawMessage) error {
+	deleting, err := s.q.InstanceDeletionAsked(ctx, tx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // a refused intent, removed
+	case err != nil:
+		return err
+	case deleting != nil && *deleting:
+		s.log.WarnContext(ctx, "create answered after its instance's deletion went ahead; the provider may hold it: cleanup queued",
+			"instance_id", id, "provider", providerName)
+		_, err := s.enqueueCleanupTx(ctx, tx, id, providerName, serviceType)
+		return err
+	case outputs != nil:
+		_, err := s.q.InstanceKeepAnsweredOutputs(ctx, tx,
+			InstanceKeepAnsweredOutputsParams{Outputs: outputs, UpdateTime: s.now(), ID: id})
+		return err
+	}
+	return nil
 }
 
 // resolve settles an intent an earlier attempt recorded (Resume). done is

@@ -27,6 +27,7 @@ type queries struct {
 	instanceCountLivePerProvider string
 	instanceDeleteIntent         string
 	instanceDeleteRequested      string
+	instanceDeletionAsked        string
 	instanceGet                  string
 	instanceInsert               string
 	instanceKeepAnsweredOutputs  string
@@ -74,6 +75,7 @@ func newQueries(engine store.Engine) *queries {
 		instanceCountLivePerProvider: qs.Get("InstanceCountLivePerProvider"),
 		instanceDeleteIntent:         qs.Get("InstanceDeleteIntent"),
 		instanceDeleteRequested:      qs.Get("InstanceDeleteRequested"),
+		instanceDeletionAsked:        qs.Get("InstanceDeletionAsked"),
 		instanceGet:                  qs.Get("InstanceGet"),
 		instanceInsert:               qs.Get("InstanceInsert"),
 		instanceKeepAnsweredOutputs:  qs.Get("InstanceKeepAnsweredOutputs"),
@@ -379,6 +381,13 @@ func (q *queries) InstanceDeleteIntent(ctx context.Context, db store.Querier, id
 // InstanceDeleteRequested runs InstanceDeleteRequested (sql/*/service_type_instances.sql) and returns the number of rows it affected.
 func (q *queries) InstanceDeleteRequested(ctx context.Context, db store.Querier, deleteTime time.Time, id string) (int64, error) {
 	return db.Exec(ctx, q.instanceDeleteRequested, deleteTime, id)
+}
+
+// InstanceDeletionAsked runs InstanceDeletionAsked (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
+func (q *queries) InstanceDeletionAsked(ctx context.Context, db store.Querier, id string) (*bool, error) {
+	var v *bool
+	err := db.QueryRow(ctx, q.instanceDeletionAsked, id).Scan(&v)
+	return v, err
 }
 
 // InstanceGetRow is a row of InstanceGet.

@@ -155,6 +155,7 @@ func (m *memProvider) Create(_ context.Context, req provider.CreateRequest) (pro
 	inst := provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusProvisioning, Outputs: s.outputs}
 	s.instances[req.InstanceID] = inst
 	s.specs[req.InstanceID] = req.Spec
+	s.made[req.InstanceID] = true
 	return inst, nil
 }
 

@@ -101,6 +101,8 @@ type Server struct {
 	unblock chan struct{}
 	// outputs are what creates answer with (SetOutputs).
 	outputs provider.Outputs
+	// made are the ids of every instance a create made (Made).
+	made map[string]bool
 }
 
 // failure is an answer FailCreate or FailUpdate (its knob) injects.
@@ -127,6 +129,7 @@ func New(t testing.TB, adjust ...func(*Config)) *Server {
 		closed:    make(chan struct{}),
 		instances: make(map[string]provider.Instance),
 		specs:     make(map[string]map[string]any),
+		made:      make(map[string]bool),
 		changed:   make(chan struct{}),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -329,6 +332,15 @@ func (s *Server) WaitForCall(t testing.TB, method, id string) Call {
 			t.Fatalf("providertest: no %s call for instance %q within 10s; calls: %+v", method, id, s.Calls())
 		}
 	}
+}
+
+// Made reports whether a create made instance id, whether or not the
+// provider still holds it: a test tells "not made yet" from "made and
+// deleted since".
+func (s *Server) Made(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.made[id]
 }
 
 // Instances returns the instances the provider holds, by id.

@@ -48,6 +48,10 @@ UPDATE service_type_instances
 SET outputs = $1::jsonb, version = version + 1, update_time = $2
 WHERE id = $3 AND outputs IS NULL AND status <> 'DELETED';
 
+-- name: InstanceDeletionAsked :one
+-- Whether the instance's deletion went ahead (it is being deleted, or is).
+SELECT status IN ('DELETING', 'DELETED') AS deleting FROM service_type_instances WHERE id = $1;
+
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
 DELETE FROM service_type_instances

@@ -47,6 +47,10 @@ UPDATE service_type_instances
 SET outputs = ?, version = version + 1, update_time = ?
 WHERE id = ? AND outputs IS NULL AND status <> 'DELETED';
 
+-- name: InstanceDeletionAsked :one
+-- Whether the instance's deletion went ahead (it is being deleted, or is).
+SELECT status IN ('DELETING', 'DELETED') AS deleting FROM service_type_instances WHERE id = ?;
+
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
 DELETE FROM service_type_instances
