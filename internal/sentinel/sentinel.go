@@ -205,50 +205,6 @@ func (s *Service) RunOnce(ctx context.Context) (CycleStats, error) {
 	return st, nil
 }
 
-// pass decides what next finds, batch by batch from (from, ""): the
-// candidates of watched types; a terminal order's mark is parked and the
-// mark of a type no longer watched deferred by max age.
-func (s *Service) pass(ctx context.Context, watched map[string][]string, now, from time.Time, st *CycleStats,
-	next func(afterTime time.Time, afterID string) ([]candidate, error)) error {
-	afterTime, afterID := from, ""
-	for {
-		batch, err := next(afterTime, afterID)
-		if err != nil || len(batch) == 0 {
-			return err
-		}
-		last := batch[len(batch)-1]
-		afterTime, afterID = last.key, last.id
-		decide := batch[:0:0]
-		var deferred []deferRow
-		for _, c := range batch {
-			if _, ok := watched[c.serviceType]; ok && !c.terminal {
-				decide = append(decide, c)
-				continue
-			}
-			d := deferRow{ID: c.id} // terminal: parked
-			if !c.terminal {
-				due := store.FormatTime(now.Add(s.cfg.MaxAge))
-				d.Due = &due
-			}
-			deferred = append(deferred, d)
-		}
-		bs, err := s.decideBatch(ctx, decide, deferred, watched, now)
-		st.Candidates += len(decide)
-		st.Published += bs.Published
-		st.Lost += bs.Lost
-		st.Failed += bs.Failed
-		if err != nil {
-			return err
-		}
-		if bs.Published > 0 && s.cfg.Notify != nil {
-			s.cfg.Notify()
-		}
-		if len(batch) < s.cfg.BatchSize {
-			return nil
-		}
-	}
-}
-
 // watched returns the watched service types and their required adapters.
 func (s *Service) watched(ctx context.Context) (map[string][]string, error) {
 	byType, err := s.cfg.Catalog.RequiredAdaptersByType(ctx)
@@ -267,51 +223,6 @@ func (s *Service) watched(ctx context.Context) (map[string][]string, error) {
 		}
 	}
 	return watched, nil
-}
-
-// decideBatch decides a batch and records the outcome, and the marks
-// deferred, in one transaction.
-func (s *Service) decideBatch(ctx context.Context, batch []candidate, deferred []deferRow, watched map[string][]string,
-	now time.Time) (CycleStats, error) {
-	var reports map[string][]report
-	if len(batch) > 0 {
-		var err error
-		if reports, err = s.reports(ctx, batch); err != nil {
-			return CycleStats{}, err
-		}
-	}
-	outs := make([]outcome, 0, len(batch))
-	var st CycleStats
-	for _, c := range batch {
-		rs := reports[c.id]
-		ready := converged(c.deleting(), c.generation, watched[c.serviceType], rs)
-		publish, reason, err := s.decider.decide(s.vars(c, ready, rs, now))
-		if err != nil {
-			st.Failed++
-			s.logger.WarnContext(ctx, "decision failed; the order is not published", "order_id", c.id, "error", err)
-			continue // not marked: decided again next cycle
-		}
-		outs = append(outs, outcome{c: c, ready: ready, publish: publish, reason: reason})
-	}
-	var sent []outcome
-	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		if len(deferred) > 0 {
-			if _, err := s.q.SentinelMarksDefer(ctx, tx, store.JSON(deferred), now); err != nil {
-				return err
-			}
-		}
-		var err error
-		sent, st.Lost, err = s.recordTx(ctx, tx, outs, now) // InTx may run fn again: set, not add
-		return err
-	})
-	if err != nil {
-		return st, fmt.Errorf("sentinel: record decisions: %w", err)
-	}
-	st.Published = len(sent)
-	for _, o := range sent {
-		s.m.published.WithLabelValues(o.c.serviceType, cmp.Or(o.reason, "result")).Inc()
-	}
-	return st, nil
 }
 
 // outcome is the decision on one candidate.
