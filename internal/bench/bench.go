@@ -57,6 +57,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.StatusCounts = map[int]int{}
 		return res, err
 	}
+	var cpuBefore time.Duration
+	if cfg.ServerPID > 0 {
+		if cpuBefore, err = processCPU(cfg.ServerPID); err != nil {
+			res.StatusCounts = map[int]int{}
+			return res, err
+		}
+	}
 	start := time.Now()
 	more, perClient := durationLimit(start.Add(cfg.Duration)), 0
 	if cfg.Requests > 0 {
@@ -64,6 +71,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	workers := r.phase(ctx, clients, more, perClient)
 	res.merge(workers, time.Since(start))
+	if cfg.ServerPID > 0 {
+		cpuAfter, err := processCPU(cfg.ServerPID)
+		if err != nil {
+			return res, err
+		}
+		used := cpuAfter - cpuBefore
+		res.ServerCPU = &ServerCPU{PID: cfg.ServerPID, Seconds: used.Seconds(), Cores: used.Seconds() / res.Duration.Seconds()}
+		if res.Requests > 0 {
+			res.ServerCPU.PerRequest = used / time.Duration(res.Requests)
+		}
+	}
 	return res, ctx.Err()
 }
 

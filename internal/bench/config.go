@@ -62,6 +62,10 @@ type Config struct {
 	// coordinated omission). Zero is closed-loop: each client sends its
 	// next request when the last is answered.
 	Rate float64
+	// ServerPID, when set, is the server's process (on this machine): the
+	// result then has the CPU time it used during the measured phase
+	// (Result.ServerCPU). Linux only.
+	ServerPID int
 }
 
 // withDefaults returns cfg with its zero fields set to their defaults, and the

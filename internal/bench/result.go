@@ -44,6 +44,9 @@ type Result struct {
 	// [Result.CompareToFloor]), gives the floor's figures and the run's as
 	// fractions of them.
 	Floor *Floor `json:"floor,omitempty"`
+	// ServerCPU is the server's CPU over the measured phase, when
+	// Config.ServerPID was set.
+	ServerCPU *ServerCPU `json:"server_cpu,omitempty"`
 }
 
 // Latency is a latency distribution. The percentiles are exact, by nearest
@@ -93,6 +96,9 @@ func (r Result) Write(w io.Writer) error {
 		formatLatency(l.Max), formatLatency(l.Mean))
 	if r.Floor != nil {
 		fmt.Fprintf(&b, "floor    %s\n", r.Floor)
+	}
+	if r.ServerCPU != nil {
+		fmt.Fprintf(&b, "server   %s\n", r.ServerCPU)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
