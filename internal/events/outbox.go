@@ -37,7 +37,7 @@ func PublishTx(ctx context.Context, tx *store.Tx, subject string, ev Event) erro
 		return err
 	}
 	_, err = outboxQueries[tx.Engine()].OutboxInsert(ctx, tx, OutboxInsertParams{ID: ev.ID(), Subject: subject,
-		Event: json.RawMessage(data), CreatedAt: time.Now().UTC()})
+		Event: string(data), CreatedAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ var outboxInsertLite = store.NewChunked(0, 4, func(values string) string {
 
 // outboxInsertPG writes a batch on PostgreSQL, an array a column.
 const outboxInsertPG = `INSERT INTO event_outbox (id, subject, event, created_at)
-SELECT u.id, u.subject, u.event::jsonb, $4
+SELECT u.id, u.subject, u.event, $4
 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, subject, event, n)
 ORDER BY u.n`
 
