@@ -213,8 +213,8 @@ func (s *Service) Order(ctx context.Context, project, ref string) (Order, error)
 }
 
 // showOrder reads an order as Order does, for a view only: its attribute
-// sets, labels and user values are kept as stored (see scanListedOrder),
-// which halves a GET's CPU outside the database.
+// sets, labels and user values are kept as stored (see scanListedOrder):
+// a GET's server CPU went from about 143 to 100 µs on SQLite.
 func (s *Service) showOrder(ctx context.Context, project, ref string) (Order, error) {
 	id, err := s.resolve(ctx, project, ref)
 	if err != nil {
