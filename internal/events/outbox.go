@@ -131,7 +131,7 @@ func outboxListOldest(ctx context.Context, db *store.DB, limit int) ([]outboxRow
 	}
 	out := make([]outboxRow, len(rows))
 	for i, r := range rows {
-		out[i] = outboxRow{seq: r.Seq, id: r.ID, subject: r.Subject, event: r.Event}
+		out[i] = outboxRow{seq: r.Seq, id: r.ID, subject: r.Subject, event: json.RawMessage(r.Event)}
 	}
 	return out, nil
 }

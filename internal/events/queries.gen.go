@@ -4,7 +4,6 @@ package events
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -36,7 +35,7 @@ func (q *queries) OutboxDeleteBySeqs(ctx context.Context, db store.Querier, seqs
 type OutboxInsertParams struct {
 	ID        string
 	Subject   string
-	Event     any
+	Event     string
 	CreatedAt time.Time
 }
 
@@ -50,7 +49,7 @@ type OutboxListOldestRow struct {
 	Seq     int64
 	ID      string
 	Subject string
-	Event   json.RawMessage
+	Event   string
 }
 
 // OutboxListOldest runs OutboxListOldest (sql/*/outbox.sql) and returns its rows.
