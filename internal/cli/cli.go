@@ -76,7 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a server):"},
 		&cobra.Group{ID: "run", Title: "Running Steward:"})
 	for _, c := range []*cobra.Command{newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr), newTokenCmd(stdout),
-		newSentinelCmd(stderr), newAdapterCmd(stderr)} {
+		newSentinelCmd(stderr), newAdapterCmd(stderr), newMigrateCmd(stdout), newHealthcheckCmd(stdout)} {
 		c.GroupID = "run"
 		root.AddCommand(c)
 	}

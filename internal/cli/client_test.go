@@ -61,11 +61,17 @@ func (c *client) ok(args ...string) string {
 	return stdout
 }
 
-// startedURL starts a server with args and returns its URL, read from its
-// "steward started" log line.
+// startedURL starts a server with args and returns its URL.
 func startedURL(t *testing.T, args ...string) string {
 	t.Helper()
 	_, log := startServer(t, stewardBinary(t), args...)
+	return servingURL(t, log)
+}
+
+// servingURL waits for a server's "steward started" log line and returns
+// the URL it serves on.
+func servingURL(t *testing.T, log *syncBuffer) string {
+	t.Helper()
 	re := regexp.MustCompile(`"msg":"steward started","url":"([^"]+)"`)
 	var url string
 	poll.Until(t, "the server started", func() bool {

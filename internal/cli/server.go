@@ -1,14 +1,43 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stewardhq/steward/internal/ctl"
 	"github.com/stewardhq/steward/internal/server"
 )
+
+// secondSignal returns a channel closed by a SIGINT or SIGTERM that comes
+// after ctx ended (the first one ends it): the server's drain is then cut
+// short. stop releases the signals.
+func secondSignal(ctx context.Context) (hurry <-chan struct{}, stop func()) {
+	ch := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		select {
+		case <-sigs:
+			close(ch)
+		case <-done:
+		}
+	}()
+	return ch, func() { close(done); signal.Stop(sigs) }
+}
 
 // serverGCPercent is the server's GOGC unless the environment sets one. The
 // server's live heap is small (tens of MB) and allocates fast, so at Go's
@@ -24,7 +53,7 @@ func setGCPercent() {
 
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
-	var logLevel, decision string
+	var logLevel, decision, migrate string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the Steward API with its background workers",
@@ -34,7 +63,10 @@ By default Steward keeps its state in an embedded SQLite database and an
 embedded NATS JetStream server under --data-dir. Give --database-url for
 PostgreSQL and --nats-url for an external NATS cluster to run several replicas.
 Every flag can also be set as STEWARD_<FLAG> (e.g. STEWARD_DATABASE_URL).
-SIGINT or SIGTERM stops the server gracefully.`,
+SIGINT or SIGTERM stops the server gracefully: /readyz answers 503 at once, requests
+are served on for --drain-delay (a second signal cuts it short), then the listener
+closes, requests in flight and running jobs finish (jobs still running after most of
+--shutdown-timeout are handed back, to be retried), and the process exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -48,6 +80,16 @@ SIGINT or SIGTERM stops the server gracefully.`,
 			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
 				cfg.ProcessProvider = cfg.Dev
 			}
+			if !cmd.Flags().Changed("drain-delay") && !envSet("drain-delay") && cfg.Dev {
+				cfg.DrainDelay = 0 // nothing routes to a laptop's server: Ctrl-C stops it at once
+			}
+			if migrate != "auto" && migrate != "check" {
+				return &ctl.UsageError{Msg: fmt.Sprintf("--migrate: %q is neither auto nor check", migrate)}
+			}
+			cfg.Migrate = migrate
+			hurry, stop := secondSignal(cmd.Context())
+			defer stop()
+			cfg.Hurry = hurry
 			setGCPercent()
 			return server.Run(cmd.Context(), cfg)
 		},
@@ -62,7 +104,9 @@ SIGINT or SIGTERM stops the server gracefully.`,
 		"starts only if its database holds an admin token (steward token create --role admin)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&cfg.TraceExporter, "trace-exporter", "", `OpenTelemetry span exporter: "stdout", or empty for none`)
-	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take (default 20s)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take after the drain delay (default 20s)")
+	f.DurationVar(&cfg.DrainDelay, "drain-delay", 5*time.Second, "how long to serve on after SIGTERM with /readyz answering 503, for load balancers to notice (0 with --dev unless set)")
+	f.StringVar(&migrate, "migrate", "auto", "auto: apply pending schema migrations at start; check: refuse to start when any is pending (run `steward migrate` first)")
 	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev)")
 	f.BoolVar(&cfg.ProcessProviderNoOp, "process-provider-noop", false, "the in-process provider accepts orders without starting processes")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")

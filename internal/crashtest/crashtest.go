@@ -42,6 +42,14 @@ type Config struct {
 	Clients int
 	// Kills is the number of SIGKILLs. Defaults to 3.
 	Kills int
+	// Terminate stops the server with SIGTERM instead of SIGKILL: a
+	// graceful stop (its drain delay is DrainDelay), which must turn
+	// /readyz to 503 first and exit 0 within StopTimeout.
+	Terminate bool
+	// DrainDelay is the server's --drain-delay with Terminate. Defaults to 1s.
+	DrainDelay time.Duration
+	// StopTimeout bounds a SIGTERM's graceful stop. Defaults to 15s.
+	StopTimeout time.Duration
 	// KillDelayMin and KillDelayMax bound the random time from the start of
 	// the load, and then from each restart, to the next kill. Default to
 	// 200ms and 1.5s.
@@ -75,6 +83,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.KillDelayMin = cmp.Or(cfg.KillDelayMin, 200*time.Millisecond)
 	cfg.KillDelayMax = max(cmp.Or(cfg.KillDelayMax, 1500*time.Millisecond), cfg.KillDelayMin)
 	cfg.Tail = cmp.Or(cfg.Tail, time.Second)
+	cfg.DrainDelay = cmp.Or(cfg.DrainDelay, time.Second)
+	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, 15*time.Second)
 	cfg.OpInterval = cmp.Or(cfg.OpInterval, 40*time.Millisecond)
 	cfg.SettleTimeout = cmp.Or(cfg.SettleTimeout, 30*time.Second)
 	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, 20*time.Second)
@@ -161,8 +171,11 @@ func (t *trial) run(ctx context.Context, rep *Report) error {
 	defer t.prov.close() // after the server has stopped: it calls the provider
 	t.api = newAPI(base, 10*time.Second)
 	defer t.api.close()
-	t.srv = newServerProc(serverParams{bin: t.cfg.Binary, dataDir: dataDir, databaseURL: dbURL,
-		logPath: rep.LogPath, port: port})
+	params := serverParams{bin: t.cfg.Binary, dataDir: dataDir, databaseURL: dbURL, logPath: rep.LogPath, port: port}
+	if t.cfg.Terminate {
+		params.extra = []string{"--drain-delay", t.cfg.DrainDelay.String()}
+	}
+	t.srv = newServerProc(params)
 	defer t.srv.stop(2 * time.Second)
 	if err := t.srv.start(); err != nil {
 		return fmt.Errorf("crashtest: %w", err)
@@ -281,8 +294,18 @@ func (t *trial) kills(ctx context.Context, rep *Report) bool {
 		if n := len(rep.Kills); n > 0 {
 			rep.Kills[n-1].FirstSuccess = t.sinceRestart()
 		}
-		k := Kill{At: time.Since(t.start), Time: time.Now(), InFlight: int(t.inFlight.Load())}
-		t.srv.kill()
+		k := Kill{At: time.Since(t.start), Time: time.Now(), InFlight: int(t.inFlight.Load()), Signal: "SIGKILL"}
+		if t.cfg.Terminate {
+			k.Signal = "SIGTERM"
+			var problems []string
+			k.Unready, k.Exited, problems = t.srv.terminate(ctx, t.cfg.StopTimeout)
+			for _, p := range problems {
+				rep.Violations = append(rep.Violations, Violation{Invariant: InvariantGracefulStop,
+					Subject: fmt.Sprintf("SIGTERM %d", len(rep.Kills)+1), Detail: p})
+			}
+		} else {
+			t.srv.kill()
+		}
 		t.mu.Lock()
 		t.lastKill = k.Time
 		t.restartAt, t.firstSuccess = time.Now(), time.Time{}

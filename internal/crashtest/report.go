@@ -49,6 +49,10 @@ const (
 	// InvariantServerRuns: the server restarts after each kill, and exits
 	// only when killed.
 	InvariantServerRuns = "server-runs"
+	// InvariantGracefulStop: with Config.Terminate, each SIGTERM turns
+	// /readyz to 503 while the server still serves, and the process then
+	// exits 0 within the bound.
+	InvariantGracefulStop = "graceful-stop"
 )
 
 // Violation is one broken invariant, about one order, key, instance or
@@ -65,8 +69,15 @@ func (v Violation) String() string {
 	return fmt.Sprintf("[%s] %s: %s", v.Invariant, v.Subject, v.Detail)
 }
 
-// Kill is one SIGKILL and the restart after it.
+// Kill is one SIGKILL (or, with Config.Terminate, SIGTERM) and the restart
+// after it.
 type Kill struct {
+	// Signal is "SIGKILL" or "SIGTERM".
+	Signal string `json:"signal"`
+	// Unready is, after a SIGTERM, the time until /readyz first answered
+	// 503; Exited the time until the process exited.
+	Unready time.Duration `json:"unready,omitempty"`
+	Exited  time.Duration `json:"exited,omitempty"`
 	// At is when it fell, since the trial started; Time is the wall clock,
 	// to find it in the server log.
 	At   time.Duration `json:"at"`
@@ -162,8 +173,12 @@ func (r Report) String() string {
 		if k.FirstSuccess > 0 {
 			first = "first 2xx after " + ms(k.FirstSuccess)
 		}
-		fmt.Fprintf(&b, "  kill %d at +%.2fs (%s, %d requests in flight): healthy after %s, %s\n",
-			i+1, k.At.Seconds(), k.Time.UTC().Format(time.RFC3339Nano), k.InFlight, ms(k.Ready), first)
+		stop := ""
+		if k.Signal == "SIGTERM" {
+			stop = fmt.Sprintf("/readyz 503 after %s, exited after %s, ", ms(k.Unready), ms(k.Exited))
+		}
+		fmt.Fprintf(&b, "  %s %d at +%.2fs (%s, %d requests in flight): %shealthy after %s, %s\n",
+			k.Signal, i+1, k.At.Seconds(), k.Time.UTC().Format(time.RFC3339Nano), k.InFlight, stop, ms(k.Ready), first)
 	}
 	if r.Settled > 0 {
 		fmt.Fprintf(&b, "  invariants held %s after the last restart\n", ms(r.Settled))

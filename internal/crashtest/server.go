@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +37,8 @@ type serverProc struct {
 	n int
 	// unexpected records each incarnation that exited without being killed.
 	unexpected []string
+	// exitErr is how the last incarnation that exited ended (nil: status 0).
+	exitErr error
 }
 
 // serverParams says how to start the server.
@@ -98,6 +101,7 @@ func (s *serverProc) start() error {
 	go func() {
 		err := cmd.Wait()
 		s.mu.Lock()
+		s.exitErr = err
 		if !s.killed {
 			s.unexpected = append(s.unexpected, fmt.Sprintf("incarnation %d exited by itself: %v", n, err))
 		}
@@ -113,6 +117,68 @@ func (s *serverProc) start() error {
 func (s *serverProc) kill() {
 	s.signal(syscall.SIGKILL, "crashtest: SIGKILL")
 	s.wait(0)
+}
+
+// terminate sends SIGTERM to the running incarnation and follows its
+// graceful stop: it polls /readyz until it answers 503 (unready is how long
+// that took) and waits for the exit (exited), at most within; a stop that
+// takes longer ends with SIGKILL. problems says what the stop got wrong.
+func (s *serverProc) terminate(ctx context.Context, within time.Duration) (unready, exited time.Duration, problems []string) {
+	start := time.Now()
+	if !s.signal(syscall.SIGTERM, "crashtest: SIGTERM") {
+		return 0, 0, []string{"no server ran to stop"}
+	}
+	defer s.hc.CloseIdleConnections()
+	s.mu.Lock()
+	done := s.exited
+	s.mu.Unlock()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if unready == 0 && s.readyzDown(ctx) {
+			unready = time.Since(start)
+		}
+		select {
+		case <-done:
+			exited = time.Since(start)
+			if unready == 0 {
+				problems = append(problems, "/readyz never answered 503 before the process exited")
+			}
+			s.mu.Lock()
+			err := s.exitErr
+			s.mu.Unlock()
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("exited with %v, want status 0", err))
+			}
+			return unready, exited, problems
+		case <-deadline.C:
+			problems = append(problems, fmt.Sprintf("still running %v after SIGTERM", within))
+			s.signal(syscall.SIGKILL, "crashtest: SIGKILL (did not stop in time)")
+			s.wait(0)
+			return unready, time.Since(start), problems
+		case <-ctx.Done():
+			s.signal(syscall.SIGKILL, "crashtest: SIGKILL (trial ended)")
+			s.wait(0)
+			return unready, time.Since(start), append(problems, ctx.Err().Error())
+		case <-tick.C:
+		}
+	}
+}
+
+// readyzDown reports whether /readyz answers 503 saying the server drains.
+func (s *serverProc) readyzDown(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), `"draining":"stopping`)
 }
 
 // stop ends the running incarnation, gracefully if it can within grace,

@@ -175,28 +175,46 @@ func fetchCooldown(poll time.Duration) time.Duration {
 	return min(busyFetchCooldown, poll)
 }
 
-// Migrator returns the store migrator that creates River's tables; pass it to
-// store.Config.Migrators so it runs under the store's migration lock.
+// Migrator returns River's migrations (its tables) for the store to run
+// under its migration lock, after Steward's.
 func Migrator() store.Migrator {
-	return func(ctx context.Context, db *store.DB) error {
-		var err error
-		switch db.Engine() {
-		case store.SQLite:
-			var m *rivermigrate.Migrator[*sql.Tx]
-			if m, err = rivermigrate.New(riversqlite.New(db.SQLDB()), nil); err == nil {
-				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-			}
-		default:
-			var m *rivermigrate.Migrator[pgx.Tx]
-			if m, err = rivermigrate.New(riverpgxv5.New(db.PgxPool()), nil); err == nil {
-				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("jobs: migrate river: %w", err)
-		}
-		return nil
+	return store.Migrator{
+		Component: "river",
+		Up: func(ctx context.Context, db *store.DB) ([]store.Migration, error) {
+			return riverMigrate(ctx, db, false)
+		},
+		Pending: func(ctx context.Context, db *store.DB) ([]store.Migration, error) {
+			return riverMigrate(ctx, db, true)
+		},
 	}
+}
+
+// riverMigrate migrates River's tables up (dryRun: only says what it would
+// apply) and returns the versions applied.
+func riverMigrate(ctx context.Context, db *store.DB, dryRun bool) ([]store.Migration, error) {
+	var res *rivermigrate.MigrateResult
+	var err error
+	opts := &rivermigrate.MigrateOpts{DryRun: dryRun}
+	switch db.Engine() {
+	case store.SQLite:
+		var m *rivermigrate.Migrator[*sql.Tx]
+		if m, err = rivermigrate.New(riversqlite.New(db.SQLDB()), nil); err == nil {
+			res, err = m.Migrate(ctx, rivermigrate.DirectionUp, opts)
+		}
+	default:
+		var m *rivermigrate.Migrator[pgx.Tx]
+		if m, err = rivermigrate.New(riverpgxv5.New(db.PgxPool()), nil); err == nil {
+			res, err = m.Migrate(ctx, rivermigrate.DirectionUp, opts)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: migrate river: %w", err)
+	}
+	done := make([]store.Migration, len(res.Versions))
+	for i, v := range res.Versions {
+		done[i] = store.Migration{Version: int64(v.Version), Duration: v.Duration}
+	}
+	return done, nil
 }
 
 // Start starts working jobs (and, on the leader, the periodic ones). The
@@ -218,16 +236,38 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.paused {
 		return nil
 	}
-	var err error
-	if c.lite != nil {
-		err = c.lite.Stop(ctx)
-	} else {
-		err = c.pg.Stop(ctx)
+	// Running jobs get three quarters of the time left to finish. Those
+	// still running then are cancelled: River records each as errored, to
+	// be retried at its next attempt, by whichever process takes it (the
+	// job is handed back, not left running under a process that is gone).
+	soft := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		soft, cancel = context.WithDeadline(ctx, deadline.Add(-time.Until(deadline)/4))
+		defer cancel()
+	}
+	err := c.stop(soft, false)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = c.stop(ctx, true)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// stop stops the River client: gracefully, or cancelling the jobs that run.
+func (c *Client) stop(ctx context.Context, cancelJobs bool) error {
+	switch {
+	case c.lite != nil && cancelJobs:
+		return c.lite.StopAndCancel(ctx)
+	case c.lite != nil:
+		return c.lite.Stop(ctx)
+	case cancelJobs:
+		return c.pg.StopAndCancel(ctx)
+	default:
+		return c.pg.Stop(ctx)
+	}
 }
 
 // InsertTx enqueues a job in the caller's transaction: it runs only if the

@@ -23,17 +23,9 @@ const healthCheckTimeout = 2 * time.Second
 // otherwise (API.md, Health), with the server's build version either way.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	status, code := "ok", http.StatusOK
-	checks := make(map[string]string, len(s.checks))
-	for _, c := range s.checks {
-		ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout)
-		err := c.check(ctx)
-		cancel()
-		if err != nil {
-			checks[c.name] = err.Error()
-			status, code = "unavailable", http.StatusServiceUnavailable
-			continue
-		}
-		checks[c.name] = "ok"
+	checks, ok := s.runChecks(r.Context(), s.checks)
+	if !ok {
+		status, code = "unavailable", http.StatusServiceUnavailable
 	}
 	scope, warnings := s.eventsScope()
 	return httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks,

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,8 +72,19 @@ type Config struct {
 	// PruneInterval is how often expired idempotency keys are deleted.
 	// Defaults to 10m.
 	PruneInterval time.Duration
-	// ShutdownTimeout bounds a graceful stop. Defaults to 20s.
+	// ShutdownTimeout bounds a graceful stop, after the drain delay.
+	// Defaults to 20s.
 	ShutdownTimeout time.Duration
+	// DrainDelay is how long Run keeps serving after it is told to stop,
+	// with /readyz answering 503, so that load balancers take the replica
+	// out before its listener closes. 0: none.
+	DrainDelay time.Duration
+	// Hurry, when it closes during the drain delay, cuts it short (a
+	// second signal).
+	Hurry <-chan struct{}
+	// Migrate says what to do with a schema behind this build: "auto"
+	// (the default) applies the migrations, "check" refuses to start.
+	Migrate string
 
 	// HealthInterval is the time between health checks of a provider.
 	// Defaults to 10s.
@@ -208,6 +220,9 @@ type Server struct {
 	pprof         *http.Server
 	served        chan error
 
+	// draining turns /readyz to 503: the server is stopping.
+	draining atomic.Bool
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -223,6 +238,11 @@ func New(cfg Config) (*Server, error) {
 	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch store.MigrateMode(cfg.Migrate) {
+	case "", store.MigrateAuto, store.MigrateCheck:
+	default:
+		return nil, fmt.Errorf("server: unknown migrate mode %q (want \"auto\" or \"check\")", cfg.Migrate)
 	}
 	switch cfg.TraceExporter {
 	case "", "stdout":
@@ -324,8 +344,14 @@ func (s *Server) startStore(ctx context.Context) error {
 		DatabaseURL: s.cfg.DatabaseURL,
 		DataDir:     s.cfg.DataDir,
 		Migrators:   []store.Migrator{jobs.Migrator()},
+		Migrate:     store.MigrateMode(s.cfg.Migrate),
 		Logger:      s.logger.With("component", "store"),
 	})
+	var behind *store.BehindError
+	if errors.As(err, &behind) {
+		return fmt.Errorf("server: %w; run `steward migrate` with the same --database-url (or --data-dir) first, "+
+			"or start with --migrate=auto", err)
+	}
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -444,6 +470,7 @@ func (s *Server) Sentinel() *sentinel.Service { return s.sentinel }
 // flight finish), the relay, jobs (waiting for running ones), the bus, NATS
 // and the store. It is idempotent and safe after a failed Start.
 func (s *Server) Stop(ctx context.Context) error {
+	s.draining.Store(true)
 	s.stopOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 		defer cancel()
@@ -518,9 +545,28 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	select {
 	case <-ctx.Done():
+		s.drain()
 	case err := <-s.served:
 		s.served <- err // Stop reads it
 		s.logger.Error("HTTP server failed", "error", err)
 	}
 	return s.Stop(context.WithoutCancel(ctx))
+}
+
+// drain turns /readyz to 503 and goes on serving for the drain delay (or
+// until Hurry closes), so that whatever routes requests here stops before
+// the listener closes and requests would be refused.
+func (s *Server) drain() {
+	s.draining.Store(true)
+	if s.cfg.DrainDelay <= 0 {
+		return
+	}
+	s.logger.Info("draining: /readyz answers 503, serving on until the drain delay ends", "drain_delay", s.cfg.DrainDelay)
+	t := time.NewTimer(s.cfg.DrainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.cfg.Hurry:
+		s.logger.Info("told again to stop: the drain delay is cut short")
+	}
 }

@@ -84,6 +84,38 @@ func TestHealth_ReportsDatabaseAndEvents(t *testing.T) {
 	})
 }
 
+// Issue 28: /readyz says whether the replica should get requests and
+// /livez only that it serves. With NATS gone, readiness fails naming the
+// events while liveness holds; once stopping, readiness answers draining.
+func TestProbes_ReadyFollowsDependenciesLiveDoesNot(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine)
+		var p struct {
+			Status string            `json:"status"`
+			Checks map[string]string `json:"checks"`
+		}
+		s.Do(t, "GET", "/readyz", nil).Want(t, http.StatusOK).JSON(t, &p)
+		for _, c := range []string{"database", "events", "migrations", "draining"} {
+			if p.Status != "ok" || p.Checks[c] != "ok" {
+				t.Fatalf("readyz = %+v, want ok with %s ok", p, c)
+			}
+		}
+		if err := s.Bus().Stop(context.Background()); err != nil {
+			t.Fatalf("stop bus: %v", err)
+		}
+		s.Do(t, "GET", "/readyz", nil).Want(t, http.StatusServiceUnavailable).JSON(t, &p)
+		if p.Status != "unavailable" || p.Checks["events"] == "ok" || p.Checks["database"] != "ok" {
+			t.Fatalf("readyz with NATS down = %+v, want unavailable naming events", p)
+		}
+		s.Do(t, "GET", "/livez", nil).Want(t, http.StatusOK).JSON(t, &p)
+		if p.Status != "ok" {
+			t.Fatalf("livez with NATS down = %+v, want ok", p)
+		}
+	})
+}
+
 func TestServer_RestartKeepsState(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {

@@ -169,6 +169,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.api.HandlePublic("GET /api/v1/health", s.handleHealth)
+	s.api.HandlePublic("GET /livez", s.handleLive)
+	s.api.HandlePublic("GET /readyz", s.handleReady)
 	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
 		_, err := w.Write(specJSON)

@@ -5,6 +5,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -17,38 +19,168 @@ var migrationsFS embed.FS
 // replicas that start together run each migration once.
 const migrationLockKey = 0x5374657761726401 // "Steward\x01"
 
-// Migrator runs a component's own migrations (River's tables) under the
-// store's migration lock, after Steward's.
-type Migrator func(ctx context.Context, db *DB) error
+// Migrator is a component's own migrations (River's tables), run under the
+// store's migration lock after Steward's.
+type Migrator struct {
+	// Component names it in what Migrate and PendingMigrations report.
+	Component string
+	// Up applies what is pending and returns what it applied (their
+	// Component is filled in by Migrate).
+	Up func(ctx context.Context, db *DB) ([]Migration, error)
+	// Pending returns what is not applied yet, changing nothing.
+	Pending func(ctx context.Context, db *DB) ([]Migration, error)
+}
+
+// Migration is one migration: of Steward's schema (Component "steward") or
+// of a Migrator's. Duration is set when it was just applied.
+type Migration struct {
+	Component string
+	Version   int64
+	Duration  time.Duration
+}
+
+// String is "steward 00040" or "river 6".
+func (m Migration) String() string {
+	if m.Component == stewardComponent {
+		return fmt.Sprintf("%s %05d", m.Component, m.Version)
+	}
+	return fmt.Sprintf("%s %d", m.Component, m.Version)
+}
+
+// stewardComponent names Steward's own schema in a Migration.
+const stewardComponent = "steward"
+
+// MigrateMode says what Open does with a schema that is behind this build.
+type MigrateMode string
+
+const (
+	// MigrateAuto applies what is pending (the default).
+	MigrateAuto MigrateMode = "auto"
+	// MigrateCheck refuses to open a schema with anything pending
+	// (a *BehindError): an operator migrates it first (steward migrate).
+	MigrateCheck MigrateMode = "check"
+	// MigrateSkip neither applies nor checks: the caller migrates
+	// (steward migrate reports what it applied).
+	MigrateSkip MigrateMode = "skip"
+)
+
+// BehindError is Open's answer, in MigrateCheck mode, to a schema with
+// migrations pending.
+type BehindError struct {
+	Pending []Migration
+}
+
+func (e *BehindError) Error() string {
+	names := make([]string, len(e.Pending))
+	for i, m := range e.Pending {
+		names[i] = m.String()
+	}
+	return fmt.Sprintf("store: the database schema is behind this build: %d migrations pending (%s)",
+		len(e.Pending), strings.Join(names, ", "))
+}
 
 // Migrate brings the schema up to date, then runs extra migrators (River's),
-// all under one lock. Open calls it with Config.Migrators; calling it again is
-// a no-op when nothing is pending.
-func (db *DB) Migrate(ctx context.Context, extra ...Migrator) error {
-	return db.withMigrationLock(ctx, func() error {
-		if err := db.gooseUp(ctx); err != nil {
+// all under one lock, and returns what it applied, in order. Open calls it
+// with Config.Migrators; calling it again applies nothing when nothing is
+// pending.
+func (db *DB) Migrate(ctx context.Context, extra ...Migrator) ([]Migration, error) {
+	var applied []Migration
+	err := db.withMigrationLock(ctx, func() error {
+		ours, err := db.gooseUp(ctx)
+		if err != nil {
 			return err
 		}
+		applied = ours
 		for _, m := range extra {
-			if err := m(ctx, db); err != nil {
+			done, err := m.Up(ctx, db)
+			if err != nil {
 				return err
+			}
+			for _, d := range done {
+				d.Component = m.Component
+				applied = append(applied, d)
 			}
 		}
 		return nil
 	})
+	return applied, err
 }
 
-func (db *DB) gooseUp(ctx context.Context) error {
-	return db.withGoose(func(p *goose.Provider) error {
+// PendingMigrations lists what Migrate would apply, changing nothing.
+func (db *DB) PendingMigrations(ctx context.Context, extra ...Migrator) ([]Migration, error) {
+	var pending []Migration
+	err := db.withGoose(func(p *goose.Provider) error {
+		versions, err := db.gooseApplied(ctx)
+		if err != nil {
+			return err
+		}
+		for _, src := range p.ListSources() {
+			if !versions[src.Version] {
+				pending = append(pending, Migration{Component: stewardComponent, Version: src.Version})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range extra {
+		left, err := m.Pending(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range left {
+			l.Component = m.Component
+			pending = append(pending, l)
+		}
+	}
+	return pending, nil
+}
+
+// gooseApplied reads the versions goose recorded as applied; none when its
+// table does not exist yet (a fresh database), which a read must not create.
+func (db *DB) gooseApplied(ctx context.Context) (map[int64]bool, error) {
+	exists := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'"
+	if db.engine == Postgres {
+		exists = "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = 'goose_db_version' AND schemaname = current_schema()"
+	}
+	var n int
+	if err := db.QueryRow(ctx, exists).Scan(&n); err != nil {
+		return nil, fmt.Errorf("store: schema version: %w", err)
+	}
+	applied := map[int64]bool{}
+	if n == 0 {
+		return applied, nil
+	}
+	rows, err := db.Query(ctx, "SELECT version_id FROM goose_db_version WHERE is_applied")
+	if err != nil {
+		return nil, fmt.Errorf("store: schema version: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("store: schema version: %w", err)
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}
+
+func (db *DB) gooseUp(ctx context.Context) ([]Migration, error) {
+	var applied []Migration
+	err := db.withGoose(func(p *goose.Provider) error {
 		results, err := p.Up(ctx)
 		if err != nil {
 			return fmt.Errorf("store: migrate: %w", err)
 		}
 		for _, r := range results {
 			db.logger.InfoContext(ctx, "applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+			applied = append(applied, Migration{Component: stewardComponent, Version: r.Source.Version, Duration: r.Duration})
 		}
 		return nil
 	})
+	return applied, err
 }
 
 // MigrateTo moves Steward's schema up or down to version, under the

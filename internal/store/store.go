@@ -40,6 +40,10 @@ type Config struct {
 	// Migrators run after Steward's own migrations, under the same lock
 	// (River's tables, from package jobs).
 	Migrators []Migrator
+	// Migrate says whether Open applies pending migrations (MigrateAuto,
+	// the default), refuses to open with any pending (MigrateCheck), or
+	// leaves them to the caller (MigrateSkip).
+	Migrate MigrateMode
 	// Logger receives migration messages. Defaults to discarding them.
 	Logger *slog.Logger
 }
@@ -119,11 +123,33 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	if err := db.Migrate(ctx, cfg.Migrators...); err != nil {
+	if err := db.migrateOnOpen(ctx, cfg); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// migrateOnOpen does what cfg.Migrate asks of a schema behind this build.
+func (db *DB) migrateOnOpen(ctx context.Context, cfg Config) error {
+	switch cfg.Migrate {
+	case "", MigrateAuto:
+		_, err := db.Migrate(ctx, cfg.Migrators...)
+		return err
+	case MigrateCheck:
+		pending, err := db.PendingMigrations(ctx, cfg.Migrators...)
+		if err != nil {
+			return err
+		}
+		if len(pending) > 0 {
+			return &BehindError{Pending: pending}
+		}
+		return nil
+	case MigrateSkip:
+		return nil
+	default:
+		return fmt.Errorf("store: unknown migrate mode %q (want auto, check or skip)", cfg.Migrate)
+	}
 }
 
 func liteDSN(path string, readOnly bool) string {

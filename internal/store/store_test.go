@@ -127,9 +127,16 @@ func TestStore_MigrateTwiceIsANoOp(t *testing.T) {
 		t.Parallel()
 		db := storetest.Open(t, engine)
 		calls := 0
-		extra := func(context.Context, *store.DB) error { calls++; return nil }
-		if err := db.Migrate(context.Background(), extra); err != nil {
+		extra := store.Migrator{Component: "extra", Up: func(context.Context, *store.DB) ([]store.Migration, error) {
+			calls++
+			return nil, nil
+		}}
+		applied, err := db.Migrate(context.Background(), extra)
+		if err != nil {
 			t.Fatalf("second migrate: %v", err)
+		}
+		if len(applied) != 0 {
+			t.Errorf("second migrate applied %v, want nothing", applied)
 		}
 		if calls != 1 {
 			t.Errorf("extra migrator ran %d times, want 1", calls)

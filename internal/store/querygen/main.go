@@ -183,7 +183,7 @@ func migratedSchema(ctx context.Context, river bool) (*pgx.Conn, func(), error) 
 	u.RawQuery = qv.Encode()
 	cfg := store.Config{DatabaseURL: u.String()}
 	if river {
-		cfg.Migrators = append(cfg.Migrators, migrateRiver)
+		cfg.Migrators = append(cfg.Migrators, store.Migrator{Component: "river", Up: migrateRiver})
 	}
 	db, err := store.Open(ctx, cfg)
 	if err != nil {
@@ -201,11 +201,11 @@ func migratedSchema(ctx context.Context, river bool) (*pgx.Conn, func(), error) 
 
 // migrateRiver creates River's tables, as jobs.Migrator does on PostgreSQL
 // (querygen cannot import jobs: jobs is built from what it generates).
-func migrateRiver(ctx context.Context, db *store.DB) error {
+func migrateRiver(ctx context.Context, db *store.DB) ([]store.Migration, error) {
 	m, err := rivermigrate.New(riverpgxv5.New(db.PgxPool()), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	return err
+	return nil, err
 }
