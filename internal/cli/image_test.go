@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -78,7 +77,10 @@ func TestImage_BuiltWithoutADaemonRunsAndIsReady(t *testing.T) {
 		t.Errorf("image user = %q, want 65532:65532 (not root)", user)
 	}
 
-	port := freeLoopbackPort(t)
+	port, err := crashtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	name, volume := strings.ReplaceAll(tag, ":", "-"), strings.ReplaceAll(tag, ":", "-")+"-data"
 	t.Cleanup(func() {
@@ -111,15 +113,4 @@ func TestImage_BuiltWithoutADaemonRunsAndIsReady(t *testing.T) {
 	if code := mustPodman("inspect", "--format", "{{.State.ExitCode}}", name); code != "0" {
 		t.Errorf("after podman stop (SIGTERM), the container exited %s, want 0", code)
 	}
-}
-
-// freeLoopbackPort returns a TCP port free on 127.0.0.1 now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -160,7 +160,7 @@ func (t *trial) run(ctx context.Context, rep *Report) error {
 		defer drop() // last: after the server has stopped
 		dbURL = u
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return fmt.Errorf("crashtest: %w", err)
 	}

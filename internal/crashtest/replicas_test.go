@@ -45,7 +45,7 @@ func newReplicas(t *testing.T) *replicas {
 // freePort is a free port on 127.0.0.1, or the test fails.
 func (r *replicas) freePort() int {
 	r.t.Helper()
-	p, err := freePort()
+	p, err := FreePort()
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -290,8 +290,8 @@ func (s *serverProc) waitReady(ctx context.Context, within time.Duration) (time.
 	}
 }
 
-// freePort returns a TCP port free on 127.0.0.1 now.
-func freePort() (int, error) {
+// FreePort returns a TCP port free on 127.0.0.1 now.
+func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
