@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,7 +54,7 @@ func setGCPercent() {
 
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
-	var logLevel, decision, migrate string
+	var logLevel, decision, migrate, natsTokenFile string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the Steward API with its background workers",
@@ -87,6 +88,15 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 				return &ctl.UsageError{Msg: fmt.Sprintf("--migrate: %q is neither auto nor check", migrate)}
 			}
 			cfg.Migrate = migrate
+			if natsTokenFile != "" {
+				b, err := os.ReadFile(natsTokenFile)
+				if err != nil {
+					return fmt.Errorf("--nats-token-file: %w", err)
+				}
+				if cfg.NATSToken = strings.TrimSpace(string(b)); cfg.NATSToken == "" {
+					return fmt.Errorf("--nats-token-file: %s is empty", natsTokenFile)
+				}
+			}
 			hurry, stop := secondSignal(cmd.Context())
 			defer stop()
 			cfg.Hurry = hurry
@@ -118,7 +128,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
 	f.DurationVar(&cfg.TombstoneRetention, "tombstone-retention", 0, "how long a removed order stays readable before it is purged (default 720h)")
 	f.DurationVar(&cfg.DeletionStuckAfter, "deletion-stuck-after", 0, "how long a deletion may wait at its gate before it counts as stuck (default 10m)")
-	f.StringVar(&cfg.NATSListen, "nats-listen", "", "also accept NATS clients (adapters) on this 127.0.0.1 address, e.g. 127.0.0.1:4222")
+	f.StringVar(&cfg.NATSListen, "nats-listen", "", "also accept NATS clients (adapters) on this address, e.g. 127.0.0.1:4222; beyond 127.0.0.1 only with --nats-token-file")
+	f.StringVar(&natsTokenFile, "nats-token-file", "", "file holding the token every client of the embedded NATS server must give (nats://TOKEN@host:port)")
 	f.DurationVar(&cfg.SentinelInterval, "sentinel-interval", 0, "time between the sentinel's decision cycles (default 5s; negative: no sentinel here)")
 	f.DurationVar(&cfg.SentinelDebounce, "sentinel-debounce", 0, "time before a not-ready order gets another reconcile event (default 10s)")
 	f.DurationVar(&cfg.SentinelMaxAge, "sentinel-max-age", 0, "time before any order gets another reconcile event (default 30m)")

@@ -32,6 +32,12 @@ type EmbeddedConfig struct {
 	Listen bool
 	// Port is the TCP port used when Listen is set. Defaults to a free port.
 	Port int
+	// Host is the address the server listens on when Listen is set.
+	// Defaults to 127.0.0.1; any other needs a Token.
+	Host string
+	// Token, when set, is required of every client (nats://TOKEN@host:port),
+	// Steward's own in-process connection included.
+	Token string
 	// SyncInterval is how often JetStream fsyncs its files. Defaults to 0,
 	// which syncs every write before acking it: the relay deletes an outbox
 	// row once the publish is acked, so an acked event still in the page
@@ -80,9 +86,14 @@ func (s *EmbeddedServer) Start(ctx context.Context) error {
 	if s.srv != nil {
 		return ErrAlreadyStarted
 	}
+	host := cmp.Or(s.cfg.Host, "127.0.0.1")
+	if s.cfg.Listen && s.cfg.Token == "" && !isLoopback(host) {
+		return fmt.Errorf("events: nats server on %s without a token: anyone who reaches it could publish control-plane events", host)
+	}
 	opts := &server.Options{
 		ServerName:             serverName,
-		Host:                   "127.0.0.1",
+		Host:                   host,
+		Authorization:          s.cfg.Token,
 		Port:                   server.RANDOM_PORT,
 		DontListen:             !s.cfg.Listen,
 		NoSigs:                 true, // signals belong to Steward's main
@@ -175,11 +186,23 @@ func (s *EmbeddedServer) InProcessConn(opts ...nats.Option) (*nats.Conn, error) 
 	if srv == nil || stopping {
 		return nil, ErrNotStarted
 	}
+	if s.cfg.Token != "" {
+		opts = append(opts, nats.Token(s.cfg.Token))
+	}
 	nc, err := nats.Connect("", append(opts, nats.InProcessServer(srv))...)
 	if err != nil {
 		return nil, fmt.Errorf("events: connect in process: %w", err)
 	}
 	return nc, nil
+}
+
+// isLoopback reports whether host names this machine only.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // natsLogger adapts slog to the server's logger interface. The server has no

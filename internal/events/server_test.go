@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 )
 
 func TestEmbeddedServer_StopIsIdempotentAndSafeBeforeStart(t *testing.T) {
@@ -53,6 +55,43 @@ func TestEmbeddedServer_ListensOnLoopbackOnlyWhenAsked(t *testing.T) {
 	}
 	if got := c.receive(t, 1)[0]; got.ID() != ev.ID() {
 		t.Errorf("received %s, want %s", got, ev)
+	}
+}
+
+// Issue 28: with a token, every client must give it: a TCP client without
+// it is refused, one with it (nats://TOKEN@host:port) and Steward's own
+// in-process bus get through. Without a token the server refuses to listen
+// beyond the host.
+func TestEmbeddedServer_TokenIsRequiredOfEveryClient(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-token"
+	srv := startServer(t, EmbeddedConfig{Listen: true, Token: token})
+	url := srv.ClientURL()
+	if strings.Contains(url, token) {
+		t.Fatalf("ClientURL %q shows the token", url)
+	}
+	if nc, err := nats.Connect(url, nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatalf("a client without the token connected")
+	} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Errorf("a client without the token: %v, want an authorization error", err)
+	}
+	withToken := startBus(t, nil, Config{URL: strings.Replace(url, "nats://", "nats://"+token+"@", 1)})
+	inProcess := startBus(t, srv, Config{})
+	c := newCollector()
+	subscribe(t, withToken, "steward.>", "token", c.handle)
+	ev := newEvent(t, "dev.steward.test", map[string]string{"via": "in-process"})
+	if err := inProcess.Publish(context.Background(), "steward.test.token", ev); err != nil {
+		t.Fatalf("Publish in process: %v", err)
+	}
+	if got := c.receive(t, 1)[0]; got.ID() != ev.ID() {
+		t.Errorf("received %s, want %s", got, ev)
+	}
+
+	open := NewEmbeddedServer(EmbeddedConfig{StoreDir: t.TempDir(), Listen: true, Host: "0.0.0.0", Logger: testLogger(t)})
+	if err := open.Start(context.Background()); err == nil {
+		_ = open.Stop(context.Background())
+		t.Fatal("a server listening beyond the host without a token started")
 	}
 }
 

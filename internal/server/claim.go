@@ -34,12 +34,12 @@ func (s *Server) claim() (err error) {
 		}
 	}
 	if s.cfg.NATSURL == "" && s.cfg.NATSListen != "" {
-		port, err := loopbackPort(s.cfg.NATSListen)
+		host, port, err := natsListenAddr(s.cfg.NATSListen, s.cfg.NATSToken != "")
 		if err != nil {
 			return fmt.Errorf("--nats-listen: %w", err)
 		}
 		if port != 0 {
-			ln, err := listen("NATS listen on", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			ln, err := listen("NATS listen on", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil {
 				return err
 			}

@@ -35,22 +35,23 @@ func (s *Server) buildSentinel() error {
 	return nil
 }
 
-// loopbackPort returns the port of a 127.0.0.1 (or localhost) address: the
-// embedded NATS server has no credentials, so it never listens beyond the
-// host.
-func loopbackPort(addr string) (int, error) {
+// natsListenAddr splits --nats-listen into the embedded NATS server's host
+// and port. Without a token it must be 127.0.0.1 (or localhost): a socket
+// without credentials beyond the host would let anyone publish
+// control-plane events.
+func natsListenAddr(addr string, token bool) (host string, port int, err error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
-	if host != "127.0.0.1" && host != "localhost" {
-		return 0, fmt.Errorf("%q: the embedded NATS server listens on 127.0.0.1 only", addr)
+	if !token && host != "127.0.0.1" && host != "localhost" {
+		return "", 0, fmt.Errorf("%q: without --nats-token-file the embedded NATS server listens on 127.0.0.1 only", addr)
 	}
-	port, err := strconv.Atoi(p)
+	port, err = strconv.Atoi(p)
 	if err != nil || port < 0 || port > 65535 {
-		return 0, fmt.Errorf("%q: bad port", addr)
+		return "", 0, fmt.Errorf("%q: bad port", addr)
 	}
-	return port, nil
+	return cmp.Or(host, "0.0.0.0"), port, nil
 }
 
 // SentinelConfig is what `steward sentinel` can be told: a sentinel on its

@@ -159,9 +159,13 @@ type Config struct {
 	// SentinelDecision replaces the sentinel's default message_decision.
 	SentinelDecision *sentinel.Decision
 	// NATSListen makes the embedded NATS server accept clients on this
-	// 127.0.0.1 address too ("127.0.0.1:4222"), for adapters running as
-	// their own processes. Empty listens on no socket.
+	// address too ("127.0.0.1:4222"), for adapters running as their own
+	// processes. Empty listens on no socket. Beyond 127.0.0.1 it needs
+	// NATSToken.
 	NATSListen string
+	// NATSToken is required of every client of the embedded NATS server
+	// (nats://TOKEN@host:port) when set.
+	NATSToken string
 
 	// PprofListen serves Go's profiling endpoints on this address when set
 	// (e.g. 127.0.0.1:6060), without authentication: for measurements.
@@ -369,12 +373,13 @@ func (s *Server) startEvents(ctx context.Context) error {
 	}
 	if s.cfg.NATSURL == "" {
 		ecfg := events.EmbeddedConfig{StoreDir: filepath.Join(s.cfg.DataDir, "nats"), Logger: s.logger}
+		ecfg.Token = s.cfg.NATSToken
 		if s.cfg.NATSListen != "" {
-			port, err := loopbackPort(s.cfg.NATSListen)
+			host, port, err := natsListenAddr(s.cfg.NATSListen, s.cfg.NATSToken != "")
 			if err != nil {
 				return fmt.Errorf("server: --nats-listen: %w", err)
 			}
-			ecfg.Listen, ecfg.Port = true, port
+			ecfg.Listen, ecfg.Host, ecfg.Port = true, host, port
 		}
 		s.nats = events.NewEmbeddedServer(ecfg)
 		if err := s.nats.Start(ctx); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/stewardhq/steward/internal/buildinfo"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
@@ -114,6 +116,40 @@ func TestProbes_ReadyFollowsDependenciesLiveDoesNot(t *testing.T) {
 			t.Fatalf("livez with NATS down = %+v, want ok", p)
 		}
 	})
+}
+
+// Issue 28: the embedded NATS server beyond 127.0.0.1 needs a token. A
+// server told to listen on every address without one refuses to start,
+// naming the flag; with one, its own bus works (health) and a client
+// without the token is refused.
+func TestServer_EmbeddedNATSBeyondLoopbackNeedsAToken(t *testing.T) {
+	t.Parallel()
+	s, err := server.New(server.Config{Dev: true, Listen: "127.0.0.1:0", DataDir: t.TempDir(), NATSListen: "0.0.0.0:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Start(t.Context())
+	if err == nil {
+		_ = s.Stop(context.Background())
+		t.Fatal("a server with NATS on every address and no token started")
+	}
+	if !strings.Contains(err.Error(), "--nats-token-file") {
+		t.Errorf("start error %q does not name --nats-token-file", err)
+	}
+
+	withToken := apitest.Start(t, store.SQLite, func(c *server.Config) {
+		c.NATSListen, c.NATSToken = "127.0.0.1:0", "a-long-token"
+	})
+	withToken.Do(t, "GET", "/readyz", nil).Want(t, http.StatusOK)
+	if nc, err := nats.Connect(withToken.NATSURL(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Error("a NATS client without the token connected")
+	}
+	nc, err := nats.Connect(withToken.NATSURL(), nats.Token("a-long-token"), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatalf("a NATS client with the token: %v", err)
+	}
+	nc.Close()
 }
 
 func TestServer_RestartKeepsState(t *testing.T) {
