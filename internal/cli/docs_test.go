@@ -51,7 +51,7 @@ func TestDocs_APIGuideRoutesAreInTheOpenAPIDocument(t *testing.T) {
 		}
 	}
 
-	route := regexp.MustCompile(`(?m)^ {4}(GET|POST|PUT|PATCH|DELETE) (/\S+)\s*$`)
+	route := regexp.MustCompile(`(?m)^ {4}(GET|POST|PUT|PATCH|DELETE) (/api/\S+)\s*$`)
 	inGuide := map[string]bool{}
 	for _, m := range route.FindAllStringSubmatch(readRepoFile(t, "docs/api.md"), -1) {
 		r := m[1] + " " + m[2]

@@ -42,6 +42,12 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, code, probe{Status: status, Checks: checks})
 }
 
+// probeHandler serves a probe's answer; a probe that cannot write its
+// answer has no one to tell.
+func probeHandler(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _ = h(w, r) })
+}
+
 // runChecks runs every check, each bounded by healthCheckTimeout, and
 // returns each one's "ok" or error message, and whether all passed.
 func (s *Server) runChecks(ctx context.Context, checks []healthCheck) (map[string]string, bool) {

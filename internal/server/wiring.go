@@ -169,8 +169,10 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.api.HandlePublic("GET /api/v1/health", s.handleHealth)
-	s.api.HandlePublic("GET /livez", s.handleLive)
-	s.api.HandlePublic("GET /readyz", s.handleReady)
+	// The probes are infrastructure, like /metrics: outside the versioned
+	// API and its OpenAPI document, open, and never rate limited.
+	s.api.HandleRaw("GET /livez", probeHandler(s.handleLive))
+	s.api.HandleRaw("GET /readyz", probeHandler(s.handleReady))
 	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
 		_, err := w.Write(specJSON)
