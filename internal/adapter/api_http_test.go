@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,5 +43,53 @@ func TestHTTPAPI_NoAnswerIsAnError(t *testing.T) {
 	srv.Close()
 	if _, _, err := (&HTTPAPI{BaseURL: srv.URL}).Do(t.Context(), http.MethodGet, "/x", nil); err == nil {
 		t.Error("Do against a closed server succeeded")
+	}
+}
+
+// Issue 28: with several Steward replicas, a call that cannot connect to
+// one goes to the next, and later calls start from the one that answered.
+// A replica that answered, even 503, is not asked again elsewhere: the
+// request may have been done.
+func TestHTTPAPI_MovesToTheNextReplicaOnlyWhenOneCannotBeReached(t *testing.T) {
+	t.Parallel()
+	var answered, refusedLater atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		answered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer up.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close() // nothing listens there now: a dial is refused
+
+	api := &HTTPAPI{BaseURLs: []string{downURL, up.URL}}
+	for i := range 3 {
+		if status, _, err := api.Do(t.Context(), http.MethodPut, "/x", nil); err != nil || status != http.StatusNoContent {
+			t.Fatalf("call %d = %d, %v; want the second replica's 204", i, status, err)
+		}
+	}
+	if n := answered.Load(); n != 3 {
+		t.Errorf("the reachable replica answered %d calls, want 3", n)
+	}
+
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer busy.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		refusedLater.Add(1)
+	}))
+	defer other.Close()
+	api = &HTTPAPI{BaseURLs: []string{busy.URL, other.URL}}
+	if status, _, err := api.Do(t.Context(), http.MethodPost, "/x", []byte(`{}`)); err != nil || status != http.StatusServiceUnavailable {
+		t.Fatalf("Do = %d, %v; want the first replica's 503", status, err)
+	}
+	if n := refusedLater.Load(); n != 0 {
+		t.Errorf("a request answered 503 was sent again to another replica (%d times)", n)
+	}
+
+	api = &HTTPAPI{BaseURLs: []string{downURL}}
+	if _, _, err := api.Do(t.Context(), http.MethodGet, "/x", nil); err == nil {
+		t.Error("Do with no reachable replica succeeded")
 	}
 }

@@ -55,7 +55,8 @@ every user of the machine in ps.`,
 	f.StringVar(&path, "config", "", "the adapter's task config (YAML)")
 	_ = cmd.MarkFlagRequired("config")
 	f.BoolVar(&check, "check", false, "check the config and exit")
-	f.StringVar(&cfg.StewardURL, "server", "http://127.0.0.1:8080", "Steward's API URL")
+	f.StringSliceVar(&cfg.StewardURLs, "server", []string{"http://127.0.0.1:8080"},
+		"Steward's API URL; repeat it (or separate by commas) for several replicas, tried in turn while one cannot be reached")
 	token.register(cmd, "bearer token for Steward's API (env STEWARD_TOKEN)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS URL of Steward's JetStream (steward server --nats-listen)")
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")

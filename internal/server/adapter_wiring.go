@@ -16,10 +16,12 @@ import (
 type AdapterConfig struct {
 	// Config is the adapter's task config (the DSL), loaded and checked.
 	Config *adapter.Config
-	// StewardURL is the API the adapter reads orders from and reports to;
-	// Token its bearer token (a service account's, or none with --dev).
-	StewardURL string
-	Token      string
+	// StewardURLs are the API the adapter reads orders from and reports
+	// to: Steward's replicas (or a load balancer), tried in turn while one
+	// cannot be reached. Token is its bearer token (a service account's, or
+	// none with --dev).
+	StewardURLs []string
+	Token       string
 	// NATSURL is the JetStream server or cluster Steward publishes on
 	// (`steward server --nats-listen`, or the external cluster).
 	NATSURL string
@@ -40,7 +42,7 @@ func RunAdapter(ctx context.Context, cfg AdapterConfig) error {
 	}
 	exec, err := adapter.NewExecutor(cfg.Config, adapter.Deps{
 		Transport: transport, Logger: logger,
-		API: &adapter.HTTPAPI{BaseURL: cfg.StewardURL, Token: cfg.Token, Client: &http.Client{Timeout: 30 * time.Second}},
+		API: &adapter.HTTPAPI{BaseURLs: cfg.StewardURLs, Token: cfg.Token, Client: &http.Client{Timeout: 30 * time.Second}},
 	})
 	if err != nil {
 		return err
