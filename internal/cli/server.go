@@ -129,6 +129,7 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.TombstoneRetention, "tombstone-retention", 0, "how long a removed order stays readable before it is purged (default 720h)")
 	f.DurationVar(&cfg.DeletionStuckAfter, "deletion-stuck-after", 0, "how long a deletion may wait at its gate before it counts as stuck (default 10m)")
 	f.StringVar(&cfg.NATSListen, "nats-listen", "", "also accept NATS clients (adapters) on this address, e.g. 127.0.0.1:4222; beyond 127.0.0.1 only with --nats-token-file")
+	f.IntVar(&cfg.NATSStreamReplicas, "nats-stream-replicas", 1, "how many servers of the --nats-url cluster keep Steward's stream and consumers (3 survives losing one)")
 	f.StringVar(&natsTokenFile, "nats-token-file", "", "file holding the token every client of the embedded NATS server must give (nats://TOKEN@host:port)")
 	f.DurationVar(&cfg.SentinelInterval, "sentinel-interval", 0, "time between the sentinel's decision cycles (default 5s; negative: no sentinel here)")
 	f.DurationVar(&cfg.SentinelDebounce, "sentinel-debounce", 0, "time before a not-ready order gets another reconcile event (default 10s)")

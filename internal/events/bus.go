@@ -34,6 +34,10 @@ type Config struct {
 	MaxAge time.Duration
 	// PublishTimeout bounds one publish, until JetStream's ack. Defaults to 5s.
 	PublishTimeout time.Duration
+	// Replicas is how many servers of a NATS cluster keep the stream (and
+	// its durable consumers): 3 survives losing one. Defaults to 1, the
+	// only value a single server takes.
+	Replicas int
 	// CheckTimeout bounds [Bus.Check]. Defaults to 2s.
 	CheckTimeout time.Duration
 	// AckWait is how long a subscriber's handler may run before JetStream
@@ -67,6 +71,7 @@ func New(cfg Config) *Bus {
 	cfg.MaxAge = cmp.Or(cfg.MaxAge, 7*24*time.Hour)
 	cfg.PublishTimeout = cmp.Or(cfg.PublishTimeout, 5*time.Second)
 	cfg.CheckTimeout = cmp.Or(cfg.CheckTimeout, 2*time.Second)
+	cfg.Replicas = max(cfg.Replicas, 1)
 	cfg.AckWait = cmp.Or(cfg.AckWait, 30*time.Second)
 	cfg.RetryDelay = cmp.Or(cfg.RetryDelay, 5*time.Second)
 	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "events.bus")
@@ -99,6 +104,7 @@ func (b *Bus) Start(ctx context.Context) error {
 		Retention:   jetstream.LimitsPolicy,
 		MaxAge:      b.cfg.MaxAge,
 		Duplicates:  b.cfg.DuplicateWindow,
+		Replicas:    b.cfg.Replicas,
 	})
 	if err != nil {
 		nc.Close()

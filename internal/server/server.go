@@ -163,6 +163,10 @@ type Config struct {
 	// processes. Empty listens on no socket. Beyond 127.0.0.1 it needs
 	// NATSToken.
 	NATSListen string
+	// NATSStreamReplicas is how many servers of the NATS cluster at NATSURL
+	// keep Steward's stream: 3 survives losing one. Defaults to 1; more
+	// needs NATSURL.
+	NATSStreamReplicas int
 	// NATSToken is required of every client of the embedded NATS server
 	// (nats://TOKEN@host:port) when set.
 	NATSToken string
@@ -367,7 +371,10 @@ func (s *Server) startStore(ctx context.Context) error {
 }
 
 func (s *Server) startEvents(ctx context.Context) error {
-	busCfg := events.Config{Logger: s.logger, URL: s.cfg.NATSURL}
+	if s.cfg.NATSURL == "" && s.cfg.NATSStreamReplicas > 1 {
+		return errors.New("server: --nats-stream-replicas above 1 needs a NATS cluster (--nats-url)")
+	}
+	busCfg := events.Config{Logger: s.logger, URL: s.cfg.NATSURL, Replicas: s.cfg.NATSStreamReplicas}
 	if _, warnings := s.eventsScope(); len(warnings) > 0 {
 		s.logger.Warn(warnings[0])
 	}

@@ -50,6 +50,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "steward.env" -}}
 {{- include "steward.envFrom" (list . "STEWARD_DATABASE_URL" .Values.database) }}
 {{- include "steward.envFrom" (list . "STEWARD_NATS_URL" .Values.nats) }}
+{{- if or .Values.nats.url .Values.nats.existingSecret }}
+- name: STEWARD_NATS_STREAM_REPLICAS
+  value: {{ .Values.nats.streamReplicas | quote }}
+{{- end }}
 {{- if .Values.apiToken.existingSecret }}
 - name: STEWARD_API_TOKEN
   valueFrom:

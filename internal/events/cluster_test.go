@@ -1,0 +1,136 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/stewardhq/steward/internal/poll"
+)
+
+// Issue 28: on a three-node NATS cluster a Bus with Replicas 3 keeps its
+// stream on all three. When the node leading the stream goes away, the Bus
+// reconnects to another, publishes go on, and a durable subscriber gets
+// every event, the ones from before the loss included, once.
+func TestBus_R3StreamSurvivesLosingTheLeadingNode(t *testing.T) {
+	t.Parallel()
+	nodes := startCluster(t, 3)
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.ClientURL())
+	}
+	var bus *Bus
+	poll.UntilWithin(t, 30*time.Second, "the cluster takes the R3 stream", func() bool {
+		b := New(Config{URL: strings.Join(urls, ","), Replicas: 3, Logger: testLogger(t)})
+		if err := b.Start(context.Background()); err != nil {
+			return false
+		}
+		bus = b
+		return true
+	})
+	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
+
+	c := newCollector()
+	subscribe(t, bus, "steward.>", "r3", c.handle)
+	first := newEvent(t, "dev.steward.test", map[string]int{"n": 1})
+	if err := bus.Publish(context.Background(), "steward.test.r3", first); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := c.receive(t, 1)[0]; got.ID() != first.ID() {
+		t.Fatalf("received %s, want %s", got, first)
+	}
+
+	info := streamInfo(t, bus)
+	if info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream config replicas %d, cluster %+v; want 3 (a leader and 2 replicas)", info.Config.Replicas, info.Cluster)
+	}
+	leader := info.Cluster.Leader
+	for _, n := range nodes {
+		if n.Name() == leader {
+			n.Shutdown()
+			n.WaitForShutdown()
+		}
+	}
+
+	second := newEvent(t, "dev.steward.test", map[string]int{"n": 2})
+	poll.UntilWithin(t, 30*time.Second, "a publish once the stream's leader is gone", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return bus.Publish(ctx, "steward.test.r3", second) == nil
+	})
+	if got := c.receive(t, 1)[0]; got.ID() != second.ID() {
+		t.Fatalf("after the leader's loss received %s, want %s", got, second)
+	}
+	if after := streamInfo(t, bus); after.Cluster == nil || after.Cluster.Leader == leader || after.State.Msgs != 2 {
+		t.Errorf("after the loss: leader %v (was %s), %d messages; want another leader and both messages", after.Cluster, leader, after.State.Msgs)
+	}
+	select {
+	case ev := <-c.ch:
+		t.Errorf("an event came twice: %s", ev)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func streamInfo(t *testing.T, b *Bus) *jetstream.StreamInfo {
+	t.Helper()
+	var info *jetstream.StreamInfo
+	poll.UntilWithin(t, 30*time.Second, "the stream's info", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := b.js.Stream(ctx, b.cfg.Stream)
+		if err != nil {
+			return false
+		}
+		info, err = s.Info(ctx)
+		return err == nil
+	})
+	return info
+}
+
+// startCluster starts n in-process NATS servers with JetStream, routed to
+// each other on 127.0.0.1, shut down at cleanup.
+func startCluster(t *testing.T, n int) []*server.Server {
+	t.Helper()
+	ports := make([]int, n)
+	var routes []string
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+	}
+	dir := t.TempDir()
+	var nodes []*server.Server
+	for i := range n {
+		opts := &server.Options{
+			ServerName: fmt.Sprintf("node-%d", i+1), Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true,
+			JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprint(i)),
+			Cluster: server.ClusterOpts{Name: "steward-test", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
+		}
+		srv, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Start()
+		t.Cleanup(func() {
+			srv.Shutdown()
+			srv.WaitForShutdown()
+		})
+		if !srv.ReadyForConnections(10 * time.Second) {
+			t.Fatalf("node %d not ready", i+1)
+		}
+		nodes = append(nodes, srv)
+	}
+	return nodes
+}
