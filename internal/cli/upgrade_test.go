@@ -109,6 +109,9 @@ func previousBuild(t *testing.T) (bin, commit, newest string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
+	if git("rev-parse", "--is-shallow-repository") == "true" {
+		t.Skip("a shallow clone: the build before the newest migration is not in it")
+	}
 	dir := filepath.Join(root, "internal/store/migrations/postgres")
 	added := git("log", "-n1", "--diff-filter=A", "--format=%H", "--", dir)
 	files := strings.Fields(git("show", "--diff-filter=A", "--name-only", "--format=", added, "--", dir))
