@@ -96,15 +96,18 @@ func (b *Bus) Start(ctx context.Context) error {
 		nc.Close()
 		return fmt.Errorf("events: jetstream: %w", err)
 	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        b.cfg.Stream,
-		Description: "Steward control-plane events (CloudEvents 1.0, structured JSON)",
-		Subjects:    []string{SubjectRoot + ".>"},
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-		MaxAge:      b.cfg.MaxAge,
-		Duplicates:  b.cfg.DuplicateWindow,
-		Replicas:    b.cfg.Replicas,
+	err = b.provision(ctx, "stream "+b.cfg.Stream, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        b.cfg.Stream,
+			Description: "Steward control-plane events (CloudEvents 1.0, structured JSON)",
+			Subjects:    []string{SubjectRoot + ".>"},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      b.cfg.MaxAge,
+			Duplicates:  b.cfg.DuplicateWindow,
+			Replicas:    b.cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		nc.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stewardhq/steward/internal/poll"
@@ -133,4 +134,60 @@ func startCluster(t *testing.T, n int) []*server.Server {
 		nodes = append(nodes, srv)
 	}
 	return nodes
+}
+
+// Issue 28: six replicas starting together (a Deployment's first rollout) each
+// create the R3 stream and the shared durable consumer at once. NATS
+// answers only one of such concurrent creates; every Bus must still start
+// and subscribe, not fail on the silence.
+func TestBus_ReplicasStartingTogetherAllGetTheR3Stream(t *testing.T) {
+	t.Parallel()
+	nodes := startCluster(t, 3)
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.ClientURL())
+	}
+	url := strings.Join(urls, ",")
+	poll.UntilWithin(t, 30*time.Second, "the cluster elects a JetStream leader", func() bool {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			return false
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err = js.AccountInfo(ctx)
+		return err == nil
+	})
+	const replicas = 6
+	errs := make(chan error, replicas)
+	for i := range replicas {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			b := New(Config{URL: url, Replicas: 3, Logger: testLogger(t)})
+			if err := b.Start(ctx); err != nil {
+				errs <- fmt.Errorf("bus %d: start: %w", i, err)
+				return
+			}
+			t.Cleanup(func() { _ = b.Stop(context.Background()) })
+			stop, err := b.Subscribe(ctx, SubscribeParams{Subject: "steward.>", Durable: "together",
+				Handler: func(context.Context, Event) error { return nil }})
+			if err != nil {
+				errs <- fmt.Errorf("bus %d: subscribe: %w", i, err)
+				return
+			}
+			t.Cleanup(stop)
+			errs <- nil
+		}()
+	}
+	for range replicas {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }

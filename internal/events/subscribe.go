@@ -66,12 +66,17 @@ func (b *Bus) Subscribe(ctx context.Context, p SubscribeParams) (stop func(), er
 	if err != nil {
 		return nil, err
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, jetstream.ConsumerConfig{
-		Durable:       p.Durable,
-		FilterSubject: p.Subject,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       b.cfg.AckWait,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	var cons jetstream.Consumer
+	err = b.provision(ctx, "consumer "+p.Durable, func(ctx context.Context) error {
+		var err error
+		cons, err = js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, jetstream.ConsumerConfig{
+			Durable:       p.Durable,
+			FilterSubject: p.Subject,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       b.cfg.AckWait,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("events: consumer %s on %s: %w", p.Durable, p.Subject, err)
