@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,14 +42,26 @@ func (a Answer) String() string {
 // ok reports a 2xx.
 func (a Answer) ok() bool { return a.Status >= 200 && a.Status < 300 }
 
-// api talks to Steward. It is safe for concurrent use.
+// api talks to Steward: to one of its replicas' base URLs, moving on to the
+// next after a request gets no answer, as a client behind a load balancer
+// does. It is safe for concurrent use.
 type api struct {
-	base string
-	hc   *http.Client
+	bases []string
+	hc    *http.Client
+	// current indexes the base the next request goes to.
+	current atomic.Int32
 }
 
-func newAPI(base string, timeout time.Duration) *api {
-	return &api{base: base, hc: &http.Client{Timeout: timeout, Transport: newTransport()}}
+func newAPI(bases []string, timeout time.Duration) *api {
+	return &api{bases: bases, hc: &http.Client{Timeout: timeout, Transport: newTransport()}}
+}
+
+// from returns an api on the same connections that starts at base i: the
+// clients spread over the replicas.
+func (a *api) from(i int) *api {
+	b := &api{bases: a.bases, hc: a.hc}
+	b.current.Store(int32(i % len(a.bases)))
+	return b
 }
 
 // do sends one request and reads the whole answer; an answer cut off by a
@@ -58,7 +71,8 @@ func (a *api) do(ctx context.Context, method, path, key string, body []byte) (An
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
+	at := a.current.Load()
+	req, err := http.NewRequestWithContext(ctx, method, a.bases[at]+path, rd)
 	if err != nil {
 		return Answer{}, nil, err
 	}
@@ -70,11 +84,13 @@ func (a *api) do(ctx context.Context, method, path, key string, body []byte) (An
 	}
 	resp, err := a.hc.Do(req)
 	if err != nil {
+		a.next(at)
 		return Answer{}, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
+		a.next(at)
 		return Answer{}, nil, err
 	}
 	ans := Answer{Status: resp.StatusCode, Replayed: resp.Header.Get("Idempotent-Replayed") == "true", At: time.Now()}
@@ -87,6 +103,11 @@ func (a *api) do(ctx context.Context, method, path, key string, body []byte) (An
 		ans.ID, ans.Reason, ans.InstanceID = probe.ID, probe.Reason, probe.InstanceID
 	}
 	return ans, b, nil
+}
+
+// next moves on from base at, unless another request did already.
+func (a *api) next(at int32) {
+	a.current.CompareAndSwap(at, (at+1)%int32(len(a.bases)))
 }
 
 // send is do for a JSON body v (nil: no body), failing on anything but a 2xx.

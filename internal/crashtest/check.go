@@ -92,6 +92,8 @@ func check(s snapshot) []Violation {
 	c.deletions()
 	c.answers()
 	c.operations()
+	c.updates()
+	c.instancesOnce()
 	sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].Invariant < c.out[j].Invariant })
 	return c.out
 }
@@ -326,7 +328,7 @@ func (c *checker) deletions() {
 func (c *checker) answers() {
 	for _, r := range c.s.requests {
 		subject := "key " + r.Key
-		if r.Kind == kindDelete {
+		if r.Key == "" {
 			subject = "order " + r.OrderID
 		}
 		switch {
@@ -369,6 +371,51 @@ func (c *checker) operations() {
 		if (r.Kind == kindRehydrate || r.Kind == kindRotate) && r.Final != nil && r.Final.ok() && !listed[r.Final.ID] {
 			c.add(InvariantOperationDone, "operation "+r.Final.ID, "%s was answered %s with this operation, which is not listed",
 				r.describe(), r.Final)
+		}
+	}
+}
+
+// updates: each order holds the revLabel its last acknowledged update set
+// (or one a later update with no final answer may have set).
+func (c *checker) updates() {
+	byOrder := map[string][]request{}
+	for _, r := range c.s.requests {
+		if r.Kind == kindUpdate {
+			byOrder[r.OrderID] = append(byOrder[r.OrderID], r)
+		}
+	}
+	for _, id := range sortedKeys(byOrder) {
+		o, ok := c.byID[id]
+		if !ok {
+			continue // purged; ordersOnce and deletions speak of it
+		}
+		ups := byOrder[id]
+		sort.SliceStable(ups, func(i, j int) bool { return ups[i].Sent.Before(ups[j].Sent) })
+		allowed, last := map[string]bool{}, "(none)"
+		for _, u := range ups {
+			switch {
+			case u.Final != nil && u.Final.ok():
+				allowed, last = map[string]bool{u.Rev: true}, u.Rev
+			case u.Final == nil || u.Final.Status >= 500:
+				allowed[u.Rev] = true // it may or may not have been applied
+			}
+		}
+		if last == "(none)" {
+			allowed[""] = true
+		}
+		if got := o.Labels[revLabel]; !allowed[got] {
+			c.add(InvariantUpdateApplied, "order "+id, "holds %s=%q, but its last acknowledged update set %q (%d updates sent)",
+				revLabel, got, last, len(ups))
+		}
+	}
+}
+
+// instancesOnce: the provider made no instance twice (a create after the
+// instance's deletion, a resurrection).
+func (c *checker) instancesOnce() {
+	for _, id := range sortedKeys(c.s.held) {
+		if h := c.s.held[id]; h.Realisations > 1 {
+			c.add(InvariantInstanceOnce, "instance "+id, "the provider made it %d times: %s", h.Realisations, c.instance(id))
 		}
 	}
 }

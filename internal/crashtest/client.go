@@ -19,8 +19,13 @@ const (
 	kindCreate    = "create"
 	kindRehydrate = "rehydrate"
 	kindRotate    = "rotate"
+	kindUpdate    = "update"
 	kindDelete    = "delete"
 )
+
+// revLabel is the order label each update (PATCH) sets to a value of its
+// own, so the checks can tell which update an order holds.
+const revLabel = "crashtest_rev"
 
 // keyLabel is the order label that carries its create's Idempotency-Key,
 // so the orders a key made can be counted.
@@ -41,7 +46,7 @@ const maxServerErrors = 3
 // all its attempts (each with the same key and body).
 type request struct {
 	Kind string
-	// Key is the Idempotency-Key ("" for a delete).
+	// Key is the Idempotency-Key ("" for a delete or an update).
 	Key string
 	// OrderID is the order acted on; for a create, the ?id= asked for, or
 	// the id of the answer.
@@ -51,6 +56,8 @@ type request struct {
 	Method string
 	Path   string
 	Body   []byte
+	// Rev is the value of revLabel an update sets.
+	Rev string
 	// Client numbers the client that sent it.
 	Client   int
 	Attempts int
@@ -96,6 +103,8 @@ func (r *request) describe() string {
 		return fmt.Sprintf("rehydrate of order %s (key %s)", r.OrderID, r.Key)
 	case kindRotate:
 		return fmt.Sprintf("rotation of order %s's credentials (key %s)", r.OrderID, r.Key)
+	case kindUpdate:
+		return fmt.Sprintf("update of order %s to %s=%s", r.OrderID, revLabel, r.Rev)
 	}
 	return "DELETE of order " + r.OrderID
 }
@@ -133,10 +142,12 @@ func (c *client) step(ctx context.Context, n int) {
 	switch {
 	case len(live) < 3 || r < 0.5:
 		c.create(ctx, n)
-	case r < 0.65:
+	case r < 0.62:
 		c.rehydrate(ctx, n, live[c.rng.IntN(len(live))])
-	case r < 0.75:
+	case r < 0.7:
 		c.rotate(ctx, n, live[c.rng.IntN(len(live))])
+	case r < 0.8:
+		c.update(ctx, n, live[c.rng.IntN(len(live))])
 	default:
 		c.delete(ctx, live[c.rng.IntN(len(live))])
 	}
@@ -151,6 +162,7 @@ func (c *client) create(ctx context.Context, n int) {
 		req.Path += "?id=" + req.OrderID
 	}
 	req.Body, _ = json.Marshal(map[string]any{"catalog_item_id": catalogItemID, "labels": map[string]string{keyLabel: key}})
+	c.t.creates.Add(1)
 	c.send(ctx, req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -175,6 +187,18 @@ func (c *client) rotate(ctx context.Context, n int, order string) {
 	c.send(ctx, &request{Kind: kindRotate, Key: fmt.Sprintf("%s-c%d-%d", c.t.tag, c.n, n), OrderID: order,
 		Method: http.MethodPost, Path: "/api/v1/catalog-item-instances/" + url.PathEscape(order) + ":rotateCredentials",
 		Client: c.n})
+}
+
+// update sets the order's revLabel to a value no other update sets
+// (labels alone change without a transfer, in any state but deleting). It
+// carries no Idempotency-Key, which the API takes on POSTs only: setting a
+// label to a value is idempotent by itself.
+func (c *client) update(ctx context.Context, n int, order string) {
+	req := &request{Kind: kindUpdate, OrderID: order,
+		Rev: fmt.Sprintf("c%d-%d", c.n, n), Method: http.MethodPatch,
+		Path: "/api/v1/catalog-item-instances/" + url.PathEscape(order), Client: c.n}
+	req.Body, _ = json.Marshal(map[string]any{"labels": map[string]string{revLabel: req.Rev}})
+	c.send(ctx, req)
 }
 
 func (c *client) delete(ctx context.Context, order string) {

@@ -16,6 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -38,6 +42,18 @@ type Config struct {
 	// schema of its own there, runs Steward on it and drops it at the end.
 	// Defaults to SQLite in Dir.
 	DatabaseURL string
+	// Replicas, above 1, runs that many `steward server` processes on one
+	// PostgreSQL (DatabaseURL is then required), each client sending to
+	// its own and moving on to the next when it gets no answer; the trial
+	// then follows the cluster plan (see disrupt) instead of Kills.
+	Replicas int
+	// NATSServer, with Replicas, is a nats-server binary ([BuildNATSServer]):
+	// the replicas share a three-node JetStream cluster of it, Steward's
+	// stream on three replicas.
+	NATSServer string
+	// Orders, with Replicas, is how many creates the clients send; the load
+	// stops then. Defaults to 2,000.
+	Orders int
 	// Clients is the number of client goroutines. Defaults to 4.
 	Clients int
 	// Kills is the number of SIGKILLs. Defaults to 3.
@@ -78,6 +94,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Binary == "" || cfg.Dir == "" {
 		return cfg, errors.New("crashtest: Config.Binary and Config.Dir are required")
 	}
+	cfg.Replicas = cmp.Or(cfg.Replicas, 1)
+	if cfg.Replicas > 1 && (cfg.DatabaseURL == "" || cfg.NATSServer == "") {
+		return cfg, errors.New("crashtest: several replicas need Config.DatabaseURL and Config.NATSServer")
+	}
+	cfg.Orders = cmp.Or(cfg.Orders, 2000)
 	cfg.Clients = cmp.Or(cfg.Clients, 4)
 	cfg.Kills = cmp.Or(cfg.Kills, 3)
 	cfg.KillDelayMin = cmp.Or(cfg.KillDelayMin, 200*time.Millisecond)
@@ -129,10 +150,21 @@ type trial struct {
 	// tag starts every Idempotency-Key of the trial.
 	tag string
 	// rng draws the kill delays; each client has its own.
-	rng  *rand.Rand
+	rng *rand.Rand
+	// srvs are the replicas; srv is the first, the only one outside a
+	// cluster trial.
+	srvs []*serverProc
 	srv  *serverProc
 	api  *api
 	prov *providerServer
+	// nats is the NATS cluster of a cluster trial, and db, nc and js the
+	// trial's own connections to it and to the replicas' database.
+	nats *natsCluster
+	db   *pgxpool.Pool
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	// creates counts the creates the clients sent.
+	creates atomic.Int64
 
 	clients []*client
 	// clientsDone is closed once every client has returned.
@@ -147,46 +179,77 @@ type trial struct {
 }
 
 func (t *trial) run(ctx context.Context, rep *Report) error {
-	dataDir := filepath.Join(t.cfg.Dir, "data")
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return fmt.Errorf("crashtest: %w", err)
-	}
 	var dbURL string
 	if t.cfg.DatabaseURL != "" {
 		u, drop, err := newSchema(ctx, t.cfg.DatabaseURL)
 		if err != nil {
 			return fmt.Errorf("crashtest: %w", err)
 		}
-		defer drop() // last: after the server has stopped
+		defer drop() // last: after the servers have stopped
 		dbURL = u
 	}
-	port, err := FreePort()
-	if err != nil {
+	var extra []string
+	if t.cfg.Terminate || t.cfg.Replicas > 1 {
+		extra = append(extra, "--drain-delay", t.cfg.DrainDelay.String())
+	}
+	if t.cfg.Replicas > 1 {
+		var err error
+		if t.nats, err = startNATSCluster(ctx, t.cfg.NATSServer, filepath.Join(t.cfg.Dir, "nats"), 3, t.cfg.StartTimeout); err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
+		defer t.nats.stop() // after the servers
+		rep.NATSLogs = t.nats.logs()
+		closeConns, err := t.connectCluster(ctx, dbURL)
+		if err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
+		defer closeConns()
+		extra = append(extra, "--nats-url", t.nats.url(), "--nats-stream-replicas", "3")
+	}
+	var bases []string
+	for i := range t.cfg.Replicas {
+		dataDir := filepath.Join(t.cfg.Dir, "data")
+		logPath := rep.LogPath
+		if t.cfg.Replicas > 1 {
+			dataDir = filepath.Join(t.cfg.Dir, fmt.Sprintf("data-%d", i+1))
+			logPath = filepath.Join(t.cfg.Dir, fmt.Sprintf("steward-%d.log", i+1))
+			rep.ReplicaLogs = append(rep.ReplicaLogs, logPath)
+		}
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
+		port, err := FreePort()
+		if err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
+		srv := newServerProc(serverParams{bin: t.cfg.Binary, dataDir: dataDir, databaseURL: dbURL, logPath: logPath,
+			port: port, extra: extra})
+		t.srvs = append(t.srvs, srv)
+		bases = append(bases, srv.base)
+	}
+	t.srv = t.srvs[0]
+	var err error
+	if t.prov, err = startProvider(bases, t.start); err != nil {
 		return fmt.Errorf("crashtest: %w", err)
 	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if t.prov, err = startProvider(base, t.start); err != nil {
-		return fmt.Errorf("crashtest: %w", err)
-	}
-	defer t.prov.close() // after the server has stopped: it calls the provider
-	t.api = newAPI(base, 10*time.Second)
+	defer t.prov.close() // after the servers have stopped: they call the provider
+	t.api = newAPI(bases, 10*time.Second)
 	defer t.api.close()
-	params := serverParams{bin: t.cfg.Binary, dataDir: dataDir, databaseURL: dbURL, logPath: rep.LogPath, port: port}
-	if t.cfg.Terminate {
-		params.extra = []string{"--drain-delay", t.cfg.DrainDelay.String()}
+	for _, srv := range t.srvs {
+		defer srv.stop(2 * time.Second)
+		if err := srv.start(); err != nil {
+			return fmt.Errorf("crashtest: %w", err)
+		}
 	}
-	t.srv = newServerProc(params)
-	defer t.srv.stop(2 * time.Second)
-	if err := t.srv.start(); err != nil {
-		return fmt.Errorf("crashtest: %w", err)
-	}
-	if _, err := t.srv.waitReady(ctx, t.cfg.StartTimeout); err != nil {
-		return fmt.Errorf("crashtest: first start: %w", err)
+	for _, srv := range t.srvs {
+		if _, err := srv.waitReady(ctx, t.cfg.StartTimeout); err != nil {
+			return fmt.Errorf("crashtest: first start: %w", err)
+		}
 	}
 	if err := t.setUp(ctx); err != nil {
 		return fmt.Errorf("crashtest: set up: %w", err)
 	}
-	t.log.InfoContext(ctx, "trial set up", "dir", t.cfg.Dir, "url", base, "store", rep.Store, "seed", t.cfg.Seed)
+	t.log.InfoContext(ctx, "trial set up", "dir", t.cfg.Dir, "urls", bases, "store", rep.Store, "seed", t.cfg.Seed)
 	return t.exercise(ctx, rep)
 }
 
@@ -201,9 +264,14 @@ func (t *trial) exercise(ctx context.Context, rep *Report) error {
 		stopAnswers()
 		<-t.clientsDone
 	}()
-	restarted := t.kills(ctx, rep)
-	if err := pause(ctx, t.cfg.Tail); err != nil {
-		return err
+	var restarted bool
+	if t.cfg.Replicas > 1 {
+		restarted = t.disrupt(ctx, rep)
+	} else {
+		restarted = t.kills(ctx, rep)
+		if err := pause(ctx, t.cfg.Tail); err != nil {
+			return err
+		}
 	}
 	stopLoad()
 	t.log.InfoContext(ctx, "load stopped", "kills", len(rep.Kills))
@@ -218,11 +286,16 @@ func (t *trial) exercise(ctx context.Context, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	if len(rep.Kills) > 0 {
+	if len(rep.Kills) > 0 && t.cfg.Replicas == 1 {
 		rep.Kills[len(rep.Kills)-1].FirstSuccess = t.sinceRestart()
 	}
 	if t.srv.running() {
 		rep.Violations = append(rep.Violations, t.replays(ctx, snap.requests)...)
+	}
+	if t.cfg.Replicas > 1 {
+		if err := t.clusterChecks(ctx, rep); err != nil {
+			return err
+		}
 	}
 	rep.Violations = append(rep.Violations, t.serverExits()...)
 	t.count(rep, snap)
@@ -234,7 +307,7 @@ func (t *trial) exercise(ctx context.Context, rep *Report) error {
 func (t *trial) setUp(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
 	defer cancel()
-	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURL: t.api.base, HTTPClient: t.api.hc,
+	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURLs: t.api.bases, HTTPClient: t.api.hc,
 		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"},
 			Operations: []string{provider.OperationCredentials, provider.OperationExport}, CallToken: callToken}})
 	if err != nil {
@@ -271,7 +344,7 @@ func (t *trial) setUp(ctx context.Context) error {
 func (t *trial) startClients(loadCtx, answerCtx context.Context) {
 	var wg sync.WaitGroup
 	for i := range t.cfg.Clients {
-		c := &client{n: i + 1, t: t, api: t.api, rng: rand.New(rand.NewPCG(t.cfg.Seed, uint64(i+1))),
+		c := &client{n: i + 1, t: t, api: t.api.from(i), rng: rand.New(rand.NewPCG(t.cfg.Seed, uint64(i+1))),
 			interval: t.cfg.OpInterval}
 		t.clients = append(t.clients, c)
 		wg.Go(func() { c.run(loadCtx, answerCtx) })
@@ -459,8 +532,14 @@ func (t *trial) replay(ctx context.Context, r request) (Violation, bool) {
 // serverExits turns each incarnation that exited by itself into a violation.
 func (t *trial) serverExits() []Violation {
 	var out []Violation
-	for _, line := range t.srv.exitedByItself() {
-		out = append(out, Violation{Invariant: InvariantServerRuns, Subject: "server", Detail: line})
+	for i, srv := range t.srvs {
+		subject := "server"
+		if len(t.srvs) > 1 {
+			subject = fmt.Sprintf("replica %d", i+1)
+		}
+		for _, line := range srv.exitedByItself() {
+			out = append(out, Violation{Invariant: InvariantServerRuns, Subject: subject, Detail: line})
+		}
 	}
 	return out
 }
@@ -516,6 +595,11 @@ func (t *trial) count(rep *Report, s snapshot) {
 				c.RehydratesAccepted++
 			default:
 				c.RehydratesRefused++
+			}
+		case kindUpdate:
+			c.Updates++
+			if r.Final != nil && r.Final.ok() {
+				c.UpdatesAcknowledged++
 			}
 		case kindRotate:
 			c.Rotations++

@@ -35,6 +35,27 @@
 //     succeeded, and never twice;
 //   - no final answer is a 5xx.
 //
+// Clients also update orders (a PATCH of a label, without a key: setting a
+// value is idempotent by itself), and each order must end holding what its
+// last acknowledged update set; no instance may be made twice at the
+// provider (created again after its deletion).
+//
+// # Cluster trials
+//
+// With Config.Replicas above 1 (issue 28), the trial runs that many servers
+// on one PostgreSQL schema and a three-node JetStream cluster of real
+// nats-server processes (Steward's stream on R3). Each client sends to its
+// own replica and moves on to the next when a request gets no answer, as
+// behind a load balancer; the provider reports to all of them the same
+// way. The load is Config.Orders creates with the usual mix, and meanwhile
+// the trial kills River's leader replica (SIGKILL) and measures the time
+// until its peers reaped it (its jobs and keys handed back) and a live
+// replica leads; kills the NATS node leading the stream and measures the
+// time to a new leader; stops another replica with SIGTERM; each is started
+// again. Beyond every invariant above it checks, from the database and the
+// stream, that no periodic job (a singleton) ran on two processes at once,
+// that the outbox is empty and no event is in the stream twice.
+//
 // # Final answers
 //
 // A transport error, a 409 IDEMPOTENCY_KEY_IN_USE and a 5xx that was not

@@ -73,13 +73,13 @@ type memProvider struct {
 	lastRotation map[string]string
 }
 
-func newMemProvider(stewardURL string, start time.Time) *memProvider {
+func newMemProvider(stewardURLs []string, start time.Time) *memProvider {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &memProvider{
 		start: start,
 		// One attempt per call: report retries every failure itself,
 		// a 404 from a Steward that lost the instance included.
-		reporter: &provider.HTTPReporter{StewardURL: stewardURL, Timeout: 2 * time.Second,
+		reporter: &provider.HTTPReporter{StewardURLs: stewardURLs, Timeout: 2 * time.Second,
 			HTTPClient: &http.Client{Transport: newTransport()},
 			Retry:      provider.RetryPolicy{MaxAttempts: 1}},
 		runCtx: ctx, cancel: cancel,
@@ -359,12 +359,12 @@ type providerServer struct {
 	served chan struct{}
 }
 
-func startProvider(stewardURL string, start time.Time) (*providerServer, error) {
+func startProvider(stewardURLs []string, start time.Time) (*providerServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("provider: listen: %w", err)
 	}
-	mem := newMemProvider(stewardURL, start)
+	mem := newMemProvider(stewardURLs, start)
 	p := &providerServer{mem: mem, url: "http://" + ln.Addr().String(), served: make(chan struct{}),
 		srv: &http.Server{Handler: provider.NewServer(mem, provider.ServerConfig{Token: callToken}), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {

@@ -53,6 +53,22 @@ const (
 	// /readyz to 503 while the server still serves, and the process then
 	// exits 0 within the bound.
 	InvariantGracefulStop = "graceful-stop"
+	// InvariantInstanceOnce: the provider never made one instance twice
+	// (created again after it was deleted).
+	InvariantInstanceOnce = "instance-created-once"
+	// InvariantUpdateApplied: a live order holds what its last
+	// acknowledged update (PATCH) asked for.
+	InvariantUpdateApplied = "last-update-applied"
+	// InvariantTakeover: in a cluster trial, a killed replica's peers take
+	// its work and River's leadership over, and a killed NATS node's
+	// stream gets a new leader, within 30s (the figures are in Kills).
+	InvariantTakeover = "taken-over"
+	// InvariantSingletonOnce: in a cluster trial, no periodic job (a
+	// singleton) ran on two processes, or twice, at once.
+	InvariantSingletonOnce = "singleton-runs-alone"
+	// InvariantEventOnce: in a cluster trial, every event written to the
+	// outbox reached the stream, and none is in it twice.
+	InvariantEventOnce = "event-published-once"
 )
 
 // Violation is one broken invariant, about one order, key, instance or
@@ -74,6 +90,15 @@ func (v Violation) String() string {
 type Kill struct {
 	// Signal is "SIGKILL" or "SIGTERM".
 	Signal string `json:"signal"`
+	// Target names what a cluster trial stopped: "replica 2 (River's
+	// leader)", "NATS node nats-1 (leads stream STEWARD)".
+	Target string `json:"target,omitempty"`
+	// Reaped is, after a replica's SIGKILL, the time until its peers had
+	// taken its work over (its process row reaped: jobs and keys handed
+	// back); LeaderMoved the time until a live process led (River's
+	// leader, or the stream's after a NATS node's kill).
+	Reaped      time.Duration `json:"reaped,omitempty"`
+	LeaderMoved time.Duration `json:"leader_moved,omitempty"`
 	// Unready is, after a SIGTERM, the time until /readyz first answered
 	// 503; Exited the time until the process exited.
 	Unready time.Duration `json:"unready,omitempty"`
@@ -97,13 +122,15 @@ type Counts struct {
 	CreatesAcknowledged int `json:"creates_acknowledged"`
 	// CreatesOrderExists are the acknowledged creates whose final answer
 	// was 409 ORDER_EXISTS on a retry.
-	CreatesOrderExists int `json:"creates_order_exists"`
-	CreatesRefused     int `json:"creates_refused"`
-	Rehydrates         int `json:"rehydrates"`
-	RehydratesAccepted int `json:"rehydrates_accepted"`
-	RehydratesRefused  int `json:"rehydrates_refused"`
-	Rotations          int `json:"rotations"`
-	RotationsAccepted  int `json:"rotations_accepted"`
+	CreatesOrderExists  int `json:"creates_order_exists"`
+	CreatesRefused      int `json:"creates_refused"`
+	Rehydrates          int `json:"rehydrates"`
+	RehydratesAccepted  int `json:"rehydrates_accepted"`
+	RehydratesRefused   int `json:"rehydrates_refused"`
+	Updates             int `json:"updates"`
+	UpdatesAcknowledged int `json:"updates_acknowledged"`
+	Rotations           int `json:"rotations"`
+	RotationsAccepted   int `json:"rotations_accepted"`
 	// ProviderRotations is how many rotations the provider did.
 	ProviderRotations int `json:"provider_rotations"`
 	// Copies are the rehydrations' data copies the provider ran, and
@@ -122,6 +149,10 @@ type Counts struct {
 	OrdersListed         int `json:"orders_listed"`
 	OperationsListed     int `json:"operations_listed"`
 	CleanupTasksAtTheEnd int `json:"cleanup_tasks_at_the_end"`
+	// SingletonRuns and StreamEvents are what a cluster trial checked:
+	// the periodic jobs' runs and the events in the stream.
+	SingletonRuns int `json:"singleton_runs,omitempty"`
+	StreamEvents  int `json:"stream_events,omitempty"`
 }
 
 // Report is the outcome of one trial.
@@ -144,6 +175,9 @@ type Report struct {
 	// each started and was killed); Dir the trial's directory.
 	LogPath string `json:"log_path"`
 	Dir     string `json:"dir"`
+	// ReplicaLogs and NATSLogs are a cluster trial's logs, one per process.
+	ReplicaLogs []string `json:"replica_logs,omitempty"`
+	NATSLogs    []string `json:"nats_logs,omitempty"`
 }
 
 // maxPerInvariant bounds the violations String lists per invariant.
@@ -159,16 +193,24 @@ func (r Report) String() string {
 	}
 	c := r.Counts
 	fmt.Fprintf(&b, "%s on %s (seed %d) in %.1fs: %d kills; creates %d acknowledged (%d as ORDER_EXISTS) of %d, %d refused;"+
-		" rehydrates %d accepted of %d, %d refused; %d copies of data (%d failed); rotations %d accepted of %d, %d done by the provider;"+
+		" updates %d acknowledged of %d; rehydrates %d accepted of %d, %d refused; %d copies of data (%d failed); rotations %d accepted of %d, %d done by the provider;"+
 		" deletes %d acknowledged of %d; %d never answered;"+
 		" %d requests retried, %d attempts unanswered, %d answers IDEMPOTENCY_KEY_IN_USE;"+
 		" provider got %d creates and %d deletes; %d orders, %d operations, %d cleanup tasks listed at the end\n",
 		verdict, r.Store, r.Seed, r.Duration.Seconds(), c.Kills, c.CreatesAcknowledged, c.CreatesOrderExists, c.Creates,
-		c.CreatesRefused, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.Copies, c.CopiesFailed, c.RotationsAccepted, c.Rotations,
+		c.CreatesRefused, c.UpdatesAcknowledged, c.Updates, c.RehydratesAccepted, c.Rehydrates, c.RehydratesRefused, c.Copies, c.CopiesFailed, c.RotationsAccepted, c.Rotations,
 		c.ProviderRotations, c.DeletesAcknowledged, c.Deletes,
 		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
 		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
+	if c.SingletonRuns > 0 || c.StreamEvents > 0 {
+		fmt.Fprintf(&b, "  %d runs of periodic jobs and %d events in the stream checked\n", c.SingletonRuns, c.StreamEvents)
+	}
 	for i, k := range r.Kills {
+		if k.Target != "" {
+			fmt.Fprintf(&b, "  %s %d of %s at +%.2fs (%s, %d requests in flight): %s\n", k.Signal, i+1, k.Target,
+				k.At.Seconds(), k.Time.UTC().Format(time.RFC3339Nano), k.InFlight, k.clusterTimes())
+			continue
+		}
 		first := "no client request answered 2xx after it"
 		if k.FirstSuccess > 0 {
 			first = "first 2xx after " + ms(k.FirstSuccess)
@@ -198,14 +240,45 @@ func (r Report) String() string {
 			}
 		}
 	}
+	if len(r.ReplicaLogs) > 0 {
+		fmt.Fprintf(&b, "  replica logs: %s\n  NATS logs: %s\n", strings.Join(r.ReplicaLogs, " "), strings.Join(r.NATSLogs, " "))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "  server log: %s\n", r.LogPath)
 	return b.String()
 }
 
-// LogTail returns the last n lines of the server log ("" when it cannot be
-// read).
+// clusterTimes says what followed a cluster trial's stop: "taken over
+// after 812ms (leader after 640ms), running again after 1.2s".
+func (k Kill) clusterTimes() string {
+	var parts []string
+	if k.Signal == "SIGTERM" {
+		parts = append(parts, fmt.Sprintf("/readyz 503 after %s, exited after %s", ms(k.Unready), ms(k.Exited)))
+	}
+	if k.Reaped > 0 {
+		parts = append(parts, "its work taken over after "+ms(k.Reaped))
+	}
+	if k.LeaderMoved > 0 {
+		parts = append(parts, "a live leader after "+ms(k.LeaderMoved))
+	}
+	return strings.Join(append(parts, "healthy again after "+ms(k.Ready)), ", ")
+}
+
+// LogTail returns the last n lines of the server log, or of each
+// replica's in a cluster trial ("" when none can be read).
 func (r Report) LogTail(n int) string {
-	f, err := os.Open(r.LogPath)
+	if len(r.ReplicaLogs) == 0 {
+		return fileTail(r.LogPath, n)
+	}
+	var b strings.Builder
+	for _, p := range r.ReplicaLogs {
+		fmt.Fprintf(&b, "== %s ==\n%s\n", p, fileTail(p, n))
+	}
+	return b.String()
+}
+
+func fileTail(path string, n int) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}

@@ -240,6 +240,16 @@ func (s *serverProc) wait(d time.Duration) bool {
 	}
 }
 
+// pid is the running incarnation's process id (0: none runs).
+func (s *serverProc) pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // running reports whether an incarnation runs.
 func (s *serverProc) running() bool {
 	s.mu.Lock()

@@ -1,0 +1,53 @@
+package crashtest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store/storetest"
+)
+
+// TestCluster is issue 28's proof: three replicas on one PostgreSQL and a
+// three-node NATS JetStream cluster (separate processes, Steward's stream on
+// R3), 2,000 orders with updates, rehydrations, rotations and deletes sent
+// over all three; meanwhile River's leader replica is killed (SIGKILL), then
+// the NATS node leading the stream, then another replica is stopped with
+// SIGTERM, each started again. Every invariant of TestCrash must hold, and:
+// the dead replica's work and the leadership move within 30s (the times,
+// aimed under 5s, are in the report and BENCHMARKS.md), no periodic job runs twice at once, no event is lost from the
+// outbox or in the stream twice, no instance is made twice.
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three servers and three NATS nodes under load for a minute; skipped with -short")
+	}
+	base := os.Getenv(storetest.EnvDatabaseURL)
+	if base == "" {
+		t.Skip("replicas need a shared store: set " + storetest.EnvDatabaseURL)
+	}
+	bin := binary(t)
+	natsBin := filepath.Join(filepath.Dir(bin), "nats-server")
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	root, err := ModuleDir(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := BuildNATSServer(ctx, root, natsBin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Binary: bin, NATSServer: natsBin, DatabaseURL: base, Replicas: 3, Orders: 2000, Clients: 12,
+		Dir: t.TempDir(), DrainDelay: 500 * time.Millisecond, SettleTimeout: 90 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("trial could not run: %v\n%s\nlog tails:\n%s", err, rep, rep.LogTail(20))
+	}
+	if !rep.Pass {
+		t.Fatalf("%s\nlog tails:\n%s", rep, rep.LogTail(20))
+	}
+	t.Log(rep)
+}
