@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,4 +257,66 @@ func TestRelay_NotifyTriggersAPassAndStopWaits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countingPublisher counts the publishes of each event id, each taking a
+// moment, as a publish to an R3 stream does.
+type countingPublisher struct {
+	inner publisher
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingPublisher) publishRaw(ctx context.Context, subject, id string, data []byte) (bool, error) {
+	c.mu.Lock()
+	c.calls[id]++
+	c.mu.Unlock()
+	time.Sleep(200 * time.Microsecond) // the publish's round trip, which lets the relays overlap
+	return c.inner.publishRaw(ctx, subject, id, data)
+}
+
+// Issue 28: the relays of three replicas share one PostgreSQL outbox. Each
+// must publish a batch no other is publishing: on a NATS cluster, a second
+// publish of an id still in flight is refused (409 "duplicate message id is
+// in process") and stops that relay's pass.
+func TestRelay_ReplicasNeverPublishOneRowAtOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, store.Postgres)
+	bus := startBus(t, startServer(t, EmbeddedConfig{}), Config{})
+	s := relaySetup{db: db, bus: bus}
+	const events = 600
+	for range events / 100 {
+		evs := make([]Event, 100)
+		for i := range evs {
+			evs[i] = newEvent(t, "dev.steward.test", nil)
+		}
+		s.publishTx(t, "steward.test", evs...)
+	}
+	counter := &countingPublisher{inner: bus, calls: map[string]int{}}
+	var wg sync.WaitGroup
+	for range 3 {
+		relay := NewRelay(RelayConfig{DB: db, Bus: bus, Logger: testLogger(t), BatchSize: 20})
+		relay.pub = counter
+		wg.Go(func() {
+			for s.outboxLen(t) > 0 {
+				if _, err := relay.runOnce(context.Background()); err != nil {
+					t.Errorf("runOnce: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := streamMsgs(t, bus); n != events {
+		t.Errorf("stream holds %d messages, want %d", n, events)
+	}
+	twice := 0
+	for _, n := range counter.calls {
+		if n > 1 {
+			twice++
+		}
+	}
+	if len(counter.calls) != events || twice > 0 {
+		t.Errorf("the relays published %d ids, %d of them more than once; want each of the %d once", len(counter.calls), twice, events)
+	}
 }

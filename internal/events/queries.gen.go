@@ -11,6 +11,7 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
+	outboxClaimOldest  string
 	outboxDeleteBySeqs string
 	outboxInsert       string
 	outboxListOldest   string
@@ -20,10 +21,37 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
+		outboxClaimOldest:  qs.Get("OutboxClaimOldest"),
 		outboxDeleteBySeqs: qs.Get("OutboxDeleteBySeqs"),
 		outboxInsert:       qs.Get("OutboxInsert"),
 		outboxListOldest:   qs.Get("OutboxListOldest"),
 	}
+}
+
+// OutboxClaimOldestRow is a row of OutboxClaimOldest.
+type OutboxClaimOldestRow struct {
+	Seq     int64
+	ID      string
+	Subject string
+	Event   string
+}
+
+// OutboxClaimOldest runs OutboxClaimOldest (sql/*/outbox.sql) and returns its rows.
+func (q *queries) OutboxClaimOldest(ctx context.Context, db store.Querier, limit int64) ([]OutboxClaimOldestRow, error) {
+	rows, err := db.Query(ctx, q.outboxClaimOldest, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OutboxClaimOldestRow
+	for rows.Next() {
+		var v OutboxClaimOldestRow
+		if err := rows.Scan(&v.Seq, &v.ID, &v.Subject, &v.Event); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // OutboxDeleteBySeqs runs OutboxDeleteBySeqs (sql/*/outbox.sql) and returns the number of rows it affected.

@@ -3,6 +3,7 @@ package events
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,23 +152,14 @@ func (r *Relay) logFailure(ctx context.Context, err error) {
 // deletes those it published. It stops at the first failed publish, so the
 // rest wait for the next pass, and returns how many rows it published.
 func (r *Relay) runOnce(ctx context.Context) (int, error) {
+	if r.cfg.DB.Engine() == store.Postgres {
+		return r.runClaimed(ctx)
+	}
 	rows, err := outboxListOldest(ctx, r.cfg.DB, r.cfg.BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("events: read outbox: %w", err)
 	}
-	published := make([]int64, 0, len(rows))
-	var pubErr error
-	for _, row := range rows {
-		dup, err := r.pub.publishRaw(ctx, row.subject, row.id, row.event)
-		if err != nil {
-			pubErr = err
-			break
-		}
-		if dup {
-			r.logger.DebugContext(ctx, "event was already in the stream", "event_id", row.id)
-		}
-		published = append(published, row.seq)
-	}
+	published, pubErr := r.publishRows(ctx, rows)
 	if len(published) > 0 {
 		// Delete even when ctx was cancelled mid-batch, so that what is
 		// published is not published again by the next run.
@@ -178,4 +170,60 @@ func (r *Relay) runOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return len(published), pubErr
+}
+
+// runClaimed is runOnce on PostgreSQL, where the relays of several
+// replicas share one outbox. Each locks the batch it publishes (FOR UPDATE
+// SKIP LOCKED) and deletes what it published in the same transaction, so
+// two relays never publish one row at once: on a NATS cluster the second
+// would be refused, 409 "duplicate message id is in process", and stop its
+// pass (the cluster trial saw all three relays stall on each other). A
+// relay that dies mid-batch releases its rows to the others; what it had
+// published already, the stream deduplicates.
+func (r *Relay) runClaimed(ctx context.Context) (int, error) {
+	var published []int64
+	var pubErr error
+	err := r.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+		claimed, err := outboxQueries[store.Postgres].OutboxClaimOldest(ctx, tx, int64(r.cfg.BatchSize))
+		if err != nil {
+			return fmt.Errorf("events: claim outbox rows: %w", err)
+		}
+		rows := make([]outboxRow, len(claimed))
+		for i, c := range claimed {
+			rows[i] = outboxRow{seq: c.Seq, id: c.ID, subject: c.Subject, event: json.RawMessage(c.Event)}
+		}
+		published, pubErr = r.publishRows(ctx, rows)
+		if len(published) == 0 {
+			return nil
+		}
+		list, err := json.Marshal(published)
+		if err != nil {
+			return err
+		}
+		if _, err := outboxQueries[store.Postgres].OutboxDeleteBySeqs(ctx, tx, json.RawMessage(list)); err != nil {
+			return fmt.Errorf("events: delete published outbox rows: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, errors.Join(pubErr, err)
+	}
+	return len(published), pubErr
+}
+
+// publishRows publishes rows in order until one fails, and returns the
+// seqs of those published and the failure.
+func (r *Relay) publishRows(ctx context.Context, rows []outboxRow) ([]int64, error) {
+	published := make([]int64, 0, len(rows))
+	for _, row := range rows {
+		dup, err := r.pub.publishRaw(ctx, row.subject, row.id, row.event)
+		if err != nil {
+			return published, err
+		}
+		if dup {
+			r.logger.DebugContext(ctx, "event was already in the stream", "event_id", row.id)
+		}
+		published = append(published, row.seq)
+	}
+	return published, nil
 }

@@ -8,6 +8,15 @@ FROM event_outbox
 ORDER BY seq
 LIMIT $1;
 
+-- name: OutboxClaimOldest :many
+-- The oldest rows no other relay holds, locked until the claiming
+-- transaction ends: replicas' relays publish disjoint batches.
+SELECT seq, id, subject, event
+FROM event_outbox
+ORDER BY seq
+LIMIT $1
+FOR UPDATE SKIP LOCKED;
+
 -- name: OutboxDeleteBySeqs :exec
 -- params: seqs
 -- Deletes exactly the rows published, given as a JSON array of seqs; never a
