@@ -20,6 +20,8 @@ const (
 // orderView is the part of an order (catalog-item-instances) the checks read.
 type orderView struct {
 	ID            string            `json:"id"`
+	ServiceType   string            `json:"service_type"`
+	Generation    int64             `json:"generation"`
 	State         string            `json:"state"`
 	InstanceID    string            `json:"instance_id"`
 	Status        string            `json:"status"`
@@ -70,7 +72,10 @@ type snapshot struct {
 	// rotations are the credential rotations the provider did, by
 	// operation id.
 	rotations map[string]int
-	requests  []request
+	// adapted are the adapter's reports on the live adapted orders, by
+	// order; nil when the trial runs no adapter.
+	adapted  map[string]adapterStatusView
+	requests []request
 	// clientsDone is set once every client has stopped: only then is a
 	// request without a final answer a violation rather than in progress.
 	clientsDone bool
@@ -94,6 +99,7 @@ func check(s snapshot) []Violation {
 	c.operations()
 	c.updates()
 	c.instancesOnce()
+	c.adapterReports()
 	sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].Invariant < c.out[j].Invariant })
 	return c.out
 }
@@ -406,6 +412,35 @@ func (c *checker) updates() {
 		if got := o.Labels[revLabel]; !allowed[got] {
 			c.add(InvariantUpdateApplied, "order "+id, "holds %s=%q, but its last acknowledged update set %q (%d updates sent)",
 				revLabel, got, last, len(ups))
+		}
+	}
+}
+
+// adapterReports: the adapter reported on each live adapted order's
+// current generation, and its namespace is Available: the sentinel's
+// events reached it through the kills, and its reports were stored.
+func (c *checker) adapterReports() {
+	if c.s.adapted == nil {
+		return
+	}
+	for _, o := range c.s.orders {
+		if o.DeletedAt != nil || o.ServiceType != adaptedType {
+			continue
+		}
+		r, ok := c.s.adapted[o.ID]
+		available := ""
+		for _, cond := range r.Conditions {
+			if cond.Type == "Available" {
+				available = cond.Status + " " + cond.Reason
+			}
+		}
+		switch {
+		case !ok:
+			c.add(InvariantAdapterReported, "order "+o.ID, "the adapter %s never reported on it (generation %d, state %s)",
+				adapterName, o.Generation, o.State)
+		case r.ObservedGeneration != o.Generation || !strings.HasPrefix(available, "True"):
+			c.add(InvariantAdapterReported, "order "+o.ID, "the adapter's last report observed generation %d with Available %q; the order is at generation %d",
+				r.ObservedGeneration, available, o.Generation)
 		}
 	}
 }

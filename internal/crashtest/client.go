@@ -161,7 +161,11 @@ func (c *client) create(ctx context.Context, n int) {
 		req.OrderID = fmt.Sprintf("o-c%d-%d", c.n, n)
 		req.Path += "?id=" + req.OrderID
 	}
-	req.Body, _ = json.Marshal(map[string]any{"catalog_item_id": catalogItemID, "labels": map[string]string{keyLabel: key}})
+	item := catalogItemID
+	if c.t.adapter != nil && c.rng.IntN(adaptedOneIn) == 0 {
+		item = adaptedItem
+	}
+	req.Body, _ = json.Marshal(map[string]any{"catalog_item_id": item, "labels": map[string]string{keyLabel: key}})
 	c.t.creates.Add(1)
 	c.send(ctx, req)
 	c.mu.Lock()

@@ -51,6 +51,11 @@ type Config struct {
 	// the replicas share a three-node JetStream cluster of it, Steward's
 	// stream on three replicas.
 	NATSServer string
+	// Kubeconfig, with Replicas, names a Kubernetes cluster: the trial then
+	// runs `steward adapter` with AdapterConfig (the cluster-namespace
+	// example) against it, and one order in sixteen is of a type that
+	// requires that adapter (see adapter.go).
+	Kubeconfig, AdapterConfig string
 	// Orders, with Replicas, is how many creates the clients send; the load
 	// stops then. Defaults to 2,000.
 	Orders int
@@ -97,6 +102,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.Replicas = cmp.Or(cfg.Replicas, 1)
 	if cfg.Replicas > 1 && (cfg.DatabaseURL == "" || cfg.NATSServer == "") {
 		return cfg, errors.New("crashtest: several replicas need Config.DatabaseURL and Config.NATSServer")
+	}
+	if cfg.Kubeconfig != "" && (cfg.Replicas < 2 || cfg.AdapterConfig == "") {
+		return cfg, errors.New("crashtest: an adapter runs in a cluster trial (Config.Replicas), with Config.AdapterConfig")
 	}
 	cfg.Orders = cmp.Or(cfg.Orders, 2000)
 	cfg.Clients = cmp.Or(cfg.Clients, 4)
@@ -165,6 +173,8 @@ type trial struct {
 	js   jetstream.JetStream
 	// creates counts the creates the clients sent.
 	creates atomic.Int64
+	// adapter runs with Config.Kubeconfig (nil otherwise).
+	adapter *serverProc
 
 	clients []*client
 	// clientsDone is closed once every client has returned.
@@ -204,7 +214,12 @@ func (t *trial) run(ctx context.Context, rep *Report) error {
 			return fmt.Errorf("crashtest: %w", err)
 		}
 		defer closeConns()
-		extra = append(extra, "--nats-url", t.nats.url(), "--nats-stream-replicas", "3")
+		// The sentinel's cycles often, so that an adapted order's events
+		// follow its changes closely. Its debounce (how soon a not-ready
+		// order is published again) stays the default: one adapter handles
+		// a few events a second here, and a shorter one floods it.
+		extra = append(extra, "--nats-url", t.nats.url(), "--nats-stream-replicas", "3",
+			"--sentinel-interval", "250ms")
 	}
 	var bases []string
 	for i := range t.cfg.Replicas {
@@ -248,6 +263,12 @@ func (t *trial) run(ctx context.Context, rep *Report) error {
 	}
 	if err := t.setUp(ctx); err != nil {
 		return fmt.Errorf("crashtest: set up: %w", err)
+	}
+	if t.cfg.Kubeconfig != "" {
+		if t.adapter, err = t.startAdapter(rep); err != nil {
+			return err
+		}
+		defer t.adapter.stop(2 * time.Second) // first: it calls the servers
 	}
 	t.log.InfoContext(ctx, "trial set up", "dir", t.cfg.Dir, "urls", bases, "store", rep.Store, "seed", t.cfg.Seed)
 	return t.exercise(ctx, rep)
@@ -307,8 +328,15 @@ func (t *trial) exercise(ctx context.Context, rep *Report) error {
 func (t *trial) setUp(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
 	defer cancel()
+	types := []string{"container"}
+	if t.cfg.Kubeconfig != "" {
+		if err := t.setUpAdapted(ctx); err != nil {
+			return err
+		}
+		types = append(types, adaptedType)
+	}
 	reg, err := provider.NewRegistrar(provider.RegistrarConfig{StewardURLs: t.api.bases, HTTPClient: t.api.hc,
-		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: []string{"container"},
+		Registration: provider.Registration{Name: providerName, Endpoint: t.prov.url, ServiceTypes: types,
 			Operations: []string{provider.OperationCredentials, provider.OperationExport}, CallToken: callToken}})
 	if err != nil {
 		return err
@@ -320,6 +348,12 @@ func (t *trial) setUp(ctx context.Context) error {
 		"defaults": map[string]any{"process": map[string]any{"command": []string{"sleep"}, "args": []string{"3600"}}}}
 	if err := t.api.send(ctx, http.MethodPost, "/api/v1/catalog-items?id="+catalogItemID, item, nil); err != nil {
 		return err
+	}
+	if t.cfg.Kubeconfig != "" {
+		adapted := map[string]any{"display_name": "crash test, adapted", "service_type": adaptedType, "defaults": map[string]any{}}
+		if err := t.api.send(ctx, http.MethodPost, "/api/v1/catalog-items?id="+adaptedItem, adapted, nil); err != nil {
+			return err
+		}
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -466,6 +500,11 @@ func (t *trial) snapshot(ctx context.Context, clientsDone bool) (snapshot, error
 	s.instances = make(map[string]instanceView, len(insts))
 	for _, in := range insts {
 		s.instances[in.ID] = in
+	}
+	if t.adapter != nil {
+		if s.adapted, err = t.adapterStatuses(ctx, s.orders); err != nil {
+			return s, err
+		}
 	}
 	s.held = t.prov.mem.snapshot()
 	s.rotations = t.prov.mem.rotationCounts()
@@ -628,6 +667,11 @@ func (t *trial) count(rep *Report, s snapshot) {
 		}
 	}
 	c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd = len(s.orders), len(s.ops), len(s.tasks)
+	for _, o := range s.orders {
+		if o.ServiceType == adaptedType {
+			c.AdaptedOrders++
+		}
+	}
 }
 
 func closed(ch chan struct{}) bool {

@@ -7,12 +7,16 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/stewardhq/steward/internal/kubetest"
 )
 
-// TestMain removes the binary TestCrash built, and fails on leaked
+// TestMain removes the binary TestCrash built, stops the Kubernetes API
+// server TestCluster started, and fails on leaked
 // goroutines.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	kubetest.StopShared()
 	if builtBin != "" {
 		_ = os.RemoveAll(filepath.Dir(builtBin))
 	}

@@ -69,6 +69,10 @@ const (
 	// InvariantEventOnce: in a cluster trial, every event written to the
 	// outbox reached the stream, and none is in it twice.
 	InvariantEventOnce = "event-published-once"
+	// InvariantAdapterReported: with an adapter, it reported on every live
+	// adapted order's current generation with Available=True (a deleted
+	// one's cleanup is InvariantDeletionFinishes: the deletion waits for it).
+	InvariantAdapterReported = "adapter-reported-current-generation"
 )
 
 // Violation is one broken invariant, about one order, key, instance or
@@ -153,6 +157,8 @@ type Counts struct {
 	// the periodic jobs' runs and the events in the stream.
 	SingletonRuns int `json:"singleton_runs,omitempty"`
 	StreamEvents  int `json:"stream_events,omitempty"`
+	// AdaptedOrders counts the orders of the adapted type listed at the end.
+	AdaptedOrders int `json:"adapted_orders,omitempty"`
 }
 
 // Report is the outcome of one trial.
@@ -178,6 +184,7 @@ type Report struct {
 	// ReplicaLogs and NATSLogs are a cluster trial's logs, one per process.
 	ReplicaLogs []string `json:"replica_logs,omitempty"`
 	NATSLogs    []string `json:"nats_logs,omitempty"`
+	AdapterLog  string   `json:"adapter_log,omitempty"`
 }
 
 // maxPerInvariant bounds the violations String lists per invariant.
@@ -203,7 +210,8 @@ func (r Report) String() string {
 		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
 		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
 	if c.SingletonRuns > 0 || c.StreamEvents > 0 {
-		fmt.Fprintf(&b, "  %d runs of periodic jobs and %d events in the stream checked\n", c.SingletonRuns, c.StreamEvents)
+		fmt.Fprintf(&b, "  %d runs of periodic jobs and %d events in the stream checked; %d orders of the adapted type\n",
+			c.SingletonRuns, c.StreamEvents, c.AdaptedOrders)
 	}
 	for i, k := range r.Kills {
 		if k.Target != "" {
@@ -242,6 +250,9 @@ func (r Report) String() string {
 	}
 	if len(r.ReplicaLogs) > 0 {
 		fmt.Fprintf(&b, "  replica logs: %s\n  NATS logs: %s\n", strings.Join(r.ReplicaLogs, " "), strings.Join(r.NATSLogs, " "))
+		if r.AdapterLog != "" {
+			fmt.Fprintf(&b, "  adapter log: %s\n", r.AdapterLog)
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "  server log: %s\n", r.LogPath)

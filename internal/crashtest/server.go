@@ -57,6 +57,12 @@ func newServerProc(p serverParams) *serverProc {
 		args = append(args, "--database-url", p.databaseURL)
 	}
 	args = append(args, p.extra...)
+	return newProc(p.bin, args, p.logPath, "http://"+addr)
+}
+
+// newProc is a process of bin with args, logging to logPath, that serves
+// HTTP at base ("" when it does not).
+func newProc(bin string, args []string, logPath, base string) *serverProc {
 	// Every flag also reads STEWARD_<FLAG>: the trial's flags must be the
 	// only configuration, whatever the caller's environment holds.
 	var env []string
@@ -65,7 +71,7 @@ func newServerProc(p serverParams) *serverProc {
 			env = append(env, kv)
 		}
 	}
-	return &serverProc{bin: p.bin, args: args, env: env, logPath: p.logPath, base: "http://" + addr,
+	return &serverProc{bin: bin, args: args, env: env, logPath: logPath, base: base,
 		hc: &http.Client{Timeout: time.Second, Transport: newTransport()}}
 }
 

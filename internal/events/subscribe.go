@@ -49,6 +49,14 @@ type subscription struct {
 	cancel context.CancelFunc // ends the handlers' ctx
 }
 
+// pullExpiry bounds each pull request of a subscription (nats.go's default
+// is 30s, with a heartbeat every 15s). When the NATS node holding the
+// consumer dies with SIGKILL, its pending pulls are lost without a word
+// and the subscriber waits out its pull before asking the new leader: the
+// cluster trial saw an adapter idle 30s after a node's kill. With 5s (and a
+// heartbeat every 2.5s) it waits at most that.
+const pullExpiry = 5 * time.Second
+
 // Subscribe creates or updates the durable consumer p.Durable and calls
 // p.Handler for each event on p.Subject, starting with the oldest it has not
 // acknowledged. ctx bounds the setup only; handlers run until the returned
@@ -83,7 +91,7 @@ func (b *Bus) Subscribe(ctx context.Context, p SubscribeParams) (stop func(), er
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &subscription{bus: b, params: p, cancel: cancel}
-	s.cc, err = cons.Consume(func(msg jetstream.Msg) { s.handle(runCtx, msg) })
+	s.cc, err = cons.Consume(func(msg jetstream.Msg) { s.handle(runCtx, msg) }, jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("events: consume %s: %w", p.Durable, err)
