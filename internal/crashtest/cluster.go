@@ -389,6 +389,10 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if info.Config.Replicas != 3 {
+		out = append(out, Violation{Invariant: InvariantEventOnce, Subject: "stream " + streamName,
+			Detail: fmt.Sprintf("keeps %d copies at the end, not the 3 the replicas asked for", info.Config.Replicas)})
+	}
 	seen := make(map[string]uint64, info.State.Msgs)
 	var dups []string
 	for n := uint64(0); n < info.State.Msgs; {

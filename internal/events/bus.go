@@ -3,6 +3,7 @@ package events
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -35,8 +36,11 @@ type Config struct {
 	// PublishTimeout bounds one publish, until JetStream's ack. Defaults to 5s.
 	PublishTimeout time.Duration
 	// Replicas is how many servers of a NATS cluster keep the stream (and
-	// its durable consumers): 3 survives losing one. Defaults to 1, the
-	// only value a single server takes.
+	// its durable consumers): 3 survives losing one. 0 keeps what the
+	// stream has, and creates it with 1, the only value a single server
+	// takes: the clients of Steward's stream (adapters, `steward sentinel`)
+	// leave it 0, so their start never takes copies away from the stream
+	// the servers keep.
 	Replicas int
 	// CheckTimeout bounds [Bus.Check]. Defaults to 2s.
 	CheckTimeout time.Duration
@@ -71,7 +75,7 @@ func New(cfg Config) *Bus {
 	cfg.MaxAge = cmp.Or(cfg.MaxAge, 7*24*time.Hour)
 	cfg.PublishTimeout = cmp.Or(cfg.PublishTimeout, 5*time.Second)
 	cfg.CheckTimeout = cmp.Or(cfg.CheckTimeout, 2*time.Second)
-	cfg.Replicas = max(cfg.Replicas, 1)
+	cfg.Replicas = max(cfg.Replicas, 0)
 	cfg.AckWait = cmp.Or(cfg.AckWait, 30*time.Second)
 	cfg.RetryDelay = cmp.Or(cfg.RetryDelay, 5*time.Second)
 	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "events.bus")
@@ -97,7 +101,11 @@ func (b *Bus) Start(ctx context.Context) error {
 		return fmt.Errorf("events: jetstream: %w", err)
 	}
 	err = b.provision(ctx, "stream "+b.cfg.Stream, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		replicas, err := b.streamReplicas(ctx, js)
+		if err != nil {
+			return err
+		}
+		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:        b.cfg.Stream,
 			Description: "Steward control-plane events (CloudEvents 1.0, structured JSON)",
 			Subjects:    []string{SubjectRoot + ".>"},
@@ -105,7 +113,7 @@ func (b *Bus) Start(ctx context.Context) error {
 			Retention:   jetstream.LimitsPolicy,
 			MaxAge:      b.cfg.MaxAge,
 			Duplicates:  b.cfg.DuplicateWindow,
-			Replicas:    b.cfg.Replicas,
+			Replicas:    replicas,
 		})
 		return err
 	})
@@ -115,6 +123,22 @@ func (b *Bus) Start(ctx context.Context) error {
 	}
 	b.nc, b.js = nc, js
 	return nil
+}
+
+// streamReplicas is the copies the stream is to keep: Config.Replicas, or
+// with 0 what it has now (1 when it does not exist yet).
+func (b *Bus) streamReplicas(ctx context.Context, js jetstream.JetStream) (int, error) {
+	if b.cfg.Replicas > 0 {
+		return b.cfg.Replicas, nil
+	}
+	s, err := js.Stream(ctx, b.cfg.Stream)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return 1, nil
+	case err != nil:
+		return 0, err
+	}
+	return max(s.CachedInfo().Config.Replicas, 1), nil
 }
 
 func (b *Bus) connect() (*nats.Conn, error) {

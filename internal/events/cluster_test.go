@@ -191,3 +191,34 @@ func TestBus_ReplicasStartingTogetherAllGetTheR3Stream(t *testing.T) {
 		}
 	}
 }
+
+// Issue 28: an adapter (or `steward sentinel`) connects with the events
+// defaults, one copy, to the stream the servers keep on three. Its start
+// must not take the stream's copies away.
+func TestBus_AClientWithDefaultsKeepsTheStreamsCopies(t *testing.T) {
+	t.Parallel()
+	nodes := startCluster(t, 3)
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.ClientURL())
+	}
+	url := strings.Join(urls, ",")
+	var server *Bus
+	poll.UntilWithin(t, 30*time.Second, "the cluster takes the R3 stream", func() bool {
+		b := New(Config{URL: url, Replicas: 3, Logger: testLogger(t)})
+		if err := b.Start(context.Background()); err != nil {
+			return false
+		}
+		server = b
+		return true
+	})
+	t.Cleanup(func() { _ = server.Stop(context.Background()) })
+	client := New(Config{URL: url, Logger: testLogger(t)})
+	if err := client.Start(context.Background()); err != nil {
+		t.Fatalf("a client's start: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Stop(context.Background()) })
+	if info := streamInfo(t, server); info.Config.Replicas != 3 {
+		t.Errorf("after a client with the defaults started, the stream keeps %d copies, want 3", info.Config.Replicas)
+	}
+}
