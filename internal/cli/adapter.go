@@ -24,7 +24,8 @@ report Applied, Available and Health on each order.
 The config (YAML; see examples/adapters/) is checked when it loads: every
 problem is printed with its field path and the adapter does not start.
 Replicas of one adapter share its durable JetStream consumers, so each event
-is handled by one of them at a time. An event is acknowledged only after its
+is handled by one of them at a time; each replica reconciles --workers events at
+once, an order's events one after the other. An event is acknowledged only after its
 report is stored; a transient failure brings it back with a backoff.
 
 Its bearer token (a service_account bound to the adapter) comes from
@@ -61,6 +62,7 @@ every user of the machine in ps.`,
 	f.StringVar(&cfg.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS URL of Steward's JetStream (steward server --nats-listen)")
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")
 	f.DurationVar(&cfg.Timeout, "timeout", 0, "longest one reconcile may take (default 5m)")
+	f.IntVar(&cfg.Workers, "workers", adapter.DefaultWorkers, "reconciles run at once; one order's events are reconciled one after the other")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
 }

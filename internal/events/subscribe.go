@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -26,8 +27,17 @@ type SubscribeParams struct {
 	// restarts. Replicas subscribing with the same name share its events,
 	// each handled by one of them. Required; no dots or wildcards.
 	Durable string
-	// Handler is called for each event, one at a time. Required.
+	// Handler is called for each event, one at a time unless Workers is
+	// above 1. Required.
 	Handler Handler
+	// Workers, above 1, handles that many events at once, and Key then
+	// keeps the events of one key (an order) in order: each key's events go
+	// to one worker, one after the other. Handlers that mostly wait on the
+	// network (an adapter's API and Kubernetes calls) gain the most.
+	Workers int
+	// Key names what an event is about, for Workers; nil (or "") puts
+	// every event on one worker.
+	Key func(Event) string
 	// Timeout bounds one call of Handler. Defaults to the Bus's AckWait.
 	// While a handler runs, the subscription tells JetStream it is still
 	// working on the event (every third of AckWait), so a handler that takes
@@ -47,6 +57,9 @@ type subscription struct {
 	params SubscribeParams
 	cc     jetstream.ConsumeContext
 	cancel context.CancelFunc // ends the handlers' ctx
+	// queues feed the workers (nil with one worker); workers ends with them.
+	queues  []chan jetstream.Msg
+	workers sync.WaitGroup
 }
 
 // pullExpiry bounds each pull request of a subscription (nats.go's default
@@ -91,9 +104,15 @@ func (b *Bus) Subscribe(ctx context.Context, p SubscribeParams) (stop func(), er
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &subscription{bus: b, params: p, cancel: cancel}
-	s.cc, err = cons.Consume(func(msg jetstream.Msg) { s.handle(runCtx, msg) }, jetstream.PullExpiry(pullExpiry))
+	deliver := func(msg jetstream.Msg) { s.handle(runCtx, msg) }
+	if p.Workers > 1 {
+		s.startWorkers(runCtx)
+		deliver = s.dispatch
+	}
+	s.cc, err = cons.Consume(deliver, jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		cancel()
+		s.stopWorkers()
 		return nil, fmt.Errorf("events: consume %s: %w", p.Durable, err)
 	}
 	b.mu.Lock()
@@ -109,7 +128,7 @@ func (b *Bus) Subscribe(ctx context.Context, p SubscribeParams) (stop func(), er
 }
 
 // handle runs the handler for one message and settles it. Messages arrive
-// one at a time per subscription.
+// one at a time per subscription, or per worker.
 func (s *subscription) handle(ctx context.Context, msg jetstream.Msg) {
 	log := s.bus.logger.With("durable", s.params.Durable, "subject", msg.Subject())
 	ev, err := ParseEvent(msg.Data())
@@ -147,6 +166,50 @@ func (s *subscription) handle(ctx context.Context, msg jetstream.Msg) {
 	_ = msg.NakWithDelay(delay)
 }
 
+// workerQueue is how many events wait for one worker; past it, delivery
+// waits for that worker, and JetStream holds the rest.
+const workerQueue = 8
+
+// startWorkers starts Workers goroutines, each handling its queue in order.
+func (s *subscription) startWorkers(ctx context.Context) {
+	s.queues = make([]chan jetstream.Msg, s.params.Workers)
+	for i := range s.queues {
+		q := make(chan jetstream.Msg, workerQueue)
+		s.queues[i] = q
+		s.workers.Go(func() {
+			for msg := range q {
+				if ctx.Err() != nil {
+					_ = msg.Nak() // stopping: the next subscriber takes it now
+					continue
+				}
+				s.handle(ctx, msg)
+			}
+		})
+	}
+}
+
+// dispatch queues msg for the worker of its key.
+func (s *subscription) dispatch(msg jetstream.Msg) {
+	key := ""
+	if s.params.Key != nil {
+		if ev, err := ParseEvent(msg.Data()); err == nil {
+			key = s.params.Key(ev)
+		}
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	s.queues[h.Sum32()%uint32(len(s.queues))] <- msg
+}
+
+// stopWorkers closes the queues and waits for the workers; delivery must
+// have stopped.
+func (s *subscription) stopWorkers() {
+	for _, q := range s.queues {
+		close(q)
+	}
+	s.workers.Wait()
+}
+
 // heartbeat tells JetStream every interval that msg is still being
 // handled, until the returned stop is called (which waits for it).
 func heartbeat(msg jetstream.Msg, interval time.Duration) (stop func()) {
@@ -168,7 +231,7 @@ func heartbeat(msg jetstream.Msg, interval time.Duration) (stop func()) {
 }
 
 // stop ends the handlers' ctx, stops consuming and waits until the running
-// handler, if any, has returned.
+// handlers, if any, have returned.
 func (s *subscription) stop(ctx context.Context) error {
 	s.cancel()
 	s.cc.Stop()
@@ -178,6 +241,8 @@ func (s *subscription) stop(ctx context.Context) error {
 	b.mu.Unlock()
 	select {
 	case <-s.cc.Closed():
+		// Delivery has stopped: no dispatch sends any more.
+		s.stopWorkers()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("events: stop subscription %s: %w", s.params.Durable, ctx.Err())

@@ -30,6 +30,9 @@ type AdapterConfig struct {
 	Logger     *slog.Logger
 	// Timeout bounds one reconcile (default 5m).
 	Timeout time.Duration
+	// Workers is how many reconciles run at once, each order's in turn
+	// (default adapter.DefaultWorkers).
+	Workers int
 }
 
 // RunAdapter consumes reconcile events with the adapter's config until ctx
@@ -52,7 +55,8 @@ func RunAdapter(ctx context.Context, cfg AdapterConfig) error {
 		return fmt.Errorf("adapter: connect to NATS: %w", err)
 	}
 	defer func() { _ = bus.Stop(context.WithoutCancel(ctx)) }()
-	c, err := adapter.NewConsumer(adapter.ConsumerConfig{Executor: exec, Bus: bus, Logger: logger, Timeout: cfg.Timeout})
+	c, err := adapter.NewConsumer(adapter.ConsumerConfig{Executor: exec, Bus: bus, Logger: logger, Timeout: cfg.Timeout,
+		Workers: cfg.Workers})
 	if err != nil {
 		return err
 	}
