@@ -325,17 +325,16 @@ func (t *trial) clusterChecks(ctx context.Context, rep *Report) error {
 
 // periodicRun is one finished run of a singleton (a periodic River job).
 type periodicRun struct {
-	name, by      string
-	from, to      time.Time
-	jobID         int64
-	finishedState string
+	name, by string
+	from, to time.Time
+	jobID    int64
 }
 
 // singletons: no periodic job ran on two processes at once, and every
 // replica's periodic runs (River's jobs of kind steward.periodic that
 // finished) were run one at a time per name.
 func (t *trial) singletons(ctx context.Context) ([]Violation, int, error) {
-	rows, err := t.db.Query(ctx, `SELECT id, args->>'name', attempted_by[array_length(attempted_by, 1)], attempted_at, finalized_at, state
+	rows, err := t.db.Query(ctx, `SELECT id, args->>'name', attempted_by[array_length(attempted_by, 1)], attempted_at, finalized_at
 		FROM river_job WHERE kind = 'steward.periodic' AND finalized_at IS NOT NULL AND attempted_at IS NOT NULL
 		ORDER BY args->>'name', attempted_at`)
 	if err != nil {
@@ -343,7 +342,7 @@ func (t *trial) singletons(ctx context.Context) ([]Violation, int, error) {
 	}
 	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (periodicRun, error) {
 		var p periodicRun
-		err := r.Scan(&p.jobID, &p.name, &p.by, &p.from, &p.to, &p.finishedState)
+		err := r.Scan(&p.jobID, &p.name, &p.by, &p.from, &p.to)
 		return p, err
 	})
 	if err != nil {
