@@ -23,20 +23,7 @@ import (
 func TestBus_R3StreamSurvivesLosingTheLeadingNode(t *testing.T) {
 	t.Parallel()
 	nodes := startCluster(t, 3)
-	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, n.ClientURL())
-	}
-	var bus *Bus
-	poll.UntilWithin(t, 30*time.Second, "the cluster takes the R3 stream", func() bool {
-		b := New(Config{URL: strings.Join(urls, ","), Replicas: 3, Logger: testLogger(t)})
-		if err := b.Start(context.Background()); err != nil {
-			return false
-		}
-		bus = b
-		return true
-	})
-	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
+	bus := startR3Bus(t, clusterURL(nodes))
 
 	c := newCollector()
 	subscribe(t, bus, "steward.>", "r3", c.handle)
@@ -136,18 +123,39 @@ func startCluster(t *testing.T, n int) []*server.Server {
 	return nodes
 }
 
+// clusterURL is the client URL list of nodes, as nats.Connect takes it.
+func clusterURL(nodes []*server.Server) string {
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.ClientURL())
+	}
+	return strings.Join(urls, ",")
+}
+
+// startR3Bus starts a Bus keeping its stream on three nodes of the cluster
+// at url, once the cluster can take it; it is stopped at cleanup.
+func startR3Bus(t *testing.T, url string) *Bus {
+	t.Helper()
+	var bus *Bus
+	poll.UntilWithin(t, 30*time.Second, "the cluster takes the R3 stream", func() bool {
+		b := New(Config{URL: url, Replicas: 3, Logger: testLogger(t)})
+		if err := b.Start(context.Background()); err != nil {
+			return false
+		}
+		bus = b
+		return true
+	})
+	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
+	return bus
+}
+
 // Issue 28: six replicas starting together (a Deployment's first rollout) each
 // create the R3 stream and the shared durable consumer at once. NATS
 // answers only one of such concurrent creates; every Bus must still start
 // and subscribe, not fail on the silence.
 func TestBus_ReplicasStartingTogetherAllGetTheR3Stream(t *testing.T) {
 	t.Parallel()
-	nodes := startCluster(t, 3)
-	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, n.ClientURL())
-	}
-	url := strings.Join(urls, ",")
+	url := clusterURL(startCluster(t, 3))
 	poll.UntilWithin(t, 30*time.Second, "the cluster elects a JetStream leader", func() bool {
 		nc, err := nats.Connect(url)
 		if err != nil {
@@ -197,28 +205,14 @@ func TestBus_ReplicasStartingTogetherAllGetTheR3Stream(t *testing.T) {
 // must not take the stream's copies away.
 func TestBus_AClientWithDefaultsKeepsTheStreamsCopies(t *testing.T) {
 	t.Parallel()
-	nodes := startCluster(t, 3)
-	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, n.ClientURL())
-	}
-	url := strings.Join(urls, ",")
-	var server *Bus
-	poll.UntilWithin(t, 30*time.Second, "the cluster takes the R3 stream", func() bool {
-		b := New(Config{URL: url, Replicas: 3, Logger: testLogger(t)})
-		if err := b.Start(context.Background()); err != nil {
-			return false
-		}
-		server = b
-		return true
-	})
-	t.Cleanup(func() { _ = server.Stop(context.Background()) })
+	url := clusterURL(startCluster(t, 3))
+	owner := startR3Bus(t, url)
 	client := New(Config{URL: url, Logger: testLogger(t)})
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatalf("a client's start: %v", err)
 	}
 	t.Cleanup(func() { _ = client.Stop(context.Background()) })
-	if info := streamInfo(t, server); info.Config.Replicas != 3 {
+	if info := streamInfo(t, owner); info.Config.Replicas != 3 {
 		t.Errorf("after a client with the defaults started, the stream keeps %d copies, want 3", info.Config.Replicas)
 	}
 }

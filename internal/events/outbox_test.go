@@ -259,19 +259,31 @@ func TestRelay_NotifyTriggersAPassAndStopWaits(t *testing.T) {
 	})
 }
 
-// countingPublisher counts the publishes of each event id, each taking a
-// moment, as a publish to an R3 stream does.
+// countingPublisher counts the publishes of each event id. Its first
+// publishes wait (a bounded while) until every relay is publishing, so the
+// relays' batches overlap in time as they do on a busy cluster.
 type countingPublisher struct {
-	inner publisher
-	mu    sync.Mutex
-	calls map[string]int
+	inner   publisher
+	relays  int
+	mu      sync.Mutex
+	calls   map[string]int
+	entered int
+	all     chan struct{}
 }
 
 func (c *countingPublisher) publishRaw(ctx context.Context, subject, id string, data []byte) (bool, error) {
 	c.mu.Lock()
 	c.calls[id]++
+	c.entered++
+	if c.entered == c.relays {
+		close(c.all)
+	}
 	c.mu.Unlock()
-	time.Sleep(200 * time.Microsecond) // the publish's round trip, which lets the relays overlap
+	select {
+	case <-c.all:
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
 	return c.inner.publishRaw(ctx, subject, id, data)
 }
 
@@ -292,7 +304,7 @@ func TestRelay_ReplicasNeverPublishOneRowAtOnce(t *testing.T) {
 		}
 		s.publishTx(t, "steward.test", evs...)
 	}
-	counter := &countingPublisher{inner: bus, calls: map[string]int{}}
+	counter := &countingPublisher{inner: bus, relays: 3, calls: map[string]int{}, all: make(chan struct{})}
 	var wg sync.WaitGroup
 	for range 3 {
 		relay := NewRelay(RelayConfig{DB: db, Bus: bus, Logger: testLogger(t), BatchSize: 20})
