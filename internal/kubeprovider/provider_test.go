@@ -190,7 +190,7 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 
 	// kubectl scale, by hand: Synced=False naming it.
 	scale(t, kube, ns, 4)
-	poll.Until(t, "the scale is reported as drift", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the scale is reported as drift", func() bool {
 		s := r.last(id).Synced
 		return s != nil && !s.InSync && slices.Contains(s.Differences, "replicas: want 2, found 4")
 	})
@@ -201,7 +201,7 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 		Action: provider.RepairActionRestart, Scope: provider.ScopeWholeRuntime, ReportPath: "/x"}); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, "the restart succeeded", func() bool { return r.lastRepair("op-"+id).Status == provider.RepairSucceeded })
+	poll.UntilWithin(t, rolloutWait, "the restart succeeded", func() bool { return r.lastRepair("op-"+id).Status == provider.RepairSucceeded })
 	if rs := replicaSets(t, kube, ns); len(rs) != len(rsBefore)+1 {
 		t.Errorf("%d ReplicaSets after the restart, want %d", len(rs), len(rsBefore)+1)
 	}
@@ -212,7 +212,7 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 		}
 	}
 	// The restart re-applied the spec: the scale by hand is undone.
-	poll.Until(t, "the app is back in sync with 2 replicas", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the app is back in sync with 2 replicas", func() bool {
 		l := r.last(id)
 		return l.Synced != nil && l.Synced.InSync && l.Status == provider.StatusRunning && l.Outputs["replicas"] == int32(2)
 	})
@@ -220,7 +220,7 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 	// A reconcile applies the spec again and restarts nothing: the scale
 	// by hand is undone, and no ReplicaSet is added.
 	scale(t, kube, ns, 3)
-	poll.Until(t, "the second scale is reported as drift", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the second scale is reported as drift", func() bool {
 		s := r.last(id).Synced
 		return s != nil && !s.InSync && slices.Contains(s.Differences, "replicas: want 2, found 3")
 	})
@@ -229,7 +229,7 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 		Action: provider.RepairActionReconcile, Scope: provider.ScopeWholeRuntime, ReportPath: "/x"}); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, "the reconcile succeeded", func() bool { return r.lastRepair("reconcile-"+id).Status == provider.RepairSucceeded })
+	poll.UntilWithin(t, rolloutWait, "the reconcile succeeded", func() bool { return r.lastRepair("reconcile-"+id).Status == provider.RepairSucceeded })
 	if d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 2 {
 		t.Errorf("after the reconcile the deployment wants %v replicas (%v), want 2", d.Spec.Replicas, err)
 	}
@@ -296,7 +296,7 @@ func TestProvider_EnforcedDriftIsPutBack(t *testing.T) {
 	ns := kubeprovider.Namespace(id)
 	waitStatus(t, r, id, provider.StatusRunning)
 	scale(t, kube, ns, 5)
-	poll.Until(t, "the drift is put back and said so", func() bool {
+	poll.UntilWithin(t, rolloutWait, "the drift is put back and said so", func() bool {
 		return r.said(id, "drift put back: replicas: want 2, found 5")
 	})
 	poll.UntilWithin(t, rolloutWait, "the deployment has 2 replicas again", func() bool {
