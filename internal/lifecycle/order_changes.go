@@ -44,12 +44,19 @@ func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int6
 		if err := fn(tx, &o, def); err != nil {
 			return err
 		}
-		return s.saveOrderTx(ctx, tx, &o, read)
+		if err := s.saveOrderTx(ctx, tx, &o, read); err != nil {
+			return err
+		}
+		// The answer is the order as this change left it: read after the
+		// commit, a reconcile may already have moved it on (a DELETE was
+		// answered "terminated", not "deleting").
+		o, err = scanReadOrder(tx.QueryRow(ctx, s.q.orderGet, id, project))
+		return err
 	})
 	if err != nil {
 		return Order{}, err
 	}
-	return s.Order(ctx, project, id)
+	return o, nil
 }
 
 // DeleteOrder starts the deletion of an order and of its descendants, in
