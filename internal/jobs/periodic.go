@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // periodicArgs names the Periodic to run. One worker kind serves them all, so
@@ -30,6 +31,10 @@ func (w *periodicWorker) Work(ctx context.Context, job *river.Job[periodicArgs])
 	return p.Run(ctx)
 }
 
+// notFinished are the states in which a periodic run blocks the next.
+var notFinished = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled}
+
 func registerPeriodic(workers *Workers, ps []Periodic) ([]*river.PeriodicJob, error) {
 	w := &periodicWorker{byName: map[string]Periodic{}}
 	var jobs []*river.PeriodicJob
@@ -44,11 +49,16 @@ func registerPeriodic(workers *Workers, ps []Periodic) ([]*river.PeriodicJob, er
 		name, interval := p.Name, p.Interval
 		jobs = append(jobs, river.NewPeriodicJob(river.PeriodicInterval(interval),
 			func() (river.JobArgs, *river.InsertOpts) {
-				opts := &river.InsertOpts{MaxAttempts: 3}
-				// Unique per period, so a leader change never doubles a run.
-				// River's periods start at 1s; shorter intervals (tests) go without.
+				// No run is inserted while one is waiting or running, on any
+				// replica (a dead replica's is reaped at once by its peers):
+				// a run slower than its interval never overlaps the next
+				// (the cluster trial saw provider_health, every 500ms, on
+				// two replicas at once). Unique per period as well, so a
+				// leader change never doubles a run; River's periods start at
+				// 1s, so shorter intervals (tests) have only the first.
+				opts := &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: notFinished}}
 				if interval >= time.Second {
-					opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByPeriod: interval}
+					opts.UniqueOpts.ByPeriod = interval
 				}
 				return periodicArgs{Name: name}, opts
 			}, &river.PeriodicJobOpts{ID: name, RunOnStart: p.RunOnStart}))
