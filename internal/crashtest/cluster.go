@@ -2,9 +2,12 @@ package crashtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -314,12 +317,12 @@ func (t *trial) clusterChecks(ctx context.Context, rep *Report) error {
 		return fmt.Errorf("crashtest: read the periodic jobs' runs: %w", err)
 	}
 	rep.Violations = append(rep.Violations, vs...)
-	vs, events, err := t.eventsOnce(ctx)
+	vs, events, sentinels, err := t.eventsOnce(ctx)
 	if err != nil {
 		return fmt.Errorf("crashtest: read the stream: %w", err)
 	}
 	rep.Violations = append(rep.Violations, vs...)
-	rep.Counts.SingletonRuns, rep.Counts.StreamEvents = runs, events
+	rep.Counts.SingletonRuns, rep.Counts.StreamEvents, rep.Counts.SentinelReplicas = runs, events, sentinels
 	return nil
 }
 
@@ -363,13 +366,15 @@ func (t *trial) singletons(ctx context.Context) ([]Violation, int, error) {
 }
 
 // eventsOnce: every event Steward wrote to its outbox reached the stream
-// (the outbox is empty), and no event is in the stream twice.
-func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
+// (the outbox is empty), no event is in the stream twice, and the replicas'
+// sentinels published one at a time (sentinelsAlone). It returns how many
+// events it read and how many replicas' sentinels published.
+func (t *trial) eventsOnce(ctx context.Context) (vs []Violation, events, sentinelReplicas int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var pending int
 	if err := t.db.QueryRow(ctx, `SELECT count(*) FROM event_outbox`).Scan(&pending); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	var out []Violation
 	if pending > 0 {
@@ -378,15 +383,15 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 	}
 	cons, err := t.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	s, err := t.js.Stream(ctx, streamName)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if info.Config.Replicas != 3 {
 		out = append(out, Violation{Invariant: InvariantEventOnce, Subject: "stream " + streamName,
@@ -394,10 +399,11 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 	}
 	seen := make(map[string]uint64, info.State.Msgs)
 	var dups []string
+	sentinels := map[string]*sentinelRun{}
 	for n := uint64(0); n < info.State.Msgs; {
 		batch, err := cons.FetchNoWait(1000)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		got := 0
 		for m := range batch.Messages() {
@@ -408,6 +414,7 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 			if id == "" {
 				id = fmt.Sprintf("(no id: subject %s)", m.Subject())
 			}
+			sentinels = noteSentinelEvent(sentinels, m.Data())
 			if first, ok := seen[id]; ok && meta != nil {
 				dups = append(dups, fmt.Sprintf("%s (stream sequences %d and %d)", id, first, meta.Sequence.Stream))
 			} else if meta != nil {
@@ -415,11 +422,11 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 			}
 		}
 		if err := batch.Error(); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if got == 0 {
 			if err := pause(ctx, 50*time.Millisecond); err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 		}
 	}
@@ -427,5 +434,64 @@ func (t *trial) eventsOnce(ctx context.Context) ([]Violation, int, error) {
 	for _, d := range dups {
 		out = append(out, Violation{Invariant: InvariantEventOnce, Subject: "event " + d, Detail: "published twice"})
 	}
-	return out, len(seen), nil
+	out = append(out, t.sentinelsAlone(sentinels)...)
+	return out, len(seen), len(sentinels), nil
+}
+
+// sentinelRun is when one replica's sentinel published: the times of its
+// first and last reconcile events.
+type sentinelRun struct {
+	source      string
+	first, last time.Time
+	events      int
+}
+
+// noteSentinelEvent adds a stream message to its replica's sentinelRun if it
+// is a server's reconcile event (source /steward/sentinel/<replica>).
+func noteSentinelEvent(runs map[string]*sentinelRun, data []byte) map[string]*sentinelRun {
+	var ev struct {
+		Source string    `json:"source"`
+		Time   time.Time `json:"time"`
+	}
+	if json.Unmarshal(data, &ev) != nil || !strings.HasPrefix(ev.Source, "/steward/sentinel/") {
+		return runs
+	}
+	r := runs[ev.Source]
+	if r == nil {
+		r = &sentinelRun{source: ev.Source, first: ev.Time, last: ev.Time}
+		runs[ev.Source] = r
+	}
+	if ev.Time.Before(r.first) {
+		r.first = ev.Time
+	}
+	if ev.Time.After(r.last) {
+		r.last = ev.Time
+	}
+	r.events++
+	return runs
+}
+
+// sentinelsAlone: the sentinel's cycles are a singleton too, so the
+// replicas' publishing periods never overlap. A replica leads from its
+// election to its death or stop (the trial kills and stops replicas; it
+// does not cut one off from the database), so leadership never comes back
+// to a replica that lost it.
+func (t *trial) sentinelsAlone(runs map[string]*sentinelRun) []Violation {
+	byStart := slices.SortedFunc(maps.Values(runs), func(a, b *sentinelRun) int { return a.first.Compare(b.first) })
+	var out []Violation
+	for i := 1; i < len(byStart); i++ {
+		prev, cur := byStart[i-1], byStart[i]
+		if !cur.first.Before(prev.last) {
+			continue
+		}
+		out = append(out, Violation{Invariant: InvariantSingletonOnce, Subject: "sentinel cycles",
+			Detail: fmt.Sprintf("%s published from +%.3fs to +%.3fs (%d events) while %s published from +%.3fs to +%.3fs (%d events)",
+				cur.source, cur.first.Sub(t.start).Seconds(), cur.last.Sub(t.start).Seconds(), cur.events,
+				prev.source, prev.first.Sub(t.start).Seconds(), prev.last.Sub(t.start).Seconds(), prev.events)})
+	}
+	if len(runs) == 0 {
+		out = append(out, Violation{Invariant: InvariantSingletonOnce, Subject: "sentinel cycles",
+			Detail: "no server's sentinel published a reconcile event: nothing shows who ran the cycles"})
+	}
+	return out
 }

@@ -54,7 +54,9 @@
 // time to a new leader; stops another replica with SIGTERM; each is started
 // again. Beyond every invariant above it checks, from the database and the
 // stream, that no periodic job (a singleton) ran on two processes at once,
-// that the outbox is empty and no event is in the stream twice.
+// nor the sentinel's cycles (the replicas' reconcile events, told apart by
+// their source, come from one replica at a time), that the outbox is empty
+// and no event is in the stream twice.
 //
 // # Final answers
 //

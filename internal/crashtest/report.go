@@ -64,7 +64,8 @@ const (
 	// stream gets a new leader, within 30s (the figures are in Kills).
 	InvariantTakeover = "taken-over"
 	// InvariantSingletonOnce: in a cluster trial, no periodic job (a
-	// singleton) ran on two processes, or twice, at once.
+	// singleton) ran on two processes, or twice, at once, and no two
+	// replicas' sentinels published in the same period.
 	InvariantSingletonOnce = "singleton-runs-alone"
 	// InvariantEventOnce: in a cluster trial, every event written to the
 	// outbox reached the stream, and none is in it twice.
@@ -157,6 +158,9 @@ type Counts struct {
 	// the periodic jobs' runs and the events in the stream.
 	SingletonRuns int `json:"singleton_runs,omitempty"`
 	StreamEvents  int `json:"stream_events,omitempty"`
+	// SentinelReplicas counts the replicas whose sentinel published, one
+	// after the other: more than one when leadership moved.
+	SentinelReplicas int `json:"sentinel_replicas,omitempty"`
 	// AdaptedOrders counts the orders of the adapted type listed at the end.
 	AdaptedOrders int `json:"adapted_orders,omitempty"`
 }
@@ -210,8 +214,8 @@ func (r Report) String() string {
 		c.Unanswered, c.Retried, c.NoAnswerAttempts, c.KeyInUseAnswers, c.ProviderCreateCalls, c.ProviderDeleteCalls,
 		c.OrdersListed, c.OperationsListed, c.CleanupTasksAtTheEnd)
 	if c.SingletonRuns > 0 || c.StreamEvents > 0 {
-		fmt.Fprintf(&b, "  %d runs of periodic jobs and %d events in the stream checked; %d orders of the adapted type\n",
-			c.SingletonRuns, c.StreamEvents, c.AdaptedOrders)
+		fmt.Fprintf(&b, "  %d runs of periodic jobs, %d events in the stream and %d replicas' sentinel cycles in turn checked; %d orders of the adapted type\n",
+			c.SingletonRuns, c.StreamEvents, c.SentinelReplicas, c.AdaptedOrders)
 	}
 	for i, k := range r.Kills {
 		if k.Target != "" {

@@ -116,6 +116,7 @@ type Client struct {
 	lite   *river.Client[*sql.Tx]
 	pg     *river.Client[pgx.Tx]
 	paused bool
+	db     *store.DB
 	q      *queries
 }
 
@@ -145,7 +146,7 @@ func New(cfg Config) (*Client, error) {
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+time.Minute),
 	}
-	c := &Client{paused: cfg.Paused, q: engineQueries[cfg.DB.Engine()]}
+	c := &Client{paused: cfg.Paused, db: cfg.DB, q: engineQueries[cfg.DB.Engine()]}
 	switch cfg.DB.Engine() {
 	case store.SQLite:
 		rcfg.FetchPollInterval = cmp.Or(cfg.PollInterval, 50*time.Millisecond)
@@ -229,6 +230,31 @@ func (c *Client) Start(ctx context.Context) error {
 		return c.lite.Start(ctx)
 	}
 	return c.pg.Start(ctx)
+}
+
+// Leads reports whether this process is River's elected leader, the one
+// that schedules the periodic jobs: a singleton that is not a periodic job
+// (the sentinel's cycles) runs only where it is true. Leadership moves when
+// the leader stops, or within seconds of its death ([Reap]). A paused
+// client never leads.
+func (c *Client) Leads(ctx context.Context) (bool, error) {
+	if c.paused {
+		return false, nil
+	}
+	id := c.id()
+	n, err := c.q.JobLeads(ctx, c.db, id)
+	if err != nil {
+		return false, fmt.Errorf("jobs: read the leader: %w", err)
+	}
+	return n > 0, nil
+}
+
+// id is the client's id, as River records it on the leader row and jobs.
+func (c *Client) id() string {
+	if c.lite != nil {
+		return c.lite.ID()
+	}
+	return c.pg.ID()
 }
 
 // Stop stops fetching jobs and waits for running ones until ctx ends.

@@ -362,3 +362,48 @@ func BenchmarkInsertTx(b *testing.B) {
 		})
 	}
 }
+
+// TestLeads_OneClientLeadsAndLeadershipMovesWhenItStops: of two clients on
+// one database exactly one leads; when it stops, the other leads. A paused
+// client never does.
+func TestLeads_OneClientLeadsAndLeadershipMovesWhenItStops(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		db := storetest.Open(t, engine, jobs.Migrator())
+		leads := func(c *jobs.Client) bool {
+			t.Helper()
+			ok, err := c.Leads(ctx)
+			if err != nil {
+				t.Fatalf("leads: %v", err)
+			}
+			return ok
+		}
+		paused := pingClient(t, db, &pingWorker{}, jobs.Config{Paused: true, ID: "paused"})
+		a := pingClient(t, db, &pingWorker{}, jobs.Config{PollInterval: 50 * time.Millisecond, ID: "a"})
+		b := pingClient(t, db, &pingWorker{}, jobs.Config{PollInterval: 50 * time.Millisecond, ID: "b"})
+		start(t, a)
+		start(t, b)
+		poll.Until(t, "one of two clients leads", func() bool { return leads(a) || leads(b) })
+		leader, other := a, b
+		if leads(b) {
+			leader, other = b, a
+		}
+		if leads(other) {
+			t.Fatal("both clients lead")
+		}
+		if leads(paused) {
+			t.Error("a paused client leads")
+		}
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := leader.Stop(stopCtx); err != nil {
+			t.Fatalf("stop the leader: %v", err)
+		}
+		if leads(leader) {
+			t.Error("a stopped client still leads")
+		}
+		poll.Until(t, "the other client leads once the leader stopped", func() bool { return leads(other) })
+	})
+}

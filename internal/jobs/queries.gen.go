@@ -12,6 +12,7 @@ import (
 type queries struct {
 	jobInsertPlain        string
 	jobLeaderOfDeadResign string
+	jobLeads              string
 	jobRequeueOfDead      string
 }
 
@@ -21,6 +22,7 @@ func newQueries(engine store.Engine) *queries {
 	return &queries{
 		jobInsertPlain:        qs.Get("JobInsertPlain"),
 		jobLeaderOfDeadResign: qs.Get("JobLeaderOfDeadResign"),
+		jobLeads:              qs.Get("JobLeads"),
 		jobRequeueOfDead:      qs.Get("JobRequeueOfDead"),
 	}
 }
@@ -42,6 +44,13 @@ func (q *queries) JobInsertPlain(ctx context.Context, db store.Querier, arg JobI
 // JobLeaderOfDeadResign runs JobLeaderOfDeadResign (sql/*/reap.sql) and returns the number of rows it affected.
 func (q *queries) JobLeaderOfDeadResign(ctx context.Context, db store.Querier, deadClients []string) (int64, error) {
 	return db.Exec(ctx, q.jobLeaderOfDeadResign, store.Strings(deadClients))
+}
+
+// JobLeads runs JobLeads (sql/*/reap.sql); no row is store.ErrNotFound.
+func (q *queries) JobLeads(ctx context.Context, db store.Querier, clientID string) (int64, error) {
+	var v int64
+	err := db.QueryRow(ctx, q.jobLeads, clientID).Scan(&v)
+	return v, err
 }
 
 // JobRequeueOfDead runs JobRequeueOfDead (sql/*/reap.sql) and returns the number of rows it affected.

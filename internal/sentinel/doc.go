@@ -24,5 +24,8 @@
 // when its mark says it was published.
 //
 // The sentinel runs in-process in `steward server` and alone as
-// `steward sentinel`.
+// `steward sentinel`. In a server it runs cycles only while Config.Leads
+// says so (River's elected leader): the cycles are a singleton, so replicas
+// do not each query for the same due orders; the compare and set keeps a
+// stale leader's last cycle, or a `steward sentinel` beside, harmless.
 package sentinel

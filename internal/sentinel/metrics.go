@@ -14,6 +14,7 @@ type metrics struct {
 	published  *prometheus.CounterVec
 	lost       prometheus.Counter
 	failed     prometheus.Counter
+	leading    prometheus.Gauge
 }
 
 func newMetrics() metrics {
@@ -32,11 +33,13 @@ func newMetrics() metrics {
 			Name: "steward_sentinel_lost_total", Help: "Publishes another sentinel made first (not published twice)."}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "steward_sentinel_decision_failures_total", Help: "Orders whose decision could not be evaluated."}),
+		leading: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "steward_sentinel_leading", Help: "1 while this process's sentinel runs the cycles (the elected replica), else 0."}),
 	}
 }
 
 func (m metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.cycles, m.duration, m.candidates, m.published, m.lost, m.failed} {
+	for _, c := range []prometheus.Collector{m.cycles, m.duration, m.candidates, m.published, m.lost, m.failed, m.leading} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -67,6 +67,12 @@ type Config struct {
 	Lookback time.Duration
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
+	// Leads, when set, is asked before each cycle: a cycle runs only when
+	// it says true, so that of several servers only the elected one
+	// decides (jobs.Client.Leads). One that stands by asks again every
+	// second, so a new leader's first cycle follows its election closely.
+	// Nil: every cycle runs (`steward sentinel` on its own).
+	Leads func(ctx context.Context) (bool, error)
 }
 
 // Service is a sentinel: it decides, cycle after cycle, which orders need
@@ -79,6 +85,9 @@ type Service struct {
 	m       metrics
 
 	cycles background.Loop
+	// leading is what the last cycle's Leads said (true without Leads);
+	// only the run loop touches it.
+	leading bool
 
 	// mu makes the cycles of this process one at a time and guards what
 	// they carry from one to the next.
@@ -118,6 +127,9 @@ func New(cfg Config) (*Service, error) {
 		q:       newQueries(cfg.DB.Engine()),
 		decider: dc,
 		m:       newMetrics(),
+	}
+	if cfg.Leads == nil {
+		s.m.leading.Set(1)
 	}
 	if cfg.Registerer != nil {
 		if err := s.m.register(cfg.Registerer); err != nil {
@@ -431,6 +443,10 @@ func (s *Service) run(ctx context.Context) {
 		case <-t.C:
 		}
 		start := time.Now()
+		if !s.leads(ctx) {
+			t.Reset(min(s.cfg.Interval, standbyCheck))
+			continue
+		}
 		st, err := s.RunOnce(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -441,6 +457,35 @@ func (s *Service) run(ctx context.Context) {
 		}
 		t.Reset(max(0, s.cfg.Interval-time.Since(start)))
 	}
+}
+
+// standbyCheck is how often a sentinel that does not lead asks again.
+const standbyCheck = time.Second
+
+// leads says whether this sentinel runs the next cycle, and logs and counts
+// the changes: the elected replica runs the cycles, the others stand by.
+func (s *Service) leads(ctx context.Context) bool {
+	if s.cfg.Leads == nil {
+		return true
+	}
+	ok, err := s.cfg.Leads(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.WarnContext(ctx, "sentinel cannot tell whether this replica leads; skipping the cycle", "error", err)
+		}
+		ok = false
+	}
+	if ok != s.leading {
+		s.leading = ok
+		if ok {
+			s.m.leading.Set(1)
+			s.logger.InfoContext(ctx, "sentinel leads: this replica runs the cycles")
+		} else {
+			s.m.leading.Set(0)
+			s.logger.InfoContext(ctx, "sentinel stands by: another replica runs the cycles")
+		}
+	}
+	return ok
 }
 
 // Stop ends the cycles, waiting for a running one to stop or ctx to end.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -124,39 +125,43 @@ func (f *fixture) report(t *testing.T, id, adapter string, generation int64, con
 type published struct {
 	Subject string
 	Type    string
+	Source  string
 	Data    EventData
 }
 
-// drain returns the outbox's events, oldest first, and empties it.
+// drain returns the outbox's events, oldest first, and deletes them (only
+// those it read: a running sentinel may be adding more).
 func (f *fixture) drain(t *testing.T) []published {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := f.db.Query(ctx, `SELECT subject, event FROM event_outbox ORDER BY seq`)
+	rows, err := f.db.Query(ctx, `SELECT seq, subject, event FROM event_outbox ORDER BY seq`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []published
+	var last int64
 	for rows.Next() {
 		var p published
 		var raw []byte
-		if err := rows.Scan(&p.Subject, &raw); err != nil {
+		if err := rows.Scan(&last, &p.Subject, &raw); err != nil {
 			t.Fatal(err)
 		}
 		var ev struct {
-			Type string    `json:"type"`
-			Data EventData `json:"data"`
+			Type   string    `json:"type"`
+			Source string    `json:"source"`
+			Data   EventData `json:"data"`
 		}
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			t.Fatalf("outbox event %s: %v", raw, err)
 		}
-		p.Type, p.Data = ev.Type, ev.Data
+		p.Type, p.Source, p.Data = ev.Type, ev.Source, ev.Data
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	rows.Close()
-	f.exec(t, `DELETE FROM event_outbox`)
+	f.exec(t, `DELETE FROM event_outbox WHERE seq <= ?`, last)
 	return out
 }
 
@@ -292,6 +297,72 @@ func TestSentinel_SeveralSentinelsNeverDoublePublish(t *testing.T) {
 				t.Errorf("round %d: %d events in the outbox for %d orders, sentinels counted %d", round, len(evs), len(seen), total)
 			}
 			f.clock.Add(11 * time.Second) // all not ready: every order is due again
+		}
+	})
+}
+
+// TestSentinel_OnlyTheLeaderRunsCycles: of two running sentinels given a
+// Leads, only the one it names publishes; when leadership moves, the other
+// takes over the orders created since.
+func TestSentinel_OnlyTheLeaderRunsCycles(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		var mu sync.Mutex
+		leader := "a"
+		asked := map[string]int{} // times each was told it does not lead
+		leads := func(name string) func(context.Context) (bool, error) {
+			return func(context.Context) (bool, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if leader != name {
+					asked[name]++
+				}
+				return leader == name, nil
+			}
+		}
+		for _, name := range []string{"a", "b"} {
+			s := f.sentinel(t, Config{Name: name, Interval: 20 * time.Millisecond, Leads: leads(name)})
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Stop(context.Background()) })
+		}
+		// published waits for every order named to have had an event, and
+		// says which sentinels published them.
+		var seen []published
+		sources := func(ids ...string) map[string]int {
+			t.Helper()
+			poll.Until(t, fmt.Sprintf("events for %v", ids), func() bool {
+				seen = append(seen, f.drain(t)...)
+				got := map[string]bool{}
+				for _, p := range seen {
+					got[p.Data.ID] = true
+				}
+				return len(got) >= len(ids)
+			})
+			bySource := map[string]int{}
+			for _, p := range seen {
+				bySource[p.Source]++
+			}
+			seen = nil
+			return bySource
+		}
+		f.order(t, "c1", "cluster")
+		f.order(t, "c2", "cluster")
+		if got := sources("c1", "c2"); len(got) != 1 || got["/steward/a"] != 2 {
+			t.Fatalf("while a leads, events by source: %v, want 2 from /steward/a only", got)
+		}
+		// Once a was told it no longer leads, no cycle of its runs: its
+		// cycles run one after the other, each after asking.
+		mu.Lock()
+		leader, asked["a"] = "b", 0
+		mu.Unlock()
+		poll.Until(t, "a is told it does not lead", func() bool { mu.Lock(); defer mu.Unlock(); return asked["a"] > 0 })
+		f.order(t, "c3", "cluster")
+		if got := sources("c3"); len(got) != 1 || got["/steward/b"] != 1 {
+			t.Fatalf("once b leads, events by source: %v, want 1 from /steward/b only", got)
 		}
 	})
 }

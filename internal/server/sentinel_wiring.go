@@ -17,8 +17,10 @@ import (
 )
 
 // buildSentinel builds the in-process sentinel unless it is turned off.
-// Every replica runs one: they never publish a decision twice (see package
-// sentinel), so no leader is needed.
+// Every replica has one, and only the one on River's elected leader runs
+// cycles: the others would find the same due orders and lose every publish
+// (compare and set, see package sentinel), at the cost of a query each per
+// interval. Its events' source names the replica that decided.
 func (s *Server) buildSentinel() error {
 	if s.cfg.SentinelInterval < 0 {
 		return nil
@@ -27,7 +29,8 @@ func (s *Server) buildSentinel() error {
 	s.sentinel, err = sentinel.New(sentinel.Config{
 		DB: s.db, Catalog: s.catalog, Logger: s.logger, Registerer: s.registry, Notify: s.relay.Notify,
 		Interval: s.cfg.SentinelInterval, Debounce: s.cfg.SentinelDebounce, MaxAge: s.cfg.SentinelMaxAge,
-		Decision: s.cfg.SentinelDecision,
+		Decision: s.cfg.SentinelDecision, Name: "sentinel/" + s.peers.ID(),
+		Leads: func(ctx context.Context) (bool, error) { return s.jobs.Leads(ctx) },
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -29,3 +29,9 @@ FROM resigned;
 -- and notifies the queue); kept for the parity of the two files.
 INSERT INTO river_job (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
 VALUES ($1, now(), $2, $3, '{}', $4, $5, now(), 'available', '{}');
+
+-- name: JobLeads :one
+-- params: client_id
+-- Whether a client holds River's leadership (its lease not expired): the
+-- singletons that are not periodic jobs ask it before each run.
+SELECT count(*) FROM river_leader WHERE leader_id = $1 AND expires_at >= now();

@@ -22,3 +22,9 @@ DELETE FROM river_leader WHERE leader_id IN (SELECT value FROM json_each(?));
 -- call by River's SQLite driver).
 INSERT INTO river_job (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
 VALUES (jsonb(?), datetime('now', 'subsec'), ?, ?, jsonb('{}'), ?, ?, datetime('now', 'subsec'), 'available', jsonb('[]'));
+
+-- name: JobLeads :one
+-- params: client_id
+-- Whether a client holds River's leadership (its lease not expired): the
+-- singletons that are not periodic jobs ask it before each run.
+SELECT count(*) FROM river_leader WHERE leader_id = ? AND expires_at >= datetime('now', 'subsec');
