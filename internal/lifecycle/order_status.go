@@ -332,7 +332,7 @@ func (s *Service) replacementFailedTx(ctx context.Context, tx *store.Tx, c recon
 // RehydrateOrder triggers the rehydration of an order (rehydration seed):
 // a new instance id is generated and placement rehydrates the order's
 // current resource into it from its original intent; the order is
-// repointed by its reconcile once the new create is accepted.
+// repointed by its reconcile once the new instance runs.
 func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey string) (operations.Operation, error) {
 	o, err := s.Order(ctx, project, ref)
 	if err != nil {

@@ -48,8 +48,8 @@ func TestOrders_SimpleLifecycle_ReplacementUpdateRollbackDelete(t *testing.T) {
 		if spec := e.p.Creates()[1].Spec; vcpu(spec) != 3.0 {
 			t.Errorf("replacement created with %v", spec)
 		}
-		// The order moves to the new resource once its create is accepted,
-		// and is up once it runs.
+		// The order stays on the old resource until the new one runs, then
+		// moves to it and is up.
 		if o := e.get(t, "web"); o.State != "update_inprogress" {
 			t.Errorf("during the replacement: %+v (want update_inprogress)", o)
 		}
@@ -61,26 +61,26 @@ func TestOrders_SimpleLifecycle_ReplacementUpdateRollbackDelete(t *testing.T) {
 		}
 		e.p.WaitForCall(t, providertest.MethodDelete, first) // the old one is cleaned up, deferred
 
-		// An update whose deployment fails: update_failed, then rollback.
+		// An update whose deployment fails: update_failed, then rollback. The
+		// replacement never ran, so the order never left the instance that
+		// runs the previous set: the rollback finds that set realised.
 		e.patch(t, "web", edit("vcpu.count", 4))
 		third := e.newCreate(t, first, second)
 		e.report(t, third, "FAILED")
 		failed := e.waitState(t, "web", "update_failed")
-		if failed.InstanceID != third || !strings.Contains(failed.LastError, "FAILED") {
-			t.Errorf("update_failed = %+v: want the failed resource and the reason", failed)
+		if failed.InstanceID != second || failed.Status != "RUNNING" || !strings.Contains(failed.LastError, "FAILED") {
+			t.Errorf("update_failed = %+v: want still on the running instance, and the reason", failed)
 		}
+		e.p.WaitForCall(t, providertest.MethodDelete, third) // the failed replacement is deleted
 		e.setState(t, "web", "rollback", failed.Version-1).WantProblem(t, http.StatusConflict, "VERSION_MISMATCH")
 		e.setState(t, "web", "up", failed.Version).WantProblem(t, http.StatusConflict, "INVALID_TRANSFER")
 		e.setState(t, "web", "rollback", failed.Version).Want(t, http.StatusOK)
-		// The rolled-back set is realised again, by replacement.
-		fourth := e.newCreate(t, first, second, third)
-		if spec := e.p.Creates()[3].Spec; vcpu(spec) != 3.0 {
-			t.Errorf("rollback created %v, want the previous vcpu.count 3", spec)
-		}
-		e.report(t, fourth, "RUNNING")
 		back := e.waitState(t, "web", "up")
-		if back.InstanceID != fourth || vcpu(back.Attributes.Active) != 3.0 || vcpu(back.Attributes.Candidate) != 4.0 {
+		if back.InstanceID != second || vcpu(back.Attributes.Active) != 3.0 || vcpu(back.Attributes.Candidate) != 4.0 {
 			t.Errorf("after rollback: %+v", back)
+		}
+		if n := len(e.p.Creates()); n != 3 {
+			t.Errorf("%d creates, want 3: a rollback to the set the instance runs creates nothing", n)
 		}
 
 		// Delete: on_delete to deleting, the provider deletes, terminated. The
@@ -91,7 +91,7 @@ func TestOrders_SimpleLifecycle_ReplacementUpdateRollbackDelete(t *testing.T) {
 		if del.DeletedAt == nil || del.State != "deleting" || del.Generation != back.Generation+1 || back.Generation != 4 || del.Conditions[0].Reason != "Deleting" {
 			t.Errorf("deleted = %+v", del)
 		}
-		e.p.WaitForCall(t, providertest.MethodDelete, fourth)
+		e.p.WaitForCall(t, providertest.MethodDelete, second)
 		e.waitState(t, "web", "terminated")
 		e.s.Do(t, "PATCH", "/api/v1/catalog-item-instances/web", edit("vcpu.count", 1)).
 			WantProblem(t, http.StatusConflict, "DELETING")

@@ -49,7 +49,7 @@ func TestOrder_ShowsItsCurrentInstancesOutputs(t *testing.T) {
 		}
 
 		o := e.up(t, "db", 2)
-		e.up(t, "other", 2) // a list shows each order its own instance's
+		other := e.up(t, "other", 2) // a list shows each order its own instance's
 		if got := read().Outputs; got == nil || len(got) != 0 {
 			t.Errorf("before any outputs: %v, want {}", got)
 		}
@@ -73,6 +73,8 @@ func TestOrder_ShowsItsCurrentInstancesOutputs(t *testing.T) {
 
 		e.p.SetOutputs(provider.Outputs{"host": "new.example", "port": 6432})
 		e.s.Do(t, "POST", "/api/v1/catalog-item-instances/db:rehydrate", nil).Want(t, http.StatusAccepted)
+		// The order moves to the new instance once it runs.
+		e.report(t, e.newCreate(t, o.InstanceID, other.InstanceID), "RUNNING")
 		var now withOutputs
 		poll.Until(t, "the order is repointed to the rehydration's instance", func() bool {
 			now = read()

@@ -43,21 +43,24 @@
 // original_request, rehydration_status RUNNING: a unique partial index
 // allows one per order), starts the "rehydrate" operation and queues the
 // placement.rehydrate job. The job creates the new instance through the
-// SPRM (a retry finds it, sprm.ErrInstanceExists) and only once that create
-// was accepted records the replacement for the order
-// (reconcile.KindReplaced). The order's reconcile then, in one
+// SPRM (a retry finds it, sprm.ErrInstanceExists) and follows it; only once
+// it is RUNNING does it record the replacement for the order
+// (reconcile.KindReplaced), so the order is never left without a running
+// instance (rehydration seed). The order's reconcile then, in one
 // transaction, repoints the order, retires the old resource
 // ([Service.CompleteReplacementTx]: soft-removed, its instance's deletion
-// deferred to the cleanup queue) and finishes the operation. Until then the order's current
-// resource is the old one, so status changes of the new instance do not
-// move the order. A failed create finishes the operation with the error and
-// leaves the old resource current.
+// deferred to the cleanup queue) and finishes the operation. Until then the
+// order's current resource is the old one, so status changes of the new
+// instance do not move the order. A failed create finishes the operation
+// with the error and leaves the old resource current; so does a new
+// instance that fails, goes, or is not RUNNING within Config.CopyTimeout
+// ([ErrNewInstanceFailed]), and its deletion is queued in the same
+// transaction.
 //
 // When the old and the new instance's providers both registered the export
 // operation, the rehydration carries the data (rehydrate_copy.go): the old
 // instance stops taking writes, the new one is created with the export as
-// its source, and the replacement is recorded only once the new instance is
-// RUNNING; a copy that fails (or outlasts Config.CopyTimeout) fails the
-// operation with [ErrCopyFailed], queues the new instance's deletion and,
+// its source, and the new instance RUNNING means the copy is done; a copy
+// that fails (or outlasts Config.CopyTimeout) fails the operation with [ErrCopyFailed], queues the new instance's deletion and,
 // in the same transaction, the job that opens the old one to writes again.
 package placement

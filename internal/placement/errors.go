@@ -26,6 +26,11 @@ var ErrOrderGone = errors.New("the order no longer points at the rehydrated reso
 // new instance: the old one serves on, and takes writes again.
 var ErrCopyFailed = errors.New("the data was not copied to the new instance; the order stays on the old one")
 
+// ErrNewInstanceFailed fails a rehydration whose new instance was created
+// but did not come to run (it failed, went, or outlasted the wait): it is
+// deleted, and the order stays on the old one.
+var ErrNewInstanceFailed = errors.New("the new instance did not run; the order stays on the old one")
+
 // ErrPolicyBrokeSpec is returned by Place when the policy chain's patches
 // leave a spec its service type's schema refuses.
 var ErrPolicyBrokeSpec = errors.New("the policy chain's changes make the spec invalid for its service type")

@@ -49,8 +49,8 @@ type RehydrateParams struct {
 // resource and recorded as a failed operation, and the old resource stays
 // untouched), then in one transaction stores the validated request under
 // the new instance id, starts the operation and queues the job that creates
-// the new instance and, only once that create is accepted, retires the old
-// one. It returns the running operation.
+// the new instance and, only once it is RUNNING, retires the old one. It
+// returns the running operation.
 func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.Operation, error) {
 	if s.cfg.Operations == nil || s.cfg.Changes == nil {
 		return operations.Operation{}, errors.New("placement: rehydration is not wired (Operations, Changes)")
@@ -239,11 +239,14 @@ func (w *rehydrateWorker) NextRetry(job *river.Job[rehydrateArgs]) time.Time {
 }
 
 // rehydrate creates the new instance through the SPRM under the new id (a
-// retry finds it: sprm.ErrInstanceExists, never created twice). Only once
-// that create was accepted does one transaction queue the old instance's
-// deferred deletion, soft-remove the old resource, repoint the order and
-// finish the operation. Until that commits the order's current resource is
-// the old one; after, the new one, and the old has its cleanup task.
+// retry resolves an earlier attempt's create: never created twice), then
+// follows it until it is RUNNING (followNew). Only then does one
+// transaction queue the old instance's deferred deletion, soft-remove the
+// old resource, repoint the order and finish the operation: the order is
+// never left without a running instance. Until that commits the order's
+// current resource is the old one; after, the new one, and the old has its
+// cleanup task. A new instance that fails, or does not run within
+// Config.CopyTimeout, fails the rehydration and is deleted.
 func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) error {
 	r, err := s.Resource(ctx, "", a.NewInstanceID, true)
 	if errors.Is(err, ErrResourceNotFound) {
@@ -263,10 +266,14 @@ func (s *Service) rehydrate(ctx context.Context, a rehydrateArgs, last bool) err
 	if copyData {
 		return s.rehydrateWithData(ctx, a, r, last)
 	}
-	_, err = s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
+	in, err := s.cfg.SPRM.Instance(ctx, "", r.ID, true)
+	switch {
+	case errors.Is(err, sprm.ErrInstanceNotFound), err == nil && !answered(in.Status):
+		in, err = s.cfg.SPRM.Create(ctx, s.createParams(r, nil))
+	}
 	switch {
 	case err == nil:
-		return s.completeRehydration(ctx, a, r)
+		return s.followNew(ctx, a, r, in, false)
 	case transient(err) && !last:
 		return fmt.Errorf("rehydrate: create %s on %s: %w", r.ID, r.ProviderName, err)
 	}

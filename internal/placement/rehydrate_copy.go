@@ -67,7 +67,7 @@ func (s *Service) rehydrateWithData(ctx context.Context, a rehydrateArgs, r Reso
 	case in.Status == provider.StatusPending || in.Status == provider.StatusUnknown:
 		return s.startCopy(ctx, a, r, last) // the create's outcome is unknown: resolve it
 	}
-	return s.followCopy(ctx, a, r, in)
+	return s.followNew(ctx, a, r, in, true)
 }
 
 // startCopy begins the old instance's export and creates the new instance
@@ -100,24 +100,50 @@ func (s *Service) startCopy(ctx context.Context, a rehydrateArgs, r Resource, la
 	return s.failCopy(ctx, a, r, err)
 }
 
-// followCopy looks at the new instance once its create was accepted.
-func (s *Service) followCopy(ctx context.Context, a rehydrateArgs, r Resource, in sprm.Instance) error {
-	switch in.Status {
-	case provider.StatusRunning:
-		return s.completeRehydration(ctx, a, r)
-	case provider.StatusFailed, provider.StatusDeleting, provider.StatusDeleted:
-		return s.failCopy(ctx, a, r, fmt.Errorf("the copy of the data failed: %s", in.StatusMessage))
+// followNew looks at the new instance once its create was accepted: the
+// rehydration completes once it is RUNNING (a copy is then done), fails
+// once it failed or went, once the order's deletion took the old resource
+// ([ErrOrderGone]), or once it has waited Config.CopyTimeout, and
+// otherwise looks again later (a snooze spends no attempt). The wait runs
+// from the copy's start, or from the create.
+func (s *Service) followNew(ctx context.Context, a rehydrateArgs, r Resource, in sprm.Instance, copying bool) error {
+	fail := func(cause error) error { return s.failNew(ctx, a, r, cause) }
+	since := in.CreateTime
+	if copying {
+		fail = func(cause error) error { return s.failCopy(ctx, a, r, cause) }
+		started, err := s.q.ResourceCopyStart(ctx, s.cfg.DB, r.ID)
+		if err != nil {
+			return err
+		}
+		if started != nil {
+			since = *started
+		}
 	}
-	started, err := s.q.ResourceCopyStart(ctx, s.cfg.DB, r.ID)
-	if err != nil {
+	if in.Status == provider.StatusRunning {
+		return s.completeRehydration(ctx, a, r)
+	}
+	// An order deleted meanwhile took its old resource with it: the new
+	// instance is not waited for (nor would it be kept).
+	old, err := s.Resource(ctx, "", a.OldInstanceID, true)
+	if err != nil && !errors.Is(err, ErrResourceNotFound) {
 		return err
 	}
-	var took time.Duration
-	if started != nil {
-		took = s.now().Sub(*started)
+	if err != nil || old.DeletedAt != nil {
+		return s.failReplacement(ctx, a, r, fmt.Errorf("%w: its resource %s is being deleted", ErrOrderGone, a.OldInstanceID), nil)
 	}
+	switch in.Status {
+	case provider.StatusFailed, provider.StatusDeleting, provider.StatusDeleted:
+		if copying {
+			return fail(fmt.Errorf("the copy of the data failed: %s", in.StatusMessage))
+		}
+		return fail(fmt.Errorf("the new instance is %s: %s", in.Status, in.StatusMessage))
+	}
+	took := max(s.now().Sub(since), 0)
 	if took > s.cfg.CopyTimeout {
-		return s.failCopy(ctx, a, r, fmt.Errorf("the copy of the data did not end within %s", s.cfg.CopyTimeout))
+		if copying {
+			return fail(fmt.Errorf("the copy of the data did not end within %s", s.cfg.CopyTimeout))
+		}
+		return fail(fmt.Errorf("the new instance was not running within %s", s.cfg.CopyTimeout))
 	}
 	return river.JobSnooze(s.copyPoll(took))
 }
@@ -130,17 +156,36 @@ func (s *Service) copyPoll(took time.Duration) time.Duration {
 	return min(max(took/10, 200*time.Millisecond), 15*time.Second)
 }
 
-// failCopy fails a rehydration that was carrying its data.
+// failCopy fails a rehydration that was carrying its data: the new
+// instance is deleted, and the old one takes writes again.
 func (s *Service) failCopy(ctx context.Context, a rehydrateArgs, r Resource, cause error) error {
 	s.log.WarnContext(ctx, "rehydration failed: the data was not copied; the old instance serves on",
 		"order_id", r.CatalogItemInstanceID, "old_instance_id", a.OldInstanceID, "new_instance_id", r.ID, "error", cause)
-	cause = fmt.Errorf("%w: %w", ErrCopyFailed, cause)
+	return s.failReplacement(ctx, a, r, fmt.Errorf("%w: %w", ErrCopyFailed, cause), func(tx *store.Tx) error {
+		return s.cfg.Jobs.InsertTx(ctx, tx, endExportArgs{InstanceID: a.OldInstanceID, OrderID: r.CatalogItemInstanceID},
+			&river.InsertOpts{MaxAttempts: 25, Queue: s.cfg.JobQueue})
+	})
+}
+
+// failNew fails a rehydration whose new instance was created but did not
+// come to run: it is deleted, and the order stays on the old one.
+func (s *Service) failNew(ctx context.Context, a rehydrateArgs, r Resource, cause error) error {
+	s.log.WarnContext(ctx, "rehydration failed: the new instance did not run; the old instance serves on",
+		"order_id", r.CatalogItemInstanceID, "old_instance_id", a.OldInstanceID, "new_instance_id", r.ID, "error", cause)
+	return s.failReplacement(ctx, a, r, fmt.Errorf("%w: %w", ErrNewInstanceFailed, cause), nil)
+}
+
+// failReplacement fails the rehydration with cause and queues its new
+// instance's deletion, with also (when not nil), in one transaction.
+func (s *Service) failReplacement(ctx context.Context, a rehydrateArgs, r Resource, cause error, also func(*store.Tx) error) error {
 	return s.failRehydrationWith(ctx, a, cause, func(tx *store.Tx) error {
 		if err := s.cfg.SPRM.CleanupEnqueueTx(ctx, tx, r.ID); err != nil && !errors.Is(err, sprm.ErrInstanceNotFound) {
 			return fmt.Errorf("queue deletion of %s: %w", r.ID, err)
 		}
-		return s.cfg.Jobs.InsertTx(ctx, tx, endExportArgs{InstanceID: a.OldInstanceID, OrderID: r.CatalogItemInstanceID},
-			&river.InsertOpts{MaxAttempts: 25, Queue: s.cfg.JobQueue})
+		if also != nil {
+			return also(tx)
+		}
+		return nil
 	})
 }
 

@@ -64,6 +64,13 @@ func (e *env) waitOperation(t *testing.T, id string) operation {
 	return op
 }
 
+func (e *env) operation(t *testing.T, id string) operation {
+	t.Helper()
+	var op operation
+	e.s.Do(t, "GET", "/api/v1/operations/"+id, nil).Want(t, http.StatusOK).JSON(t, &op)
+	return op
+}
+
 func (e *env) instance(t *testing.T, id string) instance {
 	t.Helper()
 	var in instance
@@ -79,6 +86,29 @@ func (e *env) upOrder(t *testing.T, id string, vcpus int) order {
 	e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
 	e.report(t, o.InstanceID, "RUNNING")
 	return e.waitState(t, id, "up")
+}
+
+// runNew reports a rehydration's new instance RUNNING once its create's
+// answer (PROVISIONING) is recorded: the rehydration completes only then.
+func (e *env) runNew(t *testing.T, id string) {
+	t.Helper()
+	e.waitAnswered(t, id)
+	e.report(t, id, "RUNNING")
+}
+
+// waitAnswered waits until the create of instance id is answered
+// (PROVISIONING): before, the instance may not be recorded yet (404).
+func (e *env) waitAnswered(t *testing.T, id string) {
+	t.Helper()
+	poll.Until(t, "the create of "+id+" is answered", func() bool {
+		res := e.s.Do(t, "GET", "/api/v1/service-type-instances/"+id, nil)
+		if res.Status == http.StatusNotFound {
+			return false
+		}
+		var in instance
+		res.Want(t, http.StatusOK).JSON(t, &in)
+		return in.Status == "PROVISIONING"
+	})
 }
 
 func wantResponse(t *testing.T, op operation, oldID, newID, providerName string) {
@@ -115,6 +145,7 @@ func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 		if call.Spec["ha"] != true || mem["size"] != "2GB" || vcpu["count"] != 3.0 || call.Metadata.OrderID != "rh" {
 			t.Errorf("new create got %+v: want the original intent with today's patch", call)
 		}
+		e.runNew(t, newID)
 		done := e.waitOperation(t, op.ID)
 		wantResponse(t, done, o.InstanceID, newID, "vm-sp")
 
@@ -151,6 +182,7 @@ func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 		if op2.Metadata["new_instance_id"] != "third" {
 			t.Fatalf("second rehydration %+v", op2)
 		}
+		e.runNew(t, "third")
 		wantResponse(t, e.waitOperation(t, op2.ID), newID, "third", "vm-sp")
 		if e.order(t, "rh").InstanceID != "third" ||
 			!reflect.DeepEqual(e.resource(t, "third").OriginalRequest, first.OriginalRequest) {
@@ -252,17 +284,22 @@ func TestRehydrate_MovesProviderCreateBeforeDelete(t *testing.T) {
 		if r := e.resource(t, "moved"); r.ProviderName != "vm-sp-b" || r.Status != "PENDING" {
 			t.Errorf("new resource during rehydration %+v", r)
 		}
-		// A report for the new instance does not move the order before it
-		// is repointed.
-		e.report(t, "moved", "FAILED")
-		if r := e.resource(t, "moved"); r.Status != "FAILED" {
-			t.Errorf("new resource after its report %+v", r)
-		}
-		if now := e.order(t, "mv"); now.State != "up" || now.Status != "RUNNING" {
-			t.Errorf("order moved by the new instance's report before repointing: %+v", now)
-		}
-
 		b.UnblockCreates()
+		// Accepted but not running: the old instance serves on, not queued
+		// for deletion, and the order stays on it (create before delete:
+		// never without a running instance).
+		e.waitAnswered(t, "moved")
+		e.report(t, "moved", "PROVISIONING")
+		if now := e.order(t, "mv"); now.InstanceID != o.InstanceID || now.State != "up" || now.Status != "RUNNING" {
+			t.Errorf("order moved by the new instance before it ran: %+v", now)
+		}
+		if in := e.instance(t, o.InstanceID); in.Deletion != nil {
+			t.Errorf("old instance queued for deletion before the new one ran: %+v", in)
+		}
+		if op := e.operation(t, op.ID); op.Done {
+			t.Errorf("rehydration done before its new instance ran: %+v", op)
+		}
+		e.report(t, "moved", "RUNNING")
 		wantResponse(t, e.waitOperation(t, op.ID), o.InstanceID, "moved", "vm-sp-b")
 		if now := e.order(t, "mv"); now.InstanceID != "moved" || now.ProviderName != "vm-sp-b" {
 			t.Errorf("order after rehydration %+v", now)
@@ -296,6 +333,7 @@ func TestRehydrate_CleanupAfterOldProviderComesBack(t *testing.T) {
 		// Placement's default rule now picks the healthy provider.
 		op := e.rehydrate(t, "/api/v1/catalog-item-instances/cb:rehydrate", nil, "catalog-item-instances/cb", o.InstanceID)
 		newID := op.Metadata["new_instance_id"].(string)
+		e.runNew(t, newID)
 		wantResponse(t, e.waitOperation(t, op.ID), o.InstanceID, newID, "vm-sp-b")
 		if now := e.order(t, "cb"); now.InstanceID != newID || now.ProviderName != "vm-sp-b" {
 			t.Errorf("order %+v", now)
@@ -350,7 +388,42 @@ func TestRehydrate_RefusedCreateLeavesTheOldCurrent(t *testing.T) {
 		// The failed rehydration does not block the next one.
 		e.p.SucceedCreates()
 		op2 := e.rehydrate(t, "/api/v1/catalog-item-instances/rf:rehydrate", nil, "catalog-item-instances/rf", o.InstanceID)
+		e.runNew(t, op2.Metadata["new_instance_id"].(string))
 		wantResponse(t, e.waitOperation(t, op2.ID), o.InstanceID, op2.Metadata["new_instance_id"].(string), "vm-sp")
+	})
+}
+
+// A new instance the provider accepted but that fails before it runs
+// fails the rehydration (NEW_INSTANCE_FAILED): the new instance is
+// deleted, the old one was never queued for deletion and the order stays
+// up on it.
+func TestRehydrate_NewInstanceThatFailsLeavesTheOldServing(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		o := e.upOrder(t, "nf", 2)
+		op := e.rehydrate(t, "/api/v1/catalog-item-instances/nf:rehydrate", nil, "catalog-item-instances/nf", o.InstanceID)
+		newID := op.Metadata["new_instance_id"].(string)
+		e.waitAnswered(t, newID)
+		e.report(t, newID, "FAILED")
+		done := e.waitOperation(t, op.ID)
+		var problem struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "NEW_INSTANCE_FAILED" || len(done.Response) != 0 {
+			t.Fatalf("operation %+v: want it failed with NEW_INSTANCE_FAILED", done)
+		}
+		if now := e.order(t, "nf"); now.InstanceID != o.InstanceID || now.State != "up" || now.Status != "RUNNING" {
+			t.Errorf("order after a failed new instance %+v", now)
+		}
+		if in := e.instance(t, o.InstanceID); in.Deletion != nil {
+			t.Errorf("old instance %+v queued for deletion", in)
+		}
+		e.p.WaitForCall(t, providertest.MethodDelete, newID)
+		if r := e.resource(t, newID); r.DeleteTime == nil {
+			t.Errorf("new resource %+v: want it deleted", r)
+		}
 	})
 }
 
@@ -373,6 +446,7 @@ func TestRehydrate_OrderDeletedMeanwhileDeletesTheNewInstance(t *testing.T) {
 		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/gone", nil).Want(t, http.StatusAccepted)
 		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)
 		e.p.UnblockCreates()
+		e.runNew(t, newID)
 
 		done := e.waitOperation(t, op.ID)
 		var problem struct {
@@ -387,6 +461,35 @@ func TestRehydrate_OrderDeletedMeanwhileDeletesTheNewInstance(t *testing.T) {
 		}
 		if now := e.order(t, "gone"); now.InstanceID != o.InstanceID {
 			t.Errorf("order %+v moved to the new instance after its deletion", now)
+		}
+	})
+}
+
+// An order deleted while its rehydration waits for the new instance to run
+// does not wait on: the operation fails with ORDER_GONE and the new instance
+// is deleted, without its ever running.
+func TestRehydrate_OrderDeletedWhileTheNewInstanceStartsStopsTheWait(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		o := e.upOrder(t, "left", 2)
+		op := e.rehydrate(t, "/api/v1/catalog-item-instances/left:rehydrate", nil, "catalog-item-instances/left",
+			o.InstanceID)
+		newID := op.Metadata["new_instance_id"].(string)
+		e.waitAnswered(t, newID) // PROVISIONING, and never reported RUNNING
+		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/left", nil).Want(t, http.StatusAccepted)
+
+		done := e.waitOperation(t, op.ID)
+		var problem struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "ORDER_GONE" || len(done.Response) != 0 {
+			t.Fatalf("operation %+v: want it failed with ORDER_GONE", done)
+		}
+		e.p.WaitForCall(t, providertest.MethodDelete, newID)
+		if r := e.resource(t, newID); r.DeleteTime == nil {
+			t.Errorf("new resource %+v: want it deleted", r)
 		}
 	})
 }

@@ -104,9 +104,10 @@ type Config struct {
 	// RetryBackoff is the wait before a job's second attempt; it doubles at
 	// each attempt, up to a minute. Defaults to 1s.
 	RetryBackoff time.Duration
-	// CopyTimeout bounds a rehydration's copy of its data: a new instance
-	// still not RUNNING this long after its copy began is given up, and the
-	// old one takes writes again. Defaults to an hour.
+	// CopyTimeout bounds a rehydration's wait for its new instance: one
+	// still not RUNNING this long after its create (or its copy of the
+	// data) began is given up and deleted, and the old one serves on (and
+	// takes writes again). Defaults to an hour.
 	CopyTimeout time.Duration
 }
 

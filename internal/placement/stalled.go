@@ -84,20 +84,22 @@ func answered(status provider.Status) bool {
 }
 
 // finishStalledRehydration ends a rehydration whose job was given up: done
-// when the provider had accepted the new instance, else failed with the
-// new instance handed to the cleanup queue.
+// when the new instance runs, else failed with the new instance handed to
+// the cleanup queue.
 func (s *Service) finishStalledRehydration(ctx context.Context, a rehydrateArgs) error {
 	r, err := s.Resource(ctx, "", a.NewInstanceID, true)
 	if err != nil {
 		return err
 	}
 	in, err := s.cfg.SPRM.Instance(ctx, "", a.NewInstanceID, true)
-	accepted := err == nil && in.Deletion == nil && in.DeletedAt == nil &&
-		in.Status != provider.StatusPending && in.Status != provider.StatusUnknown
-	if accepted {
-		s.log.WarnContext(ctx, "rehydration stalled after its create was accepted: completing it",
+	held := err == nil && in.Deletion == nil && in.DeletedAt == nil && answered(in.Status)
+	switch {
+	case held && in.Status == provider.StatusRunning:
+		s.log.WarnContext(ctx, "rehydration stalled after its new instance ran: completing it",
 			"instance_id", a.NewInstanceID, "operation_id", a.OperationID)
 		return s.completeRehydration(ctx, a, r)
+	case held:
+		return s.failNew(ctx, a, r, errJobGivenUp)
 	}
 	s.log.WarnContext(ctx, "rehydration stalled: its job was given up; failing it", "instance_id", a.NewInstanceID,
 		"operation_id", a.OperationID)

@@ -90,6 +90,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: placement.ErrRehydrationInProgress, Status: http.StatusConflict, Reason: "REHYDRATION_IN_PROGRESS", Title: "Rehydration in progress"},
 		httpapi.Mapping{Err: placement.ErrOrderGone, Status: http.StatusConflict, Reason: "ORDER_GONE", Title: "Order gone"},
 		httpapi.Mapping{Err: placement.ErrCopyFailed, Status: http.StatusBadGateway, Reason: "DATA_COPY_FAILED", Title: "Data copy failed"},
+		httpapi.Mapping{Err: placement.ErrNewInstanceFailed, Status: http.StatusBadGateway, Reason: "NEW_INSTANCE_FAILED", Title: "New instance failed"},
 
 		httpapi.Mapping{Err: policy.ErrPolicyNotFound, Status: http.StatusNotFound, Reason: "POLICY_NOT_FOUND", Title: "Policy not found", IDParam: "policy_id"},
 		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},
