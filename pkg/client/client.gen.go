@@ -6263,9 +6263,12 @@ type ClientInterface interface {
 	// Recreates the order's resource from its original intent (rehydration seed). The
 	// spec is not rebuilt from the catalog item: a new instance id is generated and
 	// placement re-runs today's policy chain on the stored intent, creates the new
-	// resource (possibly on another provider) and, only once that create was
-	// accepted, queues the old resource's deletion (deferred), removes its record and
-	// repoints the order (`instance_id`). Answers 202 with an Operation whose metadata
+	// resource (possibly on another provider) and, only once the new instance is
+	// `RUNNING`, queues the old resource's deletion (deferred), removes its record and
+	// repoints the order (`instance_id`): the order is never without a running
+	// instance. A new instance that fails, goes, or is not `RUNNING` within
+	// `--rehydration-copy-timeout` (an hour) fails the operation with
+	// `NEW_INSTANCE_FAILED`: it is deleted and the order stays on the old one. Answers 202 with an Operation whose metadata
 	// has `kind: rehydrate`, `target`, `old_instance_id` and `new_instance_id`; once
 	// done its response is `{old_instance_id, new_instance_id, provider_name}`. No
 	// request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
@@ -7907,9 +7910,12 @@ func (c *Client) ForceDeleteCatalogItemInstance(ctx context.Context, catalogItem
 // Recreates the order's resource from its original intent (rehydration seed). The
 // spec is not rebuilt from the catalog item: a new instance id is generated and
 // placement re-runs today's policy chain on the stored intent, creates the new
-// resource (possibly on another provider) and, only once that create was
-// accepted, queues the old resource's deletion (deferred), removes its record and
-// repoints the order (`instance_id`). Answers 202 with an Operation whose metadata
+// resource (possibly on another provider) and, only once the new instance is
+// `RUNNING`, queues the old resource's deletion (deferred), removes its record and
+// repoints the order (`instance_id`): the order is never without a running
+// instance. A new instance that fails, goes, or is not `RUNNING` within
+// `--rehydration-copy-timeout` (an hour) fails the operation with
+// `NEW_INSTANCE_FAILED`: it is deleted and the order stays on the old one. Answers 202 with an Operation whose metadata
 // has `kind: rehydrate`, `target`, `old_instance_id` and `new_instance_id`; once
 // done its response is `{old_instance_id, new_instance_id, provider_name}`. No
 // request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
@@ -14565,9 +14571,12 @@ type ClientWithResponsesInterface interface {
 	// Recreates the order's resource from its original intent (rehydration seed). The
 	// spec is not rebuilt from the catalog item: a new instance id is generated and
 	// placement re-runs today's policy chain on the stored intent, creates the new
-	// resource (possibly on another provider) and, only once that create was
-	// accepted, queues the old resource's deletion (deferred), removes its record and
-	// repoints the order (`instance_id`). Answers 202 with an Operation whose metadata
+	// resource (possibly on another provider) and, only once the new instance is
+	// `RUNNING`, queues the old resource's deletion (deferred), removes its record and
+	// repoints the order (`instance_id`): the order is never without a running
+	// instance. A new instance that fails, goes, or is not `RUNNING` within
+	// `--rehydration-copy-timeout` (an hour) fails the operation with
+	// `NEW_INSTANCE_FAILED`: it is deleted and the order stays on the old one. Answers 202 with an Operation whose metadata
 	// has `kind: rehydrate`, `target`, `old_instance_id` and `new_instance_id`; once
 	// done its response is `{old_instance_id, new_instance_id, provider_name}`. No
 	// request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
@@ -21550,9 +21559,12 @@ func (c *ClientWithResponses) ForceDeleteCatalogItemInstanceWithResponse(ctx con
 // Recreates the order's resource from its original intent (rehydration seed). The
 // spec is not rebuilt from the catalog item: a new instance id is generated and
 // placement re-runs today's policy chain on the stored intent, creates the new
-// resource (possibly on another provider) and, only once that create was
-// accepted, queues the old resource's deletion (deferred), removes its record and
-// repoints the order (`instance_id`). Answers 202 with an Operation whose metadata
+// resource (possibly on another provider) and, only once the new instance is
+// `RUNNING`, queues the old resource's deletion (deferred), removes its record and
+// repoints the order (`instance_id`): the order is never without a running
+// instance. A new instance that fails, goes, or is not `RUNNING` within
+// `--rehydration-copy-timeout` (an hour) fails the operation with
+// `NEW_INSTANCE_FAILED`: it is deleted and the order stays on the old one. Answers 202 with an Operation whose metadata
 // has `kind: rehydrate`, `target`, `old_instance_id` and `new_instance_id`; once
 // done its response is `{old_instance_id, new_instance_id, provider_name}`. No
 // request body. 406 `POLICY_REJECTED` when policy now rejects the intent: nothing
