@@ -60,10 +60,9 @@ type Periodic struct {
 	Interval time.Duration
 	// Run does the work; an error is retried by River with backoff.
 	Run func(ctx context.Context) error
-	// RunOnStart runs the job as soon as the leader starts, unless it ran
-	// in the current period already: runs are unique per period (for an
-	// Interval of 1s or more), so a leader that restarts within a period
-	// does not run it twice.
+	// RunOnStart runs the job as soon as the leader starts (a new leader
+	// too, unless a run is still waiting or running: a periodic job must be
+	// safe to run again early).
 	RunOnStart bool
 }
 

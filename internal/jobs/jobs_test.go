@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -405,5 +406,47 @@ func TestLeads_OneClientLeadsAndLeadershipMovesWhenItStops(t *testing.T) {
 			t.Error("a stopped client still leads")
 		}
 		poll.Until(t, "the other client leads once the leader stopped", func() bool { return leads(other) })
+	})
+}
+
+// TestPeriodic_ARunSlowerThanItsIntervalIsNotOverlapped: a periodic job that
+// takes over two intervals to run is not started again while it runs; the
+// periods it spanned add no run beside it.
+func TestPeriodic_ARunSlowerThanItsIntervalIsNotOverlapped(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		db := storetest.Open(t, engine, jobs.Migrator())
+		const interval = time.Second
+		var mu sync.Mutex
+		running, most, runs := 0, 0, 0
+		c, err := jobs.New(jobs.Config{DB: db, PollInterval: 50 * time.Millisecond, Periodic: []jobs.Periodic{{
+			Name: "slow", Interval: interval, RunOnStart: true,
+			Run: func(ctx context.Context) error {
+				mu.Lock()
+				running++
+				runs++
+				most = max(most, running)
+				mu.Unlock()
+				defer func() { mu.Lock(); running--; mu.Unlock() }()
+				// The work: longer than two intervals, so two later periods
+				// come while it runs.
+				select {
+				case <-time.After(2*interval + interval/2):
+				case <-ctx.Done():
+				}
+				return nil
+			},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(t, c)
+		poll.UntilWithin(t, time.Minute, "the slow job ran twice", func() bool { mu.Lock(); defer mu.Unlock(); return runs >= 2 })
+		mu.Lock()
+		defer mu.Unlock()
+		if most != 1 {
+			t.Errorf("%d runs of the periodic job at once, want 1", most)
+		}
 	})
 }

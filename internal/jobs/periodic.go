@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -53,13 +52,12 @@ func registerPeriodic(workers *Workers, ps []Periodic) ([]*river.PeriodicJob, er
 				// replica (a dead replica's is reaped at once by its peers):
 				// a run slower than its interval never overlaps the next
 				// (the cluster trial saw provider_health, every 500ms, on
-				// two replicas at once). Unique per period as well, so a
-				// leader change never doubles a run; River's periods start at
-				// 1s, so shorter intervals (tests) have only the first.
+				// two replicas at once), nor does a new leader's first run
+				// overlap the dead leader's. Not unique per period as well:
+				// River puts the period in the unique key, so a run of the
+				// last period would no longer block this one's (the trial
+				// then saw cleanup run twice at once on one replica).
 				opts := &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: notFinished}}
-				if interval >= time.Second {
-					opts.UniqueOpts.ByPeriod = interval
-				}
 				return periodicArgs{Name: name}, opts
 			}, &river.PeriodicJobOpts{ID: name, RunOnStart: p.RunOnStart}))
 	}
