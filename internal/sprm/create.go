@@ -144,7 +144,8 @@ func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provid
 // settled the instance (InstanceRecordCreated recorded nothing). A status
 // report got there first: the answer's outputs are kept all the same,
 // unless the report brought its own (newer). Or the instance's deletion
-// went ahead meanwhile: its provider may have answered the delete 404
+// went ahead meanwhile (its delete time is set, whatever a report has made
+// of its status since): its provider may have answered the delete 404
 // while it was still making the instance, and hold it now. Its deletion is
 // queued again (cleanup), or it could be left there, an orphan nobody knows
 // of; when the delete came after the make, the task's call finds nothing,
@@ -157,7 +158,7 @@ func (s *Service) answeredLateTx(ctx context.Context, tx *store.Tx, id, provider
 		return nil // a refused intent, removed
 	case err != nil:
 		return err
-	case deleting != nil && *deleting:
+	case deleting:
 		s.log.WarnContext(ctx, "create answered after its instance's deletion went ahead; the provider may hold it: cleanup queued",
 			"instance_id", id, "provider", providerName)
 		_, err := s.enqueueCleanupTx(ctx, tx, id, providerName, serviceType)

@@ -384,8 +384,8 @@ func (q *queries) InstanceDeleteRequested(ctx context.Context, db store.Querier,
 }
 
 // InstanceDeletionAsked runs InstanceDeletionAsked (sql/*/service_type_instances.sql); no row is store.ErrNotFound.
-func (q *queries) InstanceDeletionAsked(ctx context.Context, db store.Querier, id string) (*bool, error) {
-	var v *bool
+func (q *queries) InstanceDeletionAsked(ctx context.Context, db store.Querier, id string) (bool, error) {
+	var v bool
 	err := db.QueryRow(ctx, q.instanceDeletionAsked, id).Scan(&v)
 	return v, err
 }

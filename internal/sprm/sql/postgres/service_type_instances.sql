@@ -50,7 +50,11 @@ WHERE id = $3 AND outputs IS NULL AND status <> 'DELETED';
 
 -- name: InstanceDeletionAsked :one
 -- Whether the instance's deletion went ahead (it is being deleted, or is).
-SELECT status IN ('DELETING', 'DELETED') AS deleting FROM service_type_instances WHERE id = $1;
+-- Its delete time says so even once a provider's report has changed its
+-- status: a provider that answered the delete 404 while still making the
+-- instance may report it RUNNING before its create's answer is recorded.
+SELECT status IN ('DELETING', 'DELETED') OR delete_time IS NOT NULL OR deleted_at IS NOT NULL AS deleting
+FROM service_type_instances WHERE id = $1;
 
 -- name: InstanceDeleteIntent :exec
 -- Removes an intent the provider refused (it holds nothing under that id).
