@@ -123,6 +123,17 @@ func wantResponse(t *testing.T, op operation, oldID, newID, providerName string)
 	}
 }
 
+// wantFailed checks that op ended with no response and an error of reason.
+func wantFailed(t *testing.T, op operation, reason string) {
+	t.Helper()
+	var problem struct {
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(op.Error, &problem); err != nil || problem.Reason != reason || len(op.Response) != 0 {
+		t.Fatalf("operation %+v: want it failed with %s", op, reason)
+	}
+}
+
 func TestRehydrate_OriginalIntentUnderTodaysPolicies(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -408,12 +419,7 @@ func TestRehydrate_NewInstanceThatFailsLeavesTheOldServing(t *testing.T) {
 		e.waitAnswered(t, newID)
 		e.report(t, newID, "FAILED")
 		done := e.waitOperation(t, op.ID)
-		var problem struct {
-			Reason string `json:"reason"`
-		}
-		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "NEW_INSTANCE_FAILED" || len(done.Response) != 0 {
-			t.Fatalf("operation %+v: want it failed with NEW_INSTANCE_FAILED", done)
-		}
+		wantFailed(t, done, "NEW_INSTANCE_FAILED")
 		if now := e.order(t, "nf"); now.InstanceID != o.InstanceID || now.State != "up" || now.Status != "RUNNING" {
 			t.Errorf("order after a failed new instance %+v", now)
 		}
@@ -449,12 +455,7 @@ func TestRehydrate_OrderDeletedMeanwhileDeletesTheNewInstance(t *testing.T) {
 		e.runNew(t, newID)
 
 		done := e.waitOperation(t, op.ID)
-		var problem struct {
-			Reason string `json:"reason"`
-		}
-		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "ORDER_GONE" || len(done.Response) != 0 {
-			t.Fatalf("operation %+v: want it failed with ORDER_GONE", done)
-		}
+		wantFailed(t, done, "ORDER_GONE")
 		e.p.WaitForCall(t, providertest.MethodDelete, newID)
 		if r := e.resource(t, newID); r.DeleteTime == nil {
 			t.Errorf("new resource %+v: want it deleted", r)
@@ -481,12 +482,7 @@ func TestRehydrate_OrderDeletedWhileTheNewInstanceStartsStopsTheWait(t *testing.
 		e.s.Do(t, "DELETE", "/api/v1/catalog-item-instances/left", nil).Want(t, http.StatusAccepted)
 
 		done := e.waitOperation(t, op.ID)
-		var problem struct {
-			Reason string `json:"reason"`
-		}
-		if err := json.Unmarshal(done.Error, &problem); err != nil || problem.Reason != "ORDER_GONE" || len(done.Response) != 0 {
-			t.Fatalf("operation %+v: want it failed with ORDER_GONE", done)
-		}
+		wantFailed(t, done, "ORDER_GONE")
 		e.p.WaitForCall(t, providertest.MethodDelete, newID)
 		if r := e.resource(t, newID); r.DeleteTime == nil {
 			t.Errorf("new resource %+v: want it deleted", r)
