@@ -94,6 +94,12 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 		// It skips the adapters' confirmation of a deletion: the contract's
 		// escape hatch for an operator, not for a project's users.
 		return deny("only admins force a deletion")
+	case collection == "service-type-instances" && !read:
+		// An instance's spec goes to its provider as it is, around the
+		// catalog item's fixed fields and the policy chain: orders are how a
+		// project makes anything, and the SP Resource Manager's writes are
+		// the control plane's and its admins'.
+		return deny("the SP Resource Manager's instances are made by orders; only admins write them directly")
 	case globalCollections[collection] && !read && !(collection == "policies" && verb == "evaluateRequest"):
 		return deny("%s is shared configuration; only admins change it", collection)
 	case strings.HasSuffix(rest, "/status") || strings.Contains(rest, "/adapter-statuses") && !read ||
