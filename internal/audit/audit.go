@@ -27,6 +27,10 @@ const (
 type Actor struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
+	// Token is the id of the token the actor was authenticated by: two
+	// actors may share a type and id (token names are not unique), never a
+	// token.
+	Token string `json:"token,omitempty"`
 }
 
 // Record is one line of the audit log.
@@ -59,7 +63,7 @@ func New(db *store.DB) *Service {
 // appender writes records; in a SQLite group commit a group's records go in
 // one statement (store.Appender).
 var appender = store.NewAppender("audit_events",
-	"id", "time", "actor_type", "actor_id", "action", "target", "project", "outcome", "request_id", "details")
+	"id", "time", "actor_type", "actor_id", "actor_token", "action", "target", "project", "outcome", "request_id", "details")
 
 // System is the actor of what Steward does on its own: provider health
 // checks, the cleanup queue.
@@ -69,7 +73,7 @@ var System = Actor{Type: "service_account", ID: "steward"}
 // filling its id and time when unset.
 func WriteTx(ctx context.Context, tx *store.Tx, r Record) error {
 	p := insertParams(&r, time.Now)
-	if err := tx.Append(ctx, appender, p.ID, p.Time, p.ActorType, p.ActorID, p.Action, p.Target, p.Project, p.Outcome,
+	if err := tx.Append(ctx, appender, p.ID, p.Time, p.ActorType, p.ActorID, p.ActorToken, p.Action, p.Target, p.Project, p.Outcome,
 		p.RequestID, p.Details); err != nil {
 		return fmt.Errorf("write audit record %s: %w", r.Action, err)
 	}
@@ -98,7 +102,8 @@ func insertParams(r *Record, now func() time.Time) AuditInsertParams {
 	if details == nil {
 		details = map[string]any{}
 	}
-	return AuditInsertParams{ID: r.ID, Time: r.Time, ActorType: r.Actor.Type, ActorID: r.Actor.ID, Action: r.Action,
+	return AuditInsertParams{ID: r.ID, Time: r.Time, ActorType: r.Actor.Type, ActorID: r.Actor.ID, ActorToken: r.Actor.Token,
+		Action: r.Action,
 		Target: r.Target, Project: r.Project, Outcome: r.Outcome, RequestID: r.RequestID, Details: store.JSON(details)}
 }
 
@@ -108,7 +113,7 @@ type ListParams struct {
 	Project string
 	Action  string
 	Target  string
-	// Actor is "type:id" or an id alone.
+	// Actor is "type:id", an id alone, or "token:ID" (the token's id).
 	Actor string
 	// Since and Until bound the time (Until exclusive); zero is unbounded.
 	Since, Until time.Time
@@ -138,8 +143,8 @@ func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Record], e
 	}
 	records := make([]Record, 0, len(rows))
 	for _, row := range rows {
-		r := Record{seq: row.Seq, ID: row.ID, Time: row.Time, Actor: Actor{Type: row.ActorType, ID: row.ActorID},
-			Action: row.Action, Target: row.Target, Project: row.Project, Outcome: row.Outcome, RequestID: row.RequestID}
+		r := Record{seq: row.Seq, ID: row.ID, Time: row.Time, Actor: Actor{Type: row.ActorType, ID: row.ActorID,
+			Token: row.ActorToken}, Action: row.Action, Target: row.Target, Project: row.Project, Outcome: row.Outcome, RequestID: row.RequestID}
 		if err := json.Unmarshal(row.Details, &r.Details); err != nil {
 			return store.Page[Record]{}, fmt.Errorf("list audit records: read audit record %s: %w", r.ID, err)
 		}

@@ -27,21 +27,22 @@ func newQueries(engine store.Engine) *queries {
 
 // AuditInsertParams are the arguments of AuditInsert.
 type AuditInsertParams struct {
-	ID        string
-	Time      time.Time
-	ActorType string
-	ActorID   string
-	Action    string
-	Target    string
-	Project   string
-	Outcome   string
-	RequestID string
-	Details   any
+	ID         string
+	Time       time.Time
+	ActorType  string
+	ActorID    string
+	ActorToken string
+	Action     string
+	Target     string
+	Project    string
+	Outcome    string
+	RequestID  string
+	Details    any
 }
 
 // AuditInsert runs AuditInsert (sql/*/audit.sql) and returns the number of rows it affected.
 func (q *queries) AuditInsert(ctx context.Context, db store.Querier, arg AuditInsertParams) (int64, error) {
-	return db.Exec(ctx, q.auditInsert, arg.ID, arg.Time, arg.ActorType, arg.ActorID, arg.Action, arg.Target, arg.Project, arg.Outcome, arg.RequestID, arg.Details)
+	return db.Exec(ctx, q.auditInsert, arg.ID, arg.Time, arg.ActorType, arg.ActorID, arg.ActorToken, arg.Action, arg.Target, arg.Project, arg.Outcome, arg.RequestID, arg.Details)
 }
 
 // AuditListParams are the arguments of AuditList.
@@ -58,22 +59,23 @@ type AuditListParams struct {
 
 // AuditListRow is a row of AuditList.
 type AuditListRow struct {
-	Seq       int64
-	ID        string
-	Time      time.Time
-	ActorType string
-	ActorID   string
-	Action    string
-	Target    string
-	Project   string
-	Outcome   string
-	RequestID string
-	Details   json.RawMessage
+	Seq        int64
+	ID         string
+	Time       time.Time
+	ActorType  string
+	ActorID    string
+	ActorToken string
+	Action     string
+	Target     string
+	Project    string
+	Outcome    string
+	RequestID  string
+	Details    json.RawMessage
 }
 
 // AuditList runs AuditList (sql/*/audit.sql) and returns its rows.
 func (q *queries) AuditList(ctx context.Context, db store.Querier, arg AuditListParams) ([]AuditListRow, error) {
-	rows, err := db.Query(ctx, q.auditList, arg.Project, arg.Project, arg.Action, arg.Action, arg.Target, arg.Target, arg.Actor, arg.Actor, arg.Actor, arg.Since, arg.Until, arg.AfterSeq, arg.Limit)
+	rows, err := db.Query(ctx, q.auditList, arg.Project, arg.Project, arg.Action, arg.Action, arg.Target, arg.Target, arg.Actor, arg.Actor, arg.Actor, arg.Actor, arg.Since, arg.Until, arg.AfterSeq, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func (q *queries) AuditList(ctx context.Context, db store.Querier, arg AuditList
 	var out []AuditListRow
 	for rows.Next() {
 		var v AuditListRow
-		if err := rows.Scan(&v.Seq, &v.ID, &v.Time, &v.ActorType, &v.ActorID, &v.Action, &v.Target, &v.Project, &v.Outcome, &v.RequestID, &v.Details); err != nil {
+		if err := rows.Scan(&v.Seq, &v.ID, &v.Time, &v.ActorType, &v.ActorID, &v.ActorToken, &v.Action, &v.Target, &v.Project, &v.Outcome, &v.RequestID, &v.Details); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -44,7 +44,8 @@ func (p *request) Finished(committed bool) {
 }
 
 func fromEntry(e httpapi.AuditEntry) Record {
-	return Record{ID: store.NewID(), Actor: Actor{Type: e.Actor.Type, ID: e.Actor.ID}, Action: e.Action,
+	return Record{ID: store.NewID(), Actor: Actor{Type: e.Actor.Type, ID: e.Actor.ID, Token: e.Actor.Token},
+		Action: e.Action,
 		Target: e.Target, Project: e.Project, RequestID: e.RequestID}
 }
 

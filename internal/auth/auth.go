@@ -35,11 +35,25 @@ type Principal struct {
 	// Operation binds a repair worker's service account to the one repair
 	// operation it reports on.
 	Operation string `json:"-"`
+	// Token is the id of the token that authenticated the caller, the one
+	// thing that tells apart two principals of the same name ("" for the
+	// development principal; a static token's is its kind).
+	Token string `json:"-"`
 }
 
-// String renders the principal as "type:id", the form idempotency keys and
-// audit records are keyed by.
+// String renders the principal as "type:id", as people read it.
 func (p Principal) String() string { return p.Type + ":" + p.ID }
+
+// Key names the principal uniquely, "type:id/token:TOKEN", for what must
+// never pass from one principal to another (idempotency records) and for
+// records that must say exactly who acted (created_by): token names are not
+// unique, token ids are.
+func (p Principal) Key() string {
+	if p.Token == "" {
+		return p.String()
+	}
+	return p.String() + "/token:" + p.Token
+}
 
 // binding names what a service account is bound to.
 func (p Principal) binding() string {

@@ -122,10 +122,7 @@ func (s *IdempotencyStore) serve(w http.ResponseWriter, r *http.Request, a *API,
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	principal := "anonymous"
-	if p, ok := auth.PrincipalFrom(r.Context()); ok {
-		principal = p.String()
-	}
+	principal := keyOwner(r)
 	hash := requestHash(r, body)
 
 	claimed, prior, err := s.claim(r.Context(), principal, key, r, hash)
@@ -156,11 +153,7 @@ func (s *IdempotencyStore) serve(w http.ResponseWriter, r *http.Request, a *API,
 func (s *IdempotencyStore) run(w http.ResponseWriter, r *http.Request, h HandlerFunc) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			principal := "anonymous"
-			if pr, ok := auth.PrincipalFrom(r.Context()); ok {
-				principal = pr.String()
-			}
-			s.release(r.Context(), principal, r.Header.Get(IdempotencyKeyHeader))
+			s.release(r.Context(), keyOwner(r), r.Header.Get(IdempotencyKeyHeader))
 			panic(p)
 		}
 	}()
@@ -222,8 +215,12 @@ func (s *IdempotencyStore) complete(ctx context.Context, principal, key string, 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	status := int64(buf.status)
+	body := buf.body.Bytes()
+	if buf.replayBody != nil {
+		body = buf.replayBody
+	}
 	_, err := s.q.IdempotencyKeyComplete(ctx, s.cfg.DB, IdempotencyKeyCompleteParams{StatusCode: &status,
-		ResponseHeader: json.RawMessage(hb), ResponseBody: buf.body.Bytes(), Principal: principal, Key: key})
+		ResponseHeader: json.RawMessage(hb), ResponseBody: body, Principal: principal, Key: key})
 	return err
 }
 
@@ -246,12 +243,20 @@ func RequestKey(r *http.Request) string {
 	if key == "" {
 		return ""
 	}
-	principal := "anonymous"
-	if p, ok := auth.PrincipalFrom(r.Context()); ok {
-		principal = p.String()
-	}
-	h := sha256.Sum256([]byte(principal + "\x00" + key))
+	h := sha256.Sum256([]byte(keyOwner(r) + "\x00" + key))
 	return hex.EncodeToString(h[:16])
+}
+
+// keyOwner is whose an Idempotency-Key is: the principal, named uniquely
+// (its token, not its name, which another token may share), in the project
+// the request acts in. A key never answers another principal's request,
+// nor the same principal's in another project.
+func keyOwner(r *http.Request) string {
+	owner := "anonymous"
+	if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		owner = p.Key()
+	}
+	return owner + "@" + auth.ProjectFrom(r.Context())
 }
 
 func requestHash(r *http.Request, body []byte) string {
@@ -275,6 +280,27 @@ type bufferedResponse struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	// replayBody, when set (ReplayAs), is recorded for replays instead of
+	// body.
+	replayBody []byte
+}
+
+// ReplayAs makes a replay of this request's answer (the same
+// Idempotency-Key again) answer v instead of the body the first request
+// got: for an answer that holds a secret, which must never rest in an
+// idempotency record (a token's). It does nothing for a request without a
+// key. Call it before writing the answer.
+func ReplayAs(w http.ResponseWriter, v any) error {
+	buf, ok := w.(*bufferedResponse)
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode the answer a replay gets: %w", err)
+	}
+	buf.replayBody = append(b, '\n')
+	return nil
 }
 
 func newBufferedResponse() *bufferedResponse {

@@ -196,9 +196,8 @@ func (s *Service) handleForceDelete(w http.ResponseWriter, r *http.Request) erro
 	if err := httpapi.DecodeJSON(r, &p); err != nil {
 		return err
 	}
-	// Every principal is an administrator until roles come (auth issue).
 	if who, ok := auth.PrincipalFrom(r.Context()); ok {
-		p.By = who.String()
+		p.By = who.Key()
 	}
 	if err := s.ForceDeleteOrder(r.Context(), auth.ProjectFrom(r.Context()), orderRef(r), p); err != nil {
 		return err

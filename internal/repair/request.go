@@ -137,10 +137,10 @@ func (s *Service) insertOpts() *river.InsertOpts {
 	return &river.InsertOpts{MaxAttempts: s.cfg.DeliveryAttempts, Queue: s.cfg.JobQueue}
 }
 
-// requester names who asked ("type:id").
+// requester names who asked, uniquely ("type:id", with the token it came by: auth.Principal.Key).
 func requester(ctx context.Context) string {
 	if p, ok := auth.PrincipalFrom(ctx); ok {
-		return p.String()
+		return p.Key()
 	}
 	return "anonymous"
 }

@@ -19,12 +19,14 @@ import (
 
 // buildTokens sets up authentication. Outside --dev a server needs a way
 // in: a static admin token (--api-token) or an admin token in the store.
-// The in-process provider gets a service-account token of its own, bound to
-// its provider, so it can report on its instances and nothing else.
+// An in-process provider outside --dev (a no-op one) gets a service-account
+// token of its own, bound to its provider, so it can report on its
+// instances and nothing else.
 func (s *Server) buildTokens(ctx context.Context) error {
 	static := map[string]auth.Principal{}
 	if s.cfg.APIToken != "" {
-		static[s.cfg.APIToken] = auth.Principal{Type: "service_account", ID: "admin", Role: auth.RoleAdmin}
+		static[s.cfg.APIToken] = auth.Principal{Type: "service_account", ID: "admin", Role: auth.RoleAdmin,
+			Token: "static-api-token"}
 	}
 	if s.cfg.ProcessProvider && !s.cfg.Dev {
 		var raw [32]byte
@@ -33,7 +35,7 @@ func (s *Server) buildTokens(ctx context.Context) error {
 		}
 		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
 		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
-			Role: auth.RoleServiceAccount, Provider: processprovider.Name}
+			Role: auth.RoleServiceAccount, Provider: processprovider.Name, Token: "static-process-provider"}
 	}
 	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
 	if s.cfg.Dev || s.cfg.APIToken != "" {

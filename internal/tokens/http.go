@@ -30,6 +30,9 @@ type caller struct {
 	Project  string `json:"project"`
 	Provider string `json:"provider,omitempty"`
 	Adapter  string `json:"adapter,omitempty"`
+	// TokenID is the token the request was authenticated by: two
+	// principals may share a name, never a token.
+	TokenID string `json:"token_id,omitempty"`
 	// Open says the server authenticates nobody (--dev): every request is
 	// made as this admin.
 	Open bool `json:"open"`
@@ -40,7 +43,7 @@ type caller struct {
 func (s *Service) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 	who, _ := auth.PrincipalFrom(r.Context())
 	return httpapi.WriteJSON(w, http.StatusOK, caller{Principal: who, Role: who.Role, Project: auth.ProjectFrom(r.Context()),
-		Provider: who.Provider, Adapter: who.Adapter, Open: s.cfg.Dev})
+		Provider: who.Provider, Adapter: who.Adapter, TokenID: who.Token, Open: s.cfg.Dev})
 }
 
 type view struct {
@@ -112,11 +115,16 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, secret, err := s.Create(r.Context(), CreateParams{Name: body.Name, Role: body.Role, Project: body.Project,
 		Provider: body.Provider, Adapter: body.Adapter, TTL: time.Duration(body.TTLSeconds) * time.Second,
-		CreatedBy: who.String()})
+		CreatedBy: who.Key()})
 	if err != nil {
 		return err
 	}
 	v := viewOf(t, s.cfg.Now())
+	// The secret is shown once: a replay of the create (its
+	// Idempotency-Key again) answers the token without it.
+	if err := httpapi.ReplayAs(w, v); err != nil {
+		return err
+	}
 	v.Token = secret
 	w.Header().Set("Location", "/api/v1/tokens/"+t.ID)
 	return httpapi.WriteJSON(w, http.StatusCreated, v)

@@ -63,7 +63,7 @@ func (t Token) Principal() auth.Principal {
 		typ = "service_account"
 	}
 	return auth.Principal{Type: typ, ID: t.Name, Role: t.Role, Project: t.Project, Provider: t.Provider,
-		Adapter: t.Adapter, Operation: t.Operation}
+		Adapter: t.Adapter, Operation: t.Operation, Token: t.ID}
 }
 
 // Config configures the Service.
