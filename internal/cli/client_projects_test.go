@@ -28,7 +28,7 @@ func TestClient_ProjectAndAllProjects(t *testing.T) {
 	const token = "stw_cli-test-admin-token-projects-0123"
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	url := startedURL(t, "server", "--api-token", token, "--process-provider", "--data-dir", data, "--listen", "127.0.0.1:0")
+	url := startedURL(t, "server", "--api-token", token, "--process-provider", "--process-provider-noop", "--data-dir", data, "--listen", "127.0.0.1:0")
 	admin := newClient(t, url)
 	admin.ok("config", "set-context", "admin", "--server", url, "--token", token)
 	admin.applyText(sleeperItem)

@@ -33,7 +33,10 @@ max_restarts say what happens when it exits. The provider registers with
 Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED,
 retrying each report until Steward takes it. Give every Steward replica's
 URL with --steward-url: the provider moves on to the next one that answers.
-The processes run as this user without isolation.
+The processes run as this user without isolation: run it as a user of its
+own, never as root (it refuses to, unless --allow-root), and name the
+commands it may run with --allow-command (by default only sleep, the dev
+catalog's).
 
 Its bearer token (a service_account bound to the provider; none for a --dev
 server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
@@ -64,6 +67,9 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
 	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
 	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
+	f.StringSliceVar(&cfg.AllowCommands, "allow-command", nil,
+		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
+	f.BoolVar(&cfg.AllowRoot, "allow-root", false, "run processes as root when started as root (refused otherwise)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd

@@ -44,7 +44,7 @@ func TestProviderProcess_TakesSeveralStewardURLs(t *testing.T) {
 	defer steward.Close()
 
 	cmd, log := startServer(t, bin, "provider", "process", "--steward-url", downURL, "--steward-url", steward.URL,
-		"--listen", "127.0.0.1:0", "--work-dir", t.TempDir())
+		"--listen", "127.0.0.1:0", "--work-dir", t.TempDir(), "--allow-root")
 	poll.Until(t, "the provider registered through the second URL", func() bool {
 		mu.Lock()
 		defer mu.Unlock()

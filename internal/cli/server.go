@@ -117,8 +117,11 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take after the drain delay (default 20s)")
 	f.DurationVar(&cfg.DrainDelay, "drain-delay", 5*time.Second, "how long to serve on after SIGTERM with /readyz answering 503, for load balancers to notice (0 with --dev unless set)")
 	f.StringVar(&migrate, "migrate", "auto", "auto: apply pending schema migrations at start; check: refuse to start when any is pending (run `steward migrate` first)")
-	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev)")
+	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev; outside --dev only with --process-provider-noop)")
 	f.BoolVar(&cfg.ProcessProviderNoOp, "process-provider-noop", false, "the in-process provider accepts orders without starting processes")
+	f.BoolVar(&cfg.DevCatalog, "dev-catalog", false, "seed the dev catalog (as --process-provider does) for a `steward provider process` beside the server")
+	f.StringSliceVar(&cfg.ProcessProviderAllowCommands, "process-provider-allow-command", nil,
+		"a command the in-process provider runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep, the dev catalog's)")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")
 	f.DurationVar(&cfg.CleanupInterval, "cleanup-interval", 0, "time between passes of the cleanup worker (default 10s)")
 	f.DurationVar(&cfg.RehydrationCopyTimeout, "rehydration-copy-timeout", 0, "how long a rehydration may copy its data before it is given up and the old instance takes writes again (default 1h)")

@@ -65,9 +65,10 @@ type steward struct {
 	pid               int
 }
 
-// realSteward builds cmd/steward and starts it with its in-process provider
-// (real local processes, unless args say --process-provider-noop) and
-// authentication on.
+// realSteward builds cmd/steward and starts it with authentication on, the
+// dev catalog, and the process provider: as its own process
+// (`steward provider process`, real local processes), as a deployment
+// outside --dev runs it, or in-process when args say --process-provider-noop.
 func realSteward(t testing.TB, args ...string) steward {
 	t.Helper()
 	dir := t.TempDir()
@@ -94,32 +95,16 @@ func realSteward(t testing.TB, args ...string) steward {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var log bytes.Buffer
-	var logMu sync.Mutex
-	srv := exec.Command(bin, append([]string{"server", "--data-dir", data, "--listen", addr, "--process-provider"}, args...)...)
-	srv.Stdout = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) })
-	srv.Stderr = srv.Stdout
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+	noop := slices.Contains(args, "--process-provider-noop")
+	serverArgs := []string{"server", "--data-dir", data, "--listen", addr, "--dev-catalog"}
+	if noop {
+		serverArgs = append(serverArgs, "--process-provider")
 	}
-	t.Cleanup(func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("steward server:\n%s", log.String())
-			logMu.Unlock()
-		}
-	})
+	srv := startLogged(t, "steward server", exec.Command(bin, append(serverArgs, args...)...))
 	base := "http://" + addr
-	if !slices.Contains(args, "--process-provider-noop") {
+	if !noop {
+		startProcessProvider(t, bin, base, filepath.Join(dir, "provider"),
+			token("process-sp", "--role", "service_account", "--provider", "process-sp"))
 		// Runs before the server stops (cleanups run last first): the
 		// provider's processes outlive the server, so the test's orders
 		// are deleted and their processes gone before it stops.
@@ -135,6 +120,55 @@ func realSteward(t testing.TB, args ...string) steward {
 			len(providers.Results) > 0
 	})
 	return steward{base: base, admin: admin, user: user, pid: srv.Process.Pid}
+}
+
+// startProcessProvider runs `steward provider process` for the server at
+// base with token, until the test ends.
+func startProcessProvider(t testing.TB, bin, base, dir, token string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"provider", "process", "--steward-url", base, "--token-file", tokenFile, "--listen", "127.0.0.1:0",
+		"--work-dir", filepath.Join(dir, "work"), "--allow-command", "*"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-root") // CI's machines run the tests as root
+	}
+	startLogged(t, "steward provider process", exec.Command(bin, args...))
+}
+
+// startLogged starts cmd and, at cleanup, interrupts it (killing it after
+// 30 s) and, if the test failed, logs its output under name.
+func startLogged(t testing.TB, name string, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	var log bytes.Buffer
+	var logMu sync.Mutex
+	cmd.Stdout = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) })
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("%s:\n%s", name, log.String())
+			logMu.Unlock()
+		}
+	})
+	return cmd
 }
 
 // deleteEveryOrder deletes the default project's orders and waits until

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 
@@ -35,6 +36,12 @@ type DaemonConfig struct {
 	WorkDir string
 	// NoOp accepts orders without starting processes (benchmarks).
 	NoOp bool
+	// AllowCommands are the commands it runs (Config.AllowCommands).
+	// Defaults to DefaultAllowCommands.
+	AllowCommands []string
+	// AllowRoot lets it run processes as root: without it, a Daemon whose
+	// process is root refuses to start (unless NoOp, which runs nothing).
+	AllowRoot bool
 	// Metadata and Capacity are registered as they are. Metadata defaults to
 	// {"region": "local"}.
 	Metadata map[string]string
@@ -86,10 +93,14 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if d.cfg.StewardURL == "" && len(d.cfg.StewardURLs) == 0 {
 		return errors.New("processprovider: a Steward URL is required")
 	}
+	if os.Geteuid() == 0 && !d.cfg.AllowRoot && !d.cfg.NoOp {
+		return ErrRunsAsRoot
+	}
 	reporter := &provider.HTTPReporter{StewardURL: d.cfg.StewardURL, StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
 	// The reporter's token is the provider's; repair reports carry each
 	// operation's own (HTTPReporter.ReportRepair).
-	p := New(&Config{Reporter: reporter, Runtime: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp})
+	p := New(&Config{Reporter: reporter, Runtime: reporter, Logger: d.cfg.Logger, WorkDir: d.cfg.WorkDir, NoOp: d.cfg.NoOp,
+		AllowCommands: d.cfg.AllowCommands})
 	// Before the API serves: what an earlier provider on this WorkDir left
 	// running is adopted (or restarted) and reported, and held by id.
 	restored, err := p.Restore(ctx)

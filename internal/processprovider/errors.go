@@ -59,3 +59,8 @@ func (e *RequestError) Unwrap() error { return e.Invalid }
 
 // ProblemFields adds the refused fields to a problem+json body.
 func (e *RequestError) ProblemFields() map[string]any { return e.Invalid.ProblemFields() }
+
+// ErrRunsAsRoot refuses to start a provider as root: the processes it runs
+// are its orders', and would run as root too.
+var ErrRunsAsRoot = errors.New("processprovider: refusing to run processes as root: run the provider as an " +
+	"unprivileged user, or pass --allow-root")

@@ -63,6 +63,7 @@ func setupOn(tb testing.TB, workDir string, mutate func(*Config)) *bundle {
 		Reporter:          rec,
 		Logger:            slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		WorkDir:           workDir,
+		AllowCommands:     []string{AllowAnyCommand}, // what these tests run is theirs to choose
 		StopGrace:         5 * time.Second,
 		RestartBackoff:    time.Millisecond,
 		RestartBackoffMax: 5 * time.Millisecond,

@@ -40,6 +40,11 @@ type Config struct {
 	// NoOp accepts creates and updates and reports RUNNING without starting
 	// anything (benchmark mode); spec.process.command is then optional.
 	NoOp bool
+	// AllowCommands are the commands (spec.process.command[0], compared as
+	// written: "sleep" and "/bin/sleep" are two entries) the provider runs;
+	// any other is refused. "*" allows every command. Defaults to
+	// DefaultAllowCommands.
+	AllowCommands []string
 	// StopGrace is how long a stopping process group has between SIGTERM and
 	// SIGKILL. Defaults to 5s.
 	StopGrace time.Duration
@@ -138,6 +143,9 @@ func New(cfg *Config) *Provider {
 	c.WatchInterval = cmp.Or(c.WatchInterval, 100*time.Millisecond)
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if len(c.AllowCommands) == 0 {
+		c.AllowCommands = DefaultAllowCommands
 	}
 	switch {
 	case c.Reporter == nil:
@@ -443,6 +451,9 @@ func (p *Provider) recordLocked(in *instance, s provider.Status, msg string) {
 func (p *Provider) readSpec(ctx context.Context, id string, raw map[string]any) (spec, error) {
 	s, ignored, err := parseSpec(raw, !p.cfg.NoOp)
 	if err != nil {
+		return spec{}, err
+	}
+	if err := allowed(s, p.cfg.AllowCommands, p.cfg.NoOp); err != nil {
 		return spec{}, err
 	}
 	if len(ignored) > 0 {

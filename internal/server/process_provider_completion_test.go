@@ -66,7 +66,9 @@ func TestProcessProvider_ExitZeroIsACompletion(t *testing.T) {
 // in-process, and returns once the provider has registered.
 func startWithProcessProvider(t *testing.T, engine store.Engine) *apitest.Server {
 	t.Helper()
-	s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+	s := apitest.Start(t, engine, func(c *server.Config) {
+		c.ProcessProvider, c.ProcessProviderAllowCommands = true, []string{"sh"}
+	})
 	select {
 	case <-s.ProcessProvider().Registered():
 	case <-deadline(t):

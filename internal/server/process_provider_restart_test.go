@@ -47,7 +47,9 @@ func TestProcessProvider_OrderKeepsItsProcessAcrossAServerRestart(t *testing.T) 
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+		s := apitest.Start(t, engine, func(c *server.Config) {
+			c.ProcessProvider, c.ProcessProviderAllowCommands = true, []string{"sh"}
+		})
 		current := s
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		killAtCleanup(t, func() { _ = current.Stop(context.Background()) }, func() []string { return []string{pidFile} })

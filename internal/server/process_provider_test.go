@@ -22,7 +22,9 @@ func TestProcessProvider_OrderStartsAndDeleteStopsARealProcess(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+		s := apitest.Start(t, engine, func(c *server.Config) {
+			c.ProcessProvider, c.ProcessProviderAllowCommands = true, []string{"sh"}
+		})
 		select {
 		case <-s.ProcessProvider().Registered():
 		case <-deadline(t):

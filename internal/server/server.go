@@ -141,7 +141,18 @@ type Config struct {
 	// ProcessProvider runs the reference process provider in-process and
 	// registers it as "process-sp", so orders of `container` start real
 	// processes with nothing else installed (on by default with --dev).
+	// Only with Dev, or ProcessProviderNoOp: its processes would run with
+	// the server's privileges, able to read and write the server's own
+	// store. Elsewhere it runs as `steward provider process`, under a user
+	// of its own.
 	ProcessProvider bool
+	// DevCatalog seeds the dev catalog (as ProcessProvider does) for a
+	// process provider that runs beside the server
+	// (`steward provider process`).
+	DevCatalog bool
+	// ProcessProviderAllowCommands are the commands that provider runs
+	// (processprovider.Config.AllowCommands). Defaults to the dev catalog's.
+	ProcessProviderAllowCommands []string
 	// ProcessProviderNoOp makes that provider accept orders without
 	// starting processes (benchmarks).
 	ProcessProviderNoOp bool
@@ -252,6 +263,11 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("server: unknown migrate mode %q (want \"auto\" or \"check\")", cfg.Migrate)
 	}
+	if cfg.ProcessProvider && !cfg.Dev && !cfg.ProcessProviderNoOp {
+		return nil, errors.New("server: the in-process process provider runs processes only with --dev (elsewhere " +
+			"they would run as the server, able to reach its store): run `steward provider process` beside it, as a " +
+			"user of its own, with a service account token, or give --process-provider-noop")
+	}
 	switch cfg.TraceExporter {
 	case "", "stdout":
 	default:
@@ -325,15 +341,23 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startPprof(); err != nil {
 		return err
 	}
-	if s.cfg.ProcessProvider {
-		// Something to order from the catalog, realised by this provider.
+	if s.cfg.ProcessProvider || s.cfg.DevCatalog {
+		// Something to order from the catalog, realised by this provider
+		// (or one beside the server).
 		if err := s.seedDevCatalog(ctx); err != nil {
 			return err
 		}
+	}
+	if s.cfg.ProcessProvider {
 		// It registers through the real API, like any provider would.
 		s.processProvider = processprovider.NewDaemon(processprovider.DaemonConfig{
 			StewardURL: s.URL(), Token: s.providerToken, NoOp: s.cfg.ProcessProviderNoOp,
-			WorkDir: filepath.Join(s.cfg.DataDir, "process-provider"), Logger: s.logger,
+			AllowCommands: s.cfg.ProcessProviderAllowCommands,
+			// --dev runs it in-process as whoever runs the server, root
+			// included: what the development mode gives up
+			// (docs/security.md).
+			AllowRoot: true,
+			WorkDir:   filepath.Join(s.cfg.DataDir, "process-provider"), Logger: s.logger,
 		})
 		if err := s.processProvider.Start(ctx); err != nil {
 			return fmt.Errorf("server: start the process provider: %w", err)
