@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // DefaultProject is the project of the development principal and of the
@@ -35,6 +36,9 @@ type Principal struct {
 	// Operation binds a repair worker's service account to the one repair
 	// operation it reports on.
 	Operation string `json:"-"`
+	// ServiceTypes are what a provider's service account may register for,
+	// granted on its token ("*": any): MayRegister.
+	ServiceTypes []string `json:"-"`
 	// Token is the id of the token that authenticated the caller, the one
 	// thing that tells apart two principals of the same name ("" for the
 	// development principal; a static token's is its kind).
@@ -53,6 +57,16 @@ func (p Principal) Key() string {
 		return p.String()
 	}
 	return p.String() + "/token:" + p.Token
+}
+
+// MayRegister reports whether p may register a provider for serviceType:
+// a provider's service account only for the types its token was granted,
+// anyone else that may register at all (an admin) for any.
+func (p Principal) MayRegister(serviceType string) bool {
+	if p.Provider == "" {
+		return true
+	}
+	return slices.Contains(p.ServiceTypes, "*") || slices.Contains(p.ServiceTypes, serviceType)
 }
 
 // binding names what a service account is bound to.

@@ -136,7 +136,8 @@ func TestProvider_TokenFile(t *testing.T) {
 	url := startedURL(t, "server", "--api-token", token, "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0")
 	admin := newClient(t, url)
 	admin.ok("config", "set-context", "admin", "--server", url, "--token", token)
-	secret := strings.TrimSpace(admin.ok("token", "create", "--name", "px", "--role", "service_account", "--provider", "process-x"))
+	secret := strings.TrimSpace(admin.ok("token", "create", "--name", "px", "--role", "service_account", "--provider", "process-x",
+		"--service-type", "*"))
 	file := filepath.Join(dir, "token")
 	writeFile(t, file, secret+"\n")
 

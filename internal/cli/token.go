@@ -71,6 +71,8 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 	f.StringVar(&cfg.Token.Project, "project", "", "the project of a project_admin or user")
 	f.StringVar(&cfg.Token.Provider, "provider", "", "the provider a service_account reports for")
 	f.StringVar(&cfg.Token.Adapter, "adapter", "", "the adapter a service_account reports as")
+	f.StringSliceVar(&cfg.Token.ServiceTypes, "service-type", nil,
+		"a service type the --provider may register for (repeat it; \"*\": any); required with --provider")
 	f.DurationVar(&ttl, "ttl", 0, "expire the token after this long (default never)")
 	cmd.AddCommand(create)
 	return cmd

@@ -104,7 +104,7 @@ func realSteward(t testing.TB, args ...string) steward {
 	base := "http://" + addr
 	if !noop {
 		startProcessProvider(t, bin, base, filepath.Join(dir, "provider"),
-			token("process-sp", "--role", "service_account", "--provider", "process-sp"))
+			token("process-sp", "--role", "service_account", "--provider", "process-sp", "--service-type", "*"))
 		// Runs before the server stops (cleanups run last first): the
 		// provider's processes outlive the server, so the test's orders
 		// are deleted and their processes gone before it stops.

@@ -93,8 +93,8 @@ func TestRuntimeReport_OwnedAndOrdered(t *testing.T) {
 		t.Parallel()
 		e := setup(t, engine)
 		e.order(t, "rke2", "c1")
-		mine := e.token(t, map[string]any{"name": "k8s-sp", "role": "service_account", "provider": "k8s-sp"})
-		theirs := e.token(t, map[string]any{"name": "other-sp", "role": "service_account", "provider": "other-sp"})
+		mine := e.token(t, map[string]any{"name": "k8s-sp", "role": "service_account", "provider": "k8s-sp", "service_types": []string{"*"}})
+		theirs := e.token(t, map[string]any{"name": "other-sp", "role": "service_account", "provider": "other-sp", "service_types": []string{"*"}})
 		user := e.token(t, map[string]any{"name": "ann", "role": "user", "project": "default"})
 		now := time.Now().UTC()
 		report := func(token string, at time.Time, health string) *apitest.Response {

@@ -35,7 +35,8 @@ func (s *Server) buildTokens(ctx context.Context) error {
 		}
 		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
 		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
-			Role: auth.RoleServiceAccount, Provider: processprovider.Name, Token: "static-process-provider"}
+			Role: auth.RoleServiceAccount, Provider: processprovider.Name, Token: "static-process-provider",
+			ServiceTypes: []string{"*"}}
 	}
 	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
 	if s.cfg.Dev || s.cfg.APIToken != "" {

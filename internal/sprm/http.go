@@ -88,9 +88,13 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if who, _ := auth.PrincipalFrom(r.Context()); who.Provider != "" && reg.Name != who.Provider {
+	who, _ := auth.PrincipalFrom(r.Context())
+	if who.Provider != "" && reg.Name != who.Provider {
 		return fmt.Errorf("%w: %s is bound to provider %q and cannot register %q", auth.ErrPermissionDenied, who,
 			who.Provider, reg.Name)
+	}
+	if err := mayRegister(who, reg.ServiceTypes); err != nil {
+		return err
 	}
 	// The path names no provider: the audit record's target is the one
 	// registered, set before Register's transaction writes the record.
@@ -105,6 +109,19 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return s.writeProvider(w, r, http.StatusCreated, p)
 	}
 	return s.writeProvider(w, r, http.StatusOK, p)
+}
+
+// mayRegister refuses a registration for service types beyond what the
+// provider's token was granted: a provider that registered for every type
+// took the next orders of every project.
+func mayRegister(who auth.Principal, serviceTypes []string) error {
+	for _, st := range serviceTypes {
+		if !who.MayRegister(st) {
+			return fmt.Errorf("%w: %s's token grants provider %q the service types %v, not %q; an admin grants "+
+				"more with a new token (service_types)", auth.ErrPermissionDenied, who, who.Provider, who.ServiceTypes, st)
+		}
+	}
+	return nil
 }
 
 func (s *Service) handleListProviders(w http.ResponseWriter, r *http.Request) error {
@@ -146,6 +163,11 @@ func (s *Service) handleUpdateProvider(w http.ResponseWriter, r *http.Request) e
 	var patch ProviderPatch
 	if err := httpapi.DecodeJSON(r, &patch); err != nil {
 		return err
+	}
+	if who, _ := auth.PrincipalFrom(r.Context()); patch.ServiceTypes != nil {
+		if err := mayRegister(who, patch.ServiceTypes); err != nil {
+			return err
+		}
 	}
 	p, err := s.UpdateProvider(r.Context(), r.PathValue("provider_id"), patch, ifMatch)
 	if err != nil {

@@ -1018,5 +1018,5 @@ type ProviderUpdateRegistrationParams struct {
 
 // ProviderUpdateRegistration runs ProviderUpdateRegistration (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderUpdateRegistration(ctx context.Context, db store.Querier, arg ProviderUpdateRegistrationParams) (int64, error) {
-	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.CallToken, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
+	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.CallToken, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
 }

@@ -61,7 +61,7 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 	if err != nil {
 		return Provider{}, false, err
 	}
-	p, err = s.Provider(ctx, id)
+	p, err = s.checkedProvider(ctx, id)
 	if err == nil && created {
 		s.log.InfoContext(ctx, "provider registered", "provider", p.Name, "endpoint", p.Endpoint, "service_types", p.ServiceTypes)
 	}
@@ -69,6 +69,22 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		s.warnMoved(ctx, p.Name, moved, reg.Endpoint)
 	}
 	return p, created, err
+}
+
+// checkedProvider returns the provider id after a registration or update,
+// once its first health check ran if its status is unknown: it takes
+// orders only once its endpoint answered one, and the first runs at once,
+// so that a provider that serves takes orders as soon as its registration
+// is answered.
+func (s *Service) checkedProvider(ctx context.Context, id string) (Provider, error) {
+	p, err := s.Provider(ctx, id)
+	if err != nil || p.Status != HealthUnknown {
+		return p, err
+	}
+	if err := s.checkOne(ctx, p); err != nil {
+		s.log.WarnContext(ctx, "first health check", "provider", p.Name, "error", err)
+	}
+	return s.Provider(ctx, id)
 }
 
 // Provider returns the provider with the id or name, or ErrProviderNotFound.
@@ -147,7 +163,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 	if err != nil {
 		return Provider{}, err
 	}
-	p, err := s.Provider(ctx, id)
+	p, err := s.checkedProvider(ctx, id)
 	if err == nil {
 		s.warnMoved(ctx, p.Name, moved, endpoint)
 	}

@@ -13,6 +13,9 @@ var jsonUnmarshal = json.Unmarshal
 
 // Provider health states (API.md, providers).
 const (
+	// HealthUnknown is a registration's (or a moved endpoint's) status
+	// until its first health check: it takes no orders before one passed.
+	HealthUnknown     = "unknown"
 	HealthHealthy     = "healthy"
 	HealthDegraded    = "degraded"
 	HealthUnavailable = "unavailable"

@@ -47,27 +47,29 @@ func (s *Service) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 }
 
 type view struct {
-	ID         string     `json:"id"`
-	Path       string     `json:"path"`
-	Name       string     `json:"name"`
-	Principal  any        `json:"principal"`
-	Role       auth.Role  `json:"role"`
-	Project    string     `json:"project"`
-	Provider   string     `json:"provider,omitempty"`
-	Adapter    string     `json:"adapter,omitempty"`
-	State      string     `json:"state"`
-	CreatedBy  string     `json:"created_by"`
-	CreateTime time.Time  `json:"create_time"`
-	UpdateTime time.Time  `json:"update_time"`
-	ExpireTime *time.Time `json:"expire_time"`
-	RevokeTime *time.Time `json:"revoke_time"`
+	ID        string    `json:"id"`
+	Path      string    `json:"path"`
+	Name      string    `json:"name"`
+	Principal any       `json:"principal"`
+	Role      auth.Role `json:"role"`
+	Project   string    `json:"project"`
+	Provider  string    `json:"provider,omitempty"`
+	Adapter   string    `json:"adapter,omitempty"`
+	// ServiceTypes are what a provider's token may register for.
+	ServiceTypes []string   `json:"service_types,omitempty"`
+	State        string     `json:"state"`
+	CreatedBy    string     `json:"created_by"`
+	CreateTime   time.Time  `json:"create_time"`
+	UpdateTime   time.Time  `json:"update_time"`
+	ExpireTime   *time.Time `json:"expire_time"`
+	RevokeTime   *time.Time `json:"revoke_time"`
 	// Token is the secret, present only in the answer to its create.
 	Token string `json:"token,omitempty"`
 }
 
 func viewOf(t Token, now time.Time) view {
 	v := view{ID: t.ID, Path: "tokens/" + t.ID, Name: t.Name, Principal: t.Principal(), Role: t.Role,
-		Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, State: "active", CreatedBy: t.CreatedBy,
+		Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, ServiceTypes: t.ServiceTypes, State: "active", CreatedBy: t.CreatedBy,
 		CreateTime: t.CreateTime, UpdateTime: t.CreateTime, ExpireTime: t.ExpireTime, RevokeTime: t.RevokeTime}
 	switch {
 	case t.RevokeTime != nil:
@@ -90,12 +92,14 @@ func scope(r *http.Request) (auth.Principal, string) {
 
 func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Name       string    `json:"name"`
-		Role       auth.Role `json:"role"`
-		Project    string    `json:"project"`
-		Provider   string    `json:"provider"`
-		Adapter    string    `json:"adapter"`
-		TTLSeconds int64     `json:"ttl_seconds"`
+		Name     string    `json:"name"`
+		Role     auth.Role `json:"role"`
+		Project  string    `json:"project"`
+		Provider string    `json:"provider"`
+		Adapter  string    `json:"adapter"`
+		// ServiceTypes grant a provider's token the types it may register for.
+		ServiceTypes []string `json:"service_types"`
+		TTLSeconds   int64    `json:"ttl_seconds"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
@@ -114,7 +118,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	t, secret, err := s.Create(r.Context(), CreateParams{Name: body.Name, Role: body.Role, Project: body.Project,
-		Provider: body.Provider, Adapter: body.Adapter, TTL: time.Duration(body.TTLSeconds) * time.Second,
+		Provider: body.Provider, Adapter: body.Adapter, ServiceTypes: body.ServiceTypes, TTL: time.Duration(body.TTLSeconds) * time.Second,
 		CreatedBy: who.Key()})
 	if err != nil {
 		return err

@@ -163,8 +163,8 @@ func TestAuth_OnlyTheOwningProviderReportsStatus(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		e := setup(t, engine)
-		vmSP := e.token(t, root, map[string]any{"name": "vm-sp", "role": "service_account", "provider": "vm-sp"})
-		other := e.token(t, root, map[string]any{"name": "other-sp", "role": "service_account", "provider": "other-sp"})
+		vmSP := e.token(t, root, map[string]any{"name": "vm-sp", "role": "service_account", "provider": "vm-sp", "service_types": []string{"vm"}})
+		other := e.token(t, root, map[string]any{"name": "other-sp", "role": "service_account", "provider": "other-sp", "service_types": []string{"*"}})
 		user := e.token(t, root, map[string]any{"name": "carol", "role": "user", "project": "default"})
 		e.as(t, root, "POST", "/api/v1/service-type-instances?id=i1", map[string]any{"provider_name": "vm-sp",
 			"spec": map[string]any{"service_type": "vm", "vcpu": map[string]any{"count": 1},

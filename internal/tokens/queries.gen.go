@@ -47,6 +47,7 @@ type TokenGetRow struct {
 	Provider     string
 	Adapter      string
 	Operation    string
+	ServiceTypes string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -56,7 +57,7 @@ type TokenGetRow struct {
 // TokenGet runs TokenGet (sql/*/tokens.sql); no row is store.ErrNotFound.
 func (q *queries) TokenGet(ctx context.Context, db store.Querier, id string) (TokenGetRow, error) {
 	var v TokenGetRow
-	err := db.QueryRow(ctx, q.tokenGet, id).Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime)
+	err := db.QueryRow(ctx, q.tokenGet, id).Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime)
 	return v, err
 }
 
@@ -70,6 +71,7 @@ type TokenInsertParams struct {
 	Provider     string
 	Adapter      string
 	Operation    string
+	ServiceTypes string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -77,7 +79,7 @@ type TokenInsertParams struct {
 
 // TokenInsert runs TokenInsert (sql/*/tokens.sql) and returns the number of rows it affected.
 func (q *queries) TokenInsert(ctx context.Context, db store.Querier, arg TokenInsertParams) (int64, error) {
-	return db.Exec(ctx, q.tokenInsert, arg.ID, arg.Name, arg.SecretSHA256, arg.Role, arg.Project, arg.Provider, arg.Adapter, arg.Operation, arg.CreatedBy, arg.CreateTime, arg.ExpireTime)
+	return db.Exec(ctx, q.tokenInsert, arg.ID, arg.Name, arg.SecretSHA256, arg.Role, arg.Project, arg.Provider, arg.Adapter, arg.Operation, arg.ServiceTypes, arg.CreatedBy, arg.CreateTime, arg.ExpireTime)
 }
 
 // TokenListParams are the arguments of TokenList.
@@ -97,6 +99,7 @@ type TokenListRow struct {
 	Provider     string
 	Adapter      string
 	Operation    string
+	ServiceTypes string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -113,7 +116,7 @@ func (q *queries) TokenList(ctx context.Context, db store.Querier, arg TokenList
 	var out []TokenListRow
 	for rows.Next() {
 		var v TokenListRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

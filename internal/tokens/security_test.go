@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
+	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
 // A project's users and admins make things only by ordering: the SP
@@ -149,5 +151,61 @@ func TestTokens_ReplayedCreateHoldsNoSecret(t *testing.T) {
 		}
 		// The secret still works.
 		e.as(t, first.Token, "GET", "/api/v1/whoami", nil).Want(t, http.StatusOK)
+	})
+}
+
+// A provider's registration takes orders only once its endpoint answered a
+// health check (it was healthy at once before, and the next orders of every
+// project went to it), and a provider's token registers only for the
+// service types an admin granted it.
+func TestProviders_RegistrationIsCheckedAndGranted(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		e := setup(t, engine)
+		sick := providertest.New(t)
+		sick.SetHealth(false)
+		type view struct{ Status string }
+		var got view
+		e.as(t, root, "POST", "/api/v1/providers", sick.Registration("sick-sp", "vm")).
+			Want(t, http.StatusCreated).JSON(t, &got)
+		if got.Status == "healthy" {
+			t.Fatalf("a provider that answers unhealthy registered %q", got.Status)
+		}
+		// The next vm orders all go to vm-sp, which answered its check.
+		for i := range 3 {
+			var order struct {
+				ProviderName string `json:"provider_name"`
+			}
+			e.as(t, root, "POST", "/api/v1/catalog-item-instances", map[string]any{"catalog_item_id": "small-vm"}).
+				Want(t, http.StatusCreated).JSON(t, &order)
+			if order.ProviderName != "vm-sp" {
+				t.Fatalf("order %d went to %q, want vm-sp (sick-sp was never healthy)", i, order.ProviderName)
+			}
+		}
+		sick.SetHealth(true)
+		poll.Until(t, "sick-sp's next check finds it healthy", func() bool {
+			e.as(t, root, "GET", "/api/v1/providers/sick-sp", nil).Want(t, http.StatusOK).JSON(t, &got)
+			return got.Status == "healthy"
+		})
+
+		// Grants.
+		e.as(t, root, "POST", "/api/v1/tokens", map[string]any{"name": "db-sp", "role": "service_account",
+			"provider": "db-sp"}).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+		dbSP := e.token(t, root, map[string]any{"name": "db-sp", "role": "service_account", "provider": "db-sp",
+			"service_types": []string{"database"}})
+		db := providertest.New(t)
+		e.as(t, dbSP, "POST", "/api/v1/providers", db.Registration("db-sp", "database", "vm")).
+			WantProblem(t, http.StatusForbidden, "PERMISSION_DENIED")
+		e.as(t, dbSP, "POST", "/api/v1/providers", db.Registration("db-sp", "database")).Want(t, http.StatusCreated)
+		e.as(t, dbSP, "PATCH", "/api/v1/providers/db-sp", map[string]any{"service_types": []string{"vm"}}).
+			WantProblem(t, http.StatusForbidden, "PERMISSION_DENIED")
+		var p struct {
+			ServiceTypes []string `json:"service_types"`
+		}
+		e.as(t, root, "GET", "/api/v1/providers/db-sp", nil).Want(t, http.StatusOK).JSON(t, &p)
+		if len(p.ServiceTypes) != 1 || p.ServiceTypes[0] != "database" {
+			t.Errorf("db-sp serves %v, want only its grant", p.ServiceTypes)
+		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -47,11 +48,14 @@ type Token struct {
 	Adapter  string
 	// Operation binds a worker's token to the one repair operation it
 	// reports on.
-	Operation  string
-	CreatedBy  string
-	CreateTime time.Time
-	ExpireTime *time.Time
-	RevokeTime *time.Time
+	Operation string
+	// ServiceTypes are what a provider's token may register for (["*"]:
+	// any), granted by an admin.
+	ServiceTypes []string
+	CreatedBy    string
+	CreateTime   time.Time
+	ExpireTime   *time.Time
+	RevokeTime   *time.Time
 
 	secretSHA256 string
 }
@@ -63,7 +67,7 @@ func (t Token) Principal() auth.Principal {
 		typ = "service_account"
 	}
 	return auth.Principal{Type: typ, ID: t.Name, Role: t.Role, Project: t.Project, Provider: t.Provider,
-		Adapter: t.Adapter, Operation: t.Operation, Token: t.ID}
+		Adapter: t.Adapter, Operation: t.Operation, Token: t.ID, ServiceTypes: t.ServiceTypes}
 }
 
 // Config configures the Service.
@@ -185,6 +189,9 @@ type CreateParams struct {
 	// Provider, Adapter or Operation binds a service_account (exactly one
 	// of them): Operation makes a repair worker's token.
 	Provider, Adapter, Operation string
+	// ServiceTypes, for a Provider's token, are the service types it may
+	// register for (at least one; "*": any).
+	ServiceTypes []string
 	// TTL, when not zero, makes the token expire.
 	TTL time.Duration
 	// CreatedBy names who asked ("type:id").
@@ -207,7 +214,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	t := Token{ID: store.NewID(), Name: p.Name, Role: p.Role, Project: p.Project, Provider: p.Provider,
-		Adapter: p.Adapter, Operation: p.Operation, CreatedBy: p.CreatedBy, CreateTime: store.Now(s.cfg.Now)}
+		Adapter: p.Adapter, Operation: p.Operation, ServiceTypes: p.ServiceTypes, CreatedBy: p.CreatedBy,
+		CreateTime: store.Now(s.cfg.Now)}
 	if p.TTL > 0 {
 		exp := t.CreateTime.Add(p.TTL)
 		t.ExpireTime = &exp
@@ -220,7 +228,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 	t.secretSHA256 = hex.EncodeToString(sum[:])
 	if _, err := s.q.TokenInsert(ctx, s.cfg.DB, TokenInsertParams{ID: t.ID, Name: t.Name, SecretSHA256: t.secretSHA256,
 		Role: string(t.Role), Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, Operation: t.Operation,
-		CreatedBy: t.CreatedBy, CreateTime: t.CreateTime, ExpireTime: t.ExpireTime}); err != nil {
+		ServiceTypes: serviceTypesJSON(t.ServiceTypes), CreatedBy: t.CreatedBy, CreateTime: t.CreateTime, ExpireTime: t.ExpireTime}); err != nil {
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	return t, secret, nil
@@ -245,6 +253,17 @@ func (p CreateParams) validate() error {
 		errs.Add("provider", "a service_account is bound to exactly one provider or adapter")
 	case p.Role != auth.RoleServiceAccount && bindings(p) != 0:
 		errs.Add("provider", "only a service_account is bound to a provider or adapter")
+	}
+	switch {
+	case p.Provider != "" && len(p.ServiceTypes) == 0:
+		errs.Add("service_types", "a provider's token names the service types it may register for (\"*\": any)")
+	case p.Provider == "" && len(p.ServiceTypes) > 0:
+		errs.Add("service_types", "only a provider's token is granted service types")
+	}
+	for i, st := range p.ServiceTypes {
+		if st == "" {
+			errs.Add(fmt.Sprintf("service_types[%d]", i), "must not be empty")
+		}
 	}
 	if p.TTL < 0 {
 		errs.Add("ttl", "must not be negative")
@@ -325,7 +344,18 @@ func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
 }
 
 func tokenFromRow(r TokenGetRow) Token {
-	return Token{ID: r.ID, Name: r.Name, secretSHA256: r.SecretSHA256, Role: auth.Role(r.Role), Project: r.Project,
+	var types []string
+	_ = json.Unmarshal([]byte(r.ServiceTypes), &types) // written by Create: a JSON array
+	return Token{ServiceTypes: types, ID: r.ID, Name: r.Name, secretSHA256: r.SecretSHA256, Role: auth.Role(r.Role), Project: r.Project,
 		Provider: r.Provider, Adapter: r.Adapter, Operation: r.Operation, CreatedBy: r.CreatedBy, CreateTime: r.CreateTime,
 		ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime}
+}
+
+// serviceTypesJSON is a grant as its column keeps it: a JSON array.
+func serviceTypesJSON(types []string) string {
+	if types == nil {
+		types = []string{}
+	}
+	b, _ := json.Marshal(types) // strings always encode
+	return string(b)
 }

@@ -27,7 +27,7 @@ func TestWhoami_EveryRoleLearnsWhoItIs(t *testing.T) {
 		return c
 	}
 	carol := e.token(t, root, map[string]any{"name": "carol", "role": "user", "project": "team-a"})
-	vmSP := e.token(t, root, map[string]any{"name": "vm-sp", "role": "service_account", "provider": "vm-sp"})
+	vmSP := e.token(t, root, map[string]any{"name": "vm-sp", "role": "service_account", "provider": "vm-sp", "service_types": []string{"vm"}})
 
 	if c := who(carol); c.Principal.Type != "user" || c.Principal.ID != "carol" || c.Role != "user" || c.Project != "team-a" || c.Open {
 		t.Errorf("carol: %+v", c)

@@ -142,19 +142,19 @@ func (e CleanupTaskStatus) Valid() bool {
 
 // Defines values for ConditionStatus.
 const (
-	False   ConditionStatus = "False"
-	True    ConditionStatus = "True"
-	Unknown ConditionStatus = "Unknown"
+	ConditionStatusFalse   ConditionStatus = "False"
+	ConditionStatusTrue    ConditionStatus = "True"
+	ConditionStatusUnknown ConditionStatus = "Unknown"
 )
 
 // Valid indicates whether the value is a known member of the ConditionStatus enum.
 func (e ConditionStatus) Valid() bool {
 	switch e {
-	case False:
+	case ConditionStatusFalse:
 		return true
-	case True:
+	case ConditionStatusTrue:
 		return true
-	case Unknown:
+	case ConditionStatusUnknown:
 		return true
 	default:
 		return false
@@ -520,6 +520,7 @@ const (
 	ProviderStatusDegraded    ProviderStatus = "degraded"
 	ProviderStatusHealthy     ProviderStatus = "healthy"
 	ProviderStatusUnavailable ProviderStatus = "unavailable"
+	ProviderStatusUnknown     ProviderStatus = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the ProviderStatus enum.
@@ -530,6 +531,8 @@ func (e ProviderStatus) Valid() bool {
 	case ProviderStatusHealthy:
 		return true
 	case ProviderStatusUnavailable:
+		return true
+	case ProviderStatusUnknown:
 		return true
 	default:
 		return false
@@ -990,6 +993,11 @@ type AuditEvent struct {
 	Actor  struct {
 		Id string `json:"id"`
 
+		// Token The id of the token the actor was authenticated by (absent for `--dev` requests
+		// and Steward's own work): names are not unique, tokens are. The `actor` filter
+		// takes `token:ID`.
+		Token *string `json:"token,omitempty"`
+
 		// Type `user`, `service_account`, or `anonymous` for a request refused before authentication.
 		Type string `json:"type"`
 	} `json:"actor"`
@@ -1025,6 +1033,10 @@ type Caller struct {
 	// Provider The provider a service account reports for, if any.
 	Provider *string    `json:"provider,omitempty"`
 	Role     CallerRole `json:"role"`
+
+	// TokenId The token the request was authenticated by: two principals may share a type and
+	// id (token names are not unique), never a token. Absent for `--dev` requests.
+	TokenId *string `json:"token_id,omitempty"`
 }
 
 // CallerPrincipalType defines model for Caller.Principal.Type.
@@ -1416,6 +1428,11 @@ type CreateTokenRequest struct {
 	// Provider The provider a service_account is bound to.
 	Provider *string                `json:"provider,omitempty"`
 	Role     CreateTokenRequestRole `json:"role"`
+
+	// ServiceTypes Required for a provider's service_account, refused for any other token: the service
+	// types its provider may register for (`*`: any). A registration (or PATCH) naming
+	// another is refused with 403 `PERMISSION_DENIED`.
+	ServiceTypes *[]string `json:"service_types,omitempty"`
 
 	// TtlSeconds Expire the token after this many seconds (0 or absent, never).
 	TtlSeconds *int64 `json:"ttl_seconds,omitempty"`
@@ -2372,8 +2389,10 @@ type Provider struct {
 	// ServiceTypes Example: ["vm"]
 	ServiceTypes []string `json:"service_types"`
 
-	// Status A provider's health as the health monitor sees it: `healthy`; `degraded` (it
-	// answers unhealthy, or slowly); `unavailable` (several consecutive failed checks).
+	// Status A provider's health as the health monitor sees it: `unknown` (registered, or moved
+	// to another endpoint, and not checked yet: it takes no orders); `healthy`; `degraded`
+	// (it answers unhealthy, or slowly); `unavailable` (several consecutive failed checks).
+	// A registration's answer comes after its first check.
 	Status     ProviderStatus `json:"status"`
 	UpdateTime *time.Time     `json:"update_time,omitempty"`
 }
@@ -2544,8 +2563,10 @@ type ProviderRegistration struct {
 	ServiceTypes *[]string `json:"service_types,omitempty"`
 }
 
-// ProviderStatus A provider's health as the health monitor sees it: `healthy`; `degraded` (it
-// answers unhealthy, or slowly); `unavailable` (several consecutive failed checks).
+// ProviderStatus A provider's health as the health monitor sees it: `unknown` (registered, or moved
+// to another endpoint, and not checked yet: it takes no orders); `healthy`; `degraded`
+// (it answers unhealthy, or slowly); `unavailable` (several consecutive failed checks).
+// A registration's answer comes after its first check.
 type ProviderStatus string
 
 // ProviderUpdate A merge patch of a provider's registration: members present replace the current
@@ -3201,8 +3222,10 @@ type Sync struct {
 
 // Token defines model for Token.
 type Token struct {
-	Adapter    *string    `json:"adapter,omitempty"`
-	CreateTime time.Time  `json:"create_time"`
+	Adapter    *string   `json:"adapter,omitempty"`
+	CreateTime time.Time `json:"create_time"`
+
+	// CreatedBy Who made it, uniquely (`type:id/token:TOKEN_ID`, or `type:id` without a token).
 	CreatedBy  string     `json:"created_by"`
 	ExpireTime *time.Time `json:"expire_time,omitempty"`
 	Id         *string    `json:"id,omitempty"`
@@ -3218,9 +3241,14 @@ type Token struct {
 	Provider   *string    `json:"provider,omitempty"`
 	RevokeTime *time.Time `json:"revoke_time,omitempty"`
 	Role       TokenRole  `json:"role"`
-	State      TokenState `json:"state"`
 
-	// Token The secret (`stw_…`), only in the answer to the create.
+	// ServiceTypes The service types a provider's token may register for (`*`: any).
+	ServiceTypes *[]string  `json:"service_types,omitempty"`
+	State        TokenState `json:"state"`
+
+	// Token The secret (`stw_…`), only in the answer to the create. A replay of the create (the
+	// same `Idempotency-Key` again) answers the token without it: no idempotency record
+	// holds a secret.
 	Token      *string   `json:"token,omitempty"`
 	UpdateTime time.Time `json:"update_time"`
 }
@@ -3423,7 +3451,7 @@ type ListAuditEventsParams struct {
 	// Target Only records on this target, such as `catalog_item_instance:web`, or the same target spelled as the resource's `path` (`catalog-item-instances/web`). 400 `INVALID_ARGUMENT` for a value that is neither.
 	Target *string `form:"target,omitempty" json:"target,omitempty"`
 
-	// Actor Only records of this actor, `type:id` (`user:dev`) or an id alone.
+	// Actor Only records of this actor, `type:id` (`user:dev`), an id alone, or `token:ID` (the one token that authenticated it).
 	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
 
 	// Since Only records at or after this time (RFC 3339).

@@ -1,7 +1,7 @@
 -- name: ProviderInsert :exec
 INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
                        consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'healthy', 0, '', $8, 1, $9, $10, $11);
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown', 0, '', $8, 1, $9, $10, $11);
 
 -- name: ProviderGet :one
 -- params: id_or_name, id_or_name, id_or_name
@@ -43,15 +43,17 @@ ORDER BY next_check_time, id
 LIMIT $2;
 
 -- name: ProviderUpdateRegistration :exec
--- params: endpoint, endpoint, endpoint_change_time, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
--- the provider (issue 22: replicas registering one name).
+-- the provider (issue 22: replicas registering one name); the new one has
+-- not answered a health check yet: its status is unknown until it has.
 UPDATE providers
 SET previous_endpoint = CASE WHEN endpoint <> $1 THEN endpoint ELSE previous_endpoint END,
     endpoint_change_time = CASE WHEN endpoint <> $2 THEN $3::timestamptz ELSE endpoint_change_time END,
-    endpoint = $4, service_types = $5, metadata = $6, capacity = $7, operations = $8, call_token = $9,
-    next_check_time = $10, version = version + 1, update_time = $11
-WHERE id = $12 AND version = $13;
+    status = CASE WHEN endpoint <> $4 THEN 'unknown' ELSE status END,
+    endpoint = $5, service_types = $6, metadata = $7, capacity = $8, operations = $9, call_token = $10,
+    next_check_time = $11, version = version + 1, update_time = $12
+WHERE id = $13 AND version = $14;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,

@@ -1,7 +1,7 @@
 -- name: ProviderInsert :exec
 INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
                        consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'healthy', 0, '', ?, 1, ?, ?, ?);
+VALUES (?, ?, ?, ?, ?, ?, ?, 'unknown', 0, '', ?, 1, ?, ?, ?);
 
 -- name: ProviderGet :one
 -- params: id_or_name, id_or_name, id_or_name
@@ -43,12 +43,14 @@ ORDER BY next_check_time, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderUpdateRegistration :exec
--- params: endpoint, endpoint, endpoint_change_time, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
--- the provider (issue 22: replicas registering one name).
+-- the provider (issue 22: replicas registering one name); the new one has
+-- not answered a health check yet: its status is unknown until it has.
 UPDATE providers
 SET previous_endpoint = CASE WHEN endpoint <> ? THEN endpoint ELSE previous_endpoint END,
     endpoint_change_time = CASE WHEN endpoint <> ? THEN ? ELSE endpoint_change_time END,
+    status = CASE WHEN endpoint <> ? THEN 'unknown' ELSE status END,
     endpoint = ?, service_types = ?, metadata = ?, capacity = ?, operations = ?, call_token = ?,
     next_check_time = ?, version = version + 1, update_time = ?
 WHERE id = ? AND version = ?;

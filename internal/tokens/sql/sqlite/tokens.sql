@@ -1,13 +1,13 @@
 -- name: TokenInsert :exec
-INSERT INTO api_tokens (id, name, secret_sha256, role, project, provider, adapter, operation, created_by, create_time, expire_time)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO api_tokens (id, name, secret_sha256, role, project, provider, adapter, operation, service_types, created_by, create_time, expire_time)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: TokenGet :one
-SELECT id, name, secret_sha256, role, project, provider, adapter, operation, created_by, create_time, expire_time, revoke_time
+SELECT id, name, secret_sha256, role, project, provider, adapter, operation, service_types, created_by, create_time, expire_time, revoke_time
 FROM api_tokens WHERE id = ?;
 
 -- name: TokenList :many
-SELECT id, name, secret_sha256, role, project, provider, adapter, operation, created_by, create_time, expire_time, revoke_time
+SELECT id, name, secret_sha256, role, project, provider, adapter, operation, service_types, created_by, create_time, expire_time, revoke_time
 FROM api_tokens
 WHERE (? = '' OR project = ?) AND id > ?
 ORDER BY id
