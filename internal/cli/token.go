@@ -35,7 +35,8 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 			"audit record naming the token.\n\n" +
 			"  steward token create --name ops --role admin --data-dir steward-data\n" +
 			"  steward token create --name alice --role user --project team-a --server http://127.0.0.1:8080\n\n" +
-			"Roles: admin; project_admin and user (with --project); service_account (with --provider or --adapter).",
+			"Roles: admin; project_admin and user (with --project); service_account (with --provider and\n" +
+			"--service-type, or --adapter).",
 		Args: cobra.NoArgs,
 		// The connection and the database come from the environment, not
 		// the token's --name, --role or --project.
@@ -44,7 +45,8 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 			cfg.Token.TTL, cfg.Token.CreatedBy = ttl, "cli:steward-token-create"
 			if !cmd.Flags().Changed("data-dir") && !cmd.Flags().Changed("database-url") {
 				secret, ok, err := viaAPI(cmd.Context(), ctl.TokenRequest{Name: cfg.Token.Name, Role: cfg.Role,
-					Project: cfg.Token.Project, Provider: cfg.Token.Provider, Adapter: cfg.Token.Adapter, TTL: ttl})
+					Project: cfg.Token.Project, Provider: cfg.Token.Provider, Adapter: cfg.Token.Adapter,
+					ServiceTypes: cfg.Token.ServiceTypes, TTL: ttl})
 				if ok || err != nil {
 					if err != nil {
 						return err

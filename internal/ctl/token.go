@@ -14,6 +14,7 @@ import (
 // TokenRequest is a token `steward token create` asks for.
 type TokenRequest struct {
 	Name, Role, Project, Provider, Adapter string
+	ServiceTypes                           []string
 	TTL                                    time.Duration
 }
 
@@ -39,6 +40,9 @@ func TokenCreator(cmd *cobra.Command) func(ctx context.Context, r TokenRequest) 
 		}
 		body := client.CreateTokenRequest{Name: r.Name, Role: client.CreateTokenRequestRole(r.Role), Project: opt(r.Project),
 			Provider: opt(r.Provider), Adapter: opt(r.Adapter)}
+		if len(r.ServiceTypes) > 0 {
+			body.ServiceTypes = &r.ServiceTypes
+		}
 		if r.TTL > 0 {
 			secs := int64(r.TTL / time.Second)
 			body.TtlSeconds = &secs
