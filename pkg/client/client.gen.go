@@ -3413,8 +3413,11 @@ type ListAuditEventsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Action Only records of this action.
@@ -3439,8 +3442,11 @@ type ListCatalogItemInstancesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only orders of this service type.
@@ -3501,8 +3507,11 @@ type ListAdapterStatusesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3512,8 +3521,11 @@ type ListCatalogItemInstanceEventsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3561,8 +3573,11 @@ type ListCatalogItemsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only catalog items of this service type.
@@ -3602,8 +3617,11 @@ type ListCleanupTasksParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Status Only tasks in this status.
@@ -3628,8 +3646,11 @@ type ListLifecyclesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3667,8 +3688,11 @@ type ListOperationsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Kind Only operations whose `metadata.kind` equals this value.
@@ -3687,8 +3711,11 @@ type ListPoliciesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// PolicyType Only policies of this level.
@@ -3749,8 +3776,11 @@ type ListRepairOperationsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Status Only operations in this status.
@@ -3781,8 +3811,11 @@ type ListProvidersParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only providers whose `service_types` include this service type.
@@ -3825,8 +3858,11 @@ type ListResourcesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// CatalogItemInstanceId Only the resources of this order.
@@ -3860,8 +3896,11 @@ type ListServiceTypeInstancesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ProviderName Only instances on this provider.
@@ -3919,8 +3958,11 @@ type ListServiceTypesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3957,8 +3999,11 @@ type ListTokensParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
