@@ -150,7 +150,7 @@ func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Record], e
 		}
 		records = append(records, r)
 	}
-	return store.NewPage(records, size, func(r Record) store.Cursor {
+	return store.NewPage(records, p.Page, func(r Record) store.Cursor {
 		return store.Cursor{Time: r.Time, ID: strconv.FormatInt(r.seq, 10)}
 	}), nil
 }

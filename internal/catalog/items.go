@@ -94,7 +94,7 @@ func (s *Service) Items(ctx context.Context, p ListItemsParams) (store.Page[Item
 		}
 		items = append(items, it)
 	}
-	return store.NewPage(items, size, func(it Item) store.Cursor { return store.Cursor{Time: it.CreateTime, ID: it.ID} }), nil
+	return store.NewPage(items, p.Page, func(it Item) store.Cursor { return store.Cursor{Time: it.CreateTime, ID: it.ID} }), nil
 }
 
 // ItemPatch is a JSON merge patch (RFC 7396) of a catalog item. A member

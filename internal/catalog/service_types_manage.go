@@ -114,7 +114,7 @@ func (s *Service) ServiceTypes(ctx context.Context, page store.PageRequest) (sto
 	if err != nil {
 		return store.Page[ServiceType]{}, err
 	}
-	return store.NewPage(rows, size, func(st ServiceType) store.Cursor {
+	return store.NewPage(rows, page, func(st ServiceType) store.Cursor {
 		return store.Cursor{Time: serviceTypeCursorTime, ID: st.ID}
 	}), nil
 }

@@ -46,6 +46,11 @@ type Config struct {
 	// AuthFailures limits failed authentications per client address.
 	// Defaults to 20 at once, refilled at one a second.
 	AuthFailures *FailureLimiter
+	// PageKey signs page tokens (ParsePage), at least 32 bytes. Replicas
+	// serving one client's pages in turn must share it: internal/server
+	// reads it from the database ([LoadPageKey]). Defaults to a random key
+	// of this API alone.
+	PageKey []byte
 }
 
 // API is Steward's HTTP handler: the routes of every domain behind the shared
@@ -109,6 +114,12 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.Logger == nil || cfg.Auth == nil {
 		panic("httpapi: Config.Logger and Config.Auth are required")
+	}
+	if cfg.PageKey == nil {
+		cfg.PageKey = newPageKey()
+	}
+	if len(cfg.PageKey) < pageKeySize {
+		return nil, fmt.Errorf("httpapi: Config.PageKey has %d bytes, want at least %d", len(cfg.PageKey), pageKeySize)
 	}
 	a := &API{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer)}
 	if cfg.Spec != nil {

@@ -19,6 +19,8 @@ type queries struct {
 	idempotencyKeyRelease       string
 	idempotencyKeyReleaseOfDead string
 	idempotencyKeyTakeOver      string
+	serverSecretsGet            string
+	serverSecretsInsert         string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -32,6 +34,8 @@ func newQueries(engine store.Engine) *queries {
 		idempotencyKeyRelease:       qs.Get("IdempotencyKeyRelease"),
 		idempotencyKeyReleaseOfDead: qs.Get("IdempotencyKeyReleaseOfDead"),
 		idempotencyKeyTakeOver:      qs.Get("IdempotencyKeyTakeOver"),
+		serverSecretsGet:            qs.Get("ServerSecretsGet"),
+		serverSecretsInsert:         qs.Get("ServerSecretsInsert"),
 	}
 }
 
@@ -113,4 +117,16 @@ type IdempotencyKeyTakeOverParams struct {
 // IdempotencyKeyTakeOver runs IdempotencyKeyTakeOver (sql/*/idempotency_keys.sql) and returns the number of rows it affected.
 func (q *queries) IdempotencyKeyTakeOver(ctx context.Context, db store.Querier, arg IdempotencyKeyTakeOverParams) (int64, error) {
 	return db.Exec(ctx, q.idempotencyKeyTakeOver, arg.Method, arg.Path, arg.RequestHash, arg.Now, arg.LockedUntil, arg.ExpiresAt, arg.Holder, arg.Principal, arg.Key, arg.Now, arg.Now, arg.RequestHash)
+}
+
+// ServerSecretsGet runs ServerSecretsGet (sql/*/server_secrets.sql); no row is store.ErrNotFound.
+func (q *queries) ServerSecretsGet(ctx context.Context, db store.Querier) ([]byte, error) {
+	var v []byte
+	err := db.QueryRow(ctx, q.serverSecretsGet).Scan(&v)
+	return v, err
+}
+
+// ServerSecretsInsert runs ServerSecretsInsert (sql/*/server_secrets.sql) and returns the number of rows it affected.
+func (q *queries) ServerSecretsInsert(ctx context.Context, db store.Querier, pageTokenKey []byte, createTime time.Time) (int64, error) {
+	return db.Exec(ctx, q.serverSecretsInsert, pageTokenKey, createTime)
 }

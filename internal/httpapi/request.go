@@ -33,6 +33,8 @@ type requestInfo struct {
 	route  string
 	reason string
 	span   trace.Span
+	// pageKey signs the page tokens of the request's list (ParsePage).
+	pageKey []byte
 }
 
 type infoKey struct{}
@@ -61,7 +63,7 @@ func newRequestID() string {
 // begin starts the request: its id (the client's, if well formed), its span
 // and its info record.
 func (a *API) begin(w http.ResponseWriter, r *http.Request) (*requestInfo, *http.Request) {
-	info := &requestInfo{id: r.Header.Get(RequestIDHeader), start: time.Now()}
+	info := &requestInfo{id: r.Header.Get(RequestIDHeader), start: time.Now(), pageKey: a.cfg.PageKey}
 	if !requestIDPattern.MatchString(info.id) {
 		info.id = newRequestID()
 	}

@@ -55,6 +55,25 @@ func BenchmarkInventory(b *testing.B) {
 
 const inventoryTemplate = "inventory-template-order"
 
+// deepPageToken walks the first rows orders of the list, in pages of the
+// most, and returns the token of the page after them.
+func deepPageToken(b *testing.B, s *apitest.Server, rows int) string {
+	token := ""
+	for walked := 0; walked < rows; {
+		var page struct {
+			Results       []struct{} `json:"results"`
+			NextPageToken string     `json:"next_page_token"`
+		}
+		s.Do(b, "GET", fmt.Sprintf("/api/v1/catalog-item-instances?max_page_size=%d&page_token=%s",
+			min(store.MaxPageSize, rows-walked), token), nil).Want(b, http.StatusOK).JSON(b, &page)
+		if page.NextPageToken == "" {
+			b.Fatalf("the list ended after %d orders, before %d", walked+len(page.Results), rows)
+		}
+		walked, token = walked+len(page.Results), page.NextPageToken
+	}
+	return token
+}
+
 func benchInventory(b *testing.B, engine store.Engine, n int) {
 	e := setupOrders(b, engine, false, benchLogger)
 	tmpl := e.up(b, inventoryTemplate, 2)
@@ -62,13 +81,9 @@ func benchInventory(b *testing.B, engine store.Engine, n int) {
 	seedInventory(b, e.s, tmpl.ID, tmpl.InstanceID, n-1)
 	b.Logf("%d orders cloned in %s", n-1, time.Since(start).Round(time.Millisecond))
 
-	// The page at 90% of the list, oldest first: clones are older than the
-	// template by a second each, so the oldest is clone n-1.
-	deepClone := n - 1 - n*9/10
-	deepToken := store.Cursor{
-		Time: tmpl.CreateTime.UTC().Truncate(time.Second).Add(-time.Duration(deepClone) * time.Second),
-		ID:   cloneID(tmpl.ID, deepClone),
-	}.Token()
+	// The page at 90% of the list: its token is signed, so it is the one a
+	// client walking there is given.
+	deepToken := deepPageToken(b, e.s, n*9/10)
 	midOrder := cloneID(tmpl.ID, n/2)
 	seq := 0
 	for _, op := range []struct {

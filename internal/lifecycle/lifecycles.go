@@ -138,7 +138,7 @@ func (s *Service) Lifecycles(ctx context.Context, page store.PageRequest) (store
 		}
 	}
 	slices.SortFunc(rows, func(a, b Lifecycle) int { return cmp.Compare(a.ID, b.ID) })
-	return store.NewPage(rows, size, func(l Lifecycle) store.Cursor { return store.Cursor{Time: listCursorTime, ID: l.ID} }), nil
+	return store.NewPage(rows, page, func(l Lifecycle) store.Cursor { return store.Cursor{Time: listCursorTime, ID: l.ID} }), nil
 }
 
 // ReplaceParams replaces a lifecycle's definition.

@@ -276,7 +276,7 @@ func (s *Service) Events(ctx context.Context, project, ref string, page store.Pa
 		}
 		events = append(events, e)
 	}
-	return store.NewPage(events, size, func(e Event) store.Cursor {
+	return store.NewPage(events, page, func(e Event) store.Cursor {
 		return store.Cursor{Time: eventCursorTime, ID: strconv.FormatInt(e.Version, 10) + "." + strconv.FormatInt(e.seq, 10)}
 	}), nil
 }

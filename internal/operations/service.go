@@ -172,7 +172,7 @@ func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Operation]
 		}
 		ops = append(ops, op)
 	}
-	return store.NewPage(ops, size, func(o Operation) store.Cursor {
+	return store.NewPage(ops, p.Page, func(o Operation) store.Cursor {
 		return store.Cursor{Time: o.CreateTime, ID: o.ID}
 	}), nil
 }

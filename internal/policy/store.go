@@ -86,7 +86,7 @@ func (s *Service) policyList(ctx context.Context, p ListParams) (store.Page[Poli
 	if err != nil {
 		return store.Page[Policy]{}, fmt.Errorf("list policies: %w", err)
 	}
-	return store.NewPage(ps, size, func(p Policy) store.Cursor { return store.Cursor{Time: p.CreateTime, ID: p.ID} }), nil
+	return store.NewPage(ps, p.Page, func(p Policy) store.Cursor { return store.Cursor{Time: p.CreateTime, ID: p.ID} }), nil
 }
 
 // revisionBump bumps policy_revision; as the first statement of a change it

@@ -180,7 +180,7 @@ func (s *Service) Operations(ctx context.Context, p ListParams) (store.Page[Oper
 		}
 		list = append(list, op)
 	}
-	return store.NewPage(list, size, func(op Operation) store.Cursor {
+	return store.NewPage(list, p.Page, func(op Operation) store.Cursor {
 		return store.Cursor{Time: op.CreateTime, ID: op.ID}
 	}), nil
 }

@@ -155,6 +155,12 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.audit = audit.New(s.db)
+	// Every replica on the database signs page tokens with its key, so
+	// one client's pages may come from any of them.
+	pageKey, err := httpapi.LoadPageKey(ctx, s.db)
+	if err != nil {
+		return err
+	}
 	s.api, err = httpapi.New(httpapi.Config{
 		Audit:       s.audit,
 		Logger:      s.logger.With("component", "http"),
@@ -164,6 +170,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Idempotency: s.idempotency,
 		Registerer:  s.registry,
 		Tracer:      s.tracing.tracer(),
+		PageKey:     pageKey,
 	})
 	if err != nil {
 		return err

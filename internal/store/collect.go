@@ -37,5 +37,5 @@ func ListPage[T any](ctx context.Context, q Querier, query string, page PageRequ
 	if err != nil {
 		return Page[T]{}, err
 	}
-	return NewPage(items, size, cursor), nil
+	return NewPage(items, page, cursor), nil
 }

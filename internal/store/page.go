@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"time"
@@ -18,6 +19,11 @@ type PageRequest struct {
 	Size int
 	// After is the position of the last row of the previous page; nil for the first page.
 	After *Cursor
+	// Seal makes the token a client is given for the next page. nil makes
+	// [Cursor.Token]'s unsigned one, for a domain paging through its own
+	// list; httpapi.ParsePage sets it to sign the token for the request's
+	// list, project and filters (API.md, Conventions).
+	Seal func(Cursor) string
 }
 
 // Cursor is a position in a list ordered by (Time, ID). Lists sort by
@@ -28,7 +34,8 @@ type Cursor struct {
 	ID   string    `json:"i"`
 }
 
-// Token encodes the cursor as an opaque page token.
+// Token encodes the cursor as an unsigned page token: for the lists a
+// domain pages through itself, never for a client (see PageRequest.Seal).
 func (c Cursor) Token() string {
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -63,16 +70,22 @@ type Page[T any] struct {
 	NextPageToken string `json:"next_page_token"`
 }
 
-// NewPage trims rows fetched with LIMIT Size+1 to one page and makes the next
-// token from the last kept row when there was more.
-func NewPage[T any](rows []T, size int, cursor func(T) Cursor) Page[T] {
+// NewPage trims rows fetched with LIMIT Size+1 (Size 0: DefaultPageSize)
+// to one page and makes the next token from the last kept row when there
+// was more, sealed by page.Seal.
+func NewPage[T any](rows []T, page PageRequest, cursor func(T) Cursor) Page[T] {
+	size := cmp.Or(page.Size, DefaultPageSize)
 	p := Page[T]{Results: rows}
 	if p.Results == nil {
 		p.Results = []T{}
 	}
 	if len(rows) > size {
 		p.Results = rows[:size]
-		p.NextPageToken = cursor(rows[size-1]).Token()
+		if page.Seal != nil {
+			p.NextPageToken = page.Seal(cursor(rows[size-1]))
+		} else {
+			p.NextPageToken = cursor(rows[size-1]).Token()
+		}
 	}
 	return p
 }

@@ -314,7 +314,7 @@ func (s *Service) List(ctx context.Context, project string, page store.PageReque
 	for i, row := range rows {
 		list[i] = tokenFromRow(TokenGetRow(row))
 	}
-	return store.NewPage(list, size, func(t Token) store.Cursor { return store.Cursor{ID: t.ID} }), nil
+	return store.NewPage(list, page, func(t Token) store.Cursor { return store.Cursor{ID: t.ID} }), nil
 }
 
 // Revoke revokes a token at once in this process, and in others once their

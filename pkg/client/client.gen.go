@@ -3441,8 +3441,11 @@ type ListAuditEventsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Action Only records of this action.
@@ -3467,8 +3470,11 @@ type ListCatalogItemInstancesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only orders of this service type.
@@ -3529,8 +3535,11 @@ type ListAdapterStatusesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3540,8 +3549,11 @@ type ListCatalogItemInstanceEventsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3589,8 +3601,11 @@ type ListCatalogItemsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only catalog items of this service type.
@@ -3630,8 +3645,11 @@ type ListCleanupTasksParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Status Only tasks in this status.
@@ -3656,8 +3674,11 @@ type ListLifecyclesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3695,8 +3716,11 @@ type ListOperationsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Kind Only operations whose `metadata.kind` equals this value.
@@ -3715,8 +3739,11 @@ type ListPoliciesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// PolicyType Only policies of this level.
@@ -3777,8 +3804,11 @@ type ListRepairOperationsParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// Status Only operations in this status.
@@ -3809,8 +3839,11 @@ type ListProvidersParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ServiceType Only providers whose `service_types` include this service type.
@@ -3853,8 +3886,11 @@ type ListResourcesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// CatalogItemInstanceId Only the resources of this order.
@@ -3888,8 +3924,11 @@ type ListServiceTypeInstancesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// ProviderName Only instances on this provider.
@@ -3947,8 +3986,11 @@ type ListServiceTypesParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -3985,8 +4027,11 @@ type ListTokensParams struct {
 	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
-	// PageToken The `next_page_token` of a previous page; absent for the first page. A token
-	// the server did not issue (or for other filters) is a 400 `INVALID_PAGE_TOKEN`.
+	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
+	// are opaque and signed for the list, the project the request acts in, its
+	// filters (every query parameter but `page_token` and `max_page_size`) and the
+	// position: one forged, truncated, or from another list, project or filters is a
+	// 400 `INVALID_PAGE_TOKEN`. `max_page_size` may change between pages.
 	PageToken *PageToken `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
