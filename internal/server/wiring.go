@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/console"
 	"github.com/stewardhq/steward/internal/credentials"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
@@ -88,6 +89,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	endpoints := egress.New(s.cfg.ProviderAllowCIDRs)
 	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
 	// What happens below the lifecycle is recorded there, per order, and
 	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
@@ -99,6 +101,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Changes:            s.reconciles,
 		Logger:             s.logger,
 		Registerer:         s.registry,
+		Egress:             endpoints,
 		HealthInterval:     s.cfg.HealthInterval,
 		FailureThreshold:   s.cfg.ProviderFailureThreshold,
 		CleanupMaxRetries:  s.cfg.CleanupMaxRetries,

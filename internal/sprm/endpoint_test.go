@@ -1,0 +1,71 @@
+package sprm_test
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/server"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
+	"github.com/stewardhq/steward/pkg/provider/providertest"
+)
+
+// Finding 5 (SSRF): a registration (Steward's and DCM's form) or a PATCH
+// may not point Steward at the metadata service, link-local or unspecified
+// addresses, nor, unless --provider-allow-cidr opens them, private ranges;
+// nor carry a user name and password. Each is 400 INVALID_ARGUMENT naming
+// the endpoint. Loopback is open by default, and an allow list opens a
+// private range.
+func TestRegister_RefusesEndpointsStewardMustNotCall(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, fast, func(c *server.Config) {
+			c.ProviderAllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.20.0.0/16")}
+		})
+		p := providertest.New(t)
+		s.Do(t, "POST", "/api/v1/providers", p.Registration("good-sp", "vm")).Want(t, http.StatusCreated)
+
+		wantRefused := func(t *testing.T, r *apitest.Response) {
+			t.Helper()
+			pr := r.WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
+			if len(pr.Fields) != 1 || pr.Fields[0]["field"] != "endpoint" {
+				t.Errorf("problem fields %v, want the endpoint alone", pr.Fields)
+			}
+		}
+		for _, endpoint := range []string{
+			"ftp://203.0.113.7",
+			"http://user:pass@203.0.113.7:9000",
+			"http://token@203.0.113.7",
+			"http://203.0.113.7/?q=1",
+			"http://169.254.169.254/latest/meta-data",
+			"http://[fe80::1]:8080",
+			"http://metadata.google.internal",
+			"http://metadata",
+			"http://0.0.0.0:9000",
+			"http://[::]:9000",
+			"http://10.0.0.5:9000",
+			"http://172.16.0.1",
+			"http://192.168.1.10",
+			"http://100.64.0.1",
+			"http://[fd00::1]:9000",
+			"http://[::1]:9000", // loopback, but only 127.0.0.0/8 is allowed here
+		} {
+			t.Run(endpoint, func(t *testing.T) {
+				reg := p.Registration("bad-sp", "vm")
+				reg.Endpoint = endpoint
+				wantRefused(t, s.Do(t, "POST", "/api/v1/providers", reg))
+				wantRefused(t, s.Do(t, "POST", "/api/v1/providers", map[string]any{
+					"name": "bad-sp", "endpoint": endpoint, "service_type": "vm"})) // DCM's form
+				wantRefused(t, s.Do(t, "PATCH", "/api/v1/providers/good-sp", map[string]any{"endpoint": endpoint}))
+			})
+		}
+		s.Do(t, "GET", "/api/v1/providers/bad-sp", nil).WantProblem(t, http.StatusNotFound, "PROVIDER_NOT_FOUND")
+
+		allowed := p.Registration("cluster-sp", "vm")
+		allowed.Endpoint = "http://10.20.0.9:9000"
+		s.Do(t, "POST", "/api/v1/providers", allowed).Want(t, http.StatusCreated)
+	})
+}
