@@ -3,9 +3,11 @@ package sprm_test
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -67,5 +69,30 @@ func TestRegister_RefusesEndpointsStewardMustNotCall(t *testing.T) {
 		allowed := p.Registration("cluster-sp", "vm")
 		allowed.Endpoint = "http://10.20.0.9:9000"
 		s.Do(t, "POST", "/api/v1/providers", allowed).Want(t, http.StatusCreated)
+	})
+}
+
+// Finding 5 (SSRF): what counts is where a name leads when Steward
+// connects, since DNS may answer otherwise than at registration. localhost
+// passes registration (a name) but resolves to loopback, which this server
+// does not allow: its health checks fail without a connection ever
+// reaching the provider.
+func TestProviderCalls_ConnectOnlyToAllowedAddresses(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, fast, func(c *server.Config) { c.ProviderAllowCIDRs = []netip.Prefix{} })
+		p := providertest.New(t)
+		reg := p.Registration("named-sp", "vm")
+		reg.Endpoint = strings.Replace(p.URL(), "127.0.0.1", "localhost", 1)
+		s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated)
+		var got providerView
+		poll.Until(t, "a health check of named-sp fails", func() bool {
+			s.Do(t, "GET", "/api/v1/providers/named-sp", nil).Want(t, http.StatusOK).JSON(t, &got)
+			return got.Health.ConsecutiveFailures > 0
+		})
+		if calls := p.Calls(); len(calls) != 0 {
+			t.Errorf("the provider at a refused address was called: %+v", calls)
+		}
 	})
 }
