@@ -2,6 +2,7 @@ package sprm_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -86,13 +87,70 @@ func TestProviderCalls_ConnectOnlyToAllowedAddresses(t *testing.T) {
 		reg := p.Registration("named-sp", "vm")
 		reg.Endpoint = strings.Replace(p.URL(), "127.0.0.1", "localhost", 1)
 		s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated)
-		var got providerView
+		var got struct {
+			Health struct {
+				ConsecutiveFailures int    `json:"consecutive_failures"`
+				Message             string `json:"message"`
+			} `json:"health"`
+		}
 		poll.Until(t, "a health check of named-sp fails", func() bool {
 			s.Do(t, "GET", "/api/v1/providers/named-sp", nil).Want(t, http.StatusOK).JSON(t, &got)
 			return got.Health.ConsecutiveFailures > 0
 		})
+		if want := "health check failed: address not allowed (--provider-allow-cidr)"; got.Health.Message != want {
+			t.Errorf("health message %q, want %q", got.Health.Message, want)
+		}
 		if calls := p.Calls(); len(calls) != 0 {
 			t.Errorf("the provider at a refused address was called: %+v", calls)
+		}
+	})
+}
+
+// Finding 5 (SSRF): an endpoint's answers are not shown. A "provider" that
+// answers every health check 500 with an internal service's secret is
+// degraded with the status alone in its health message, in the API, on the
+// console's providers page, in the audit log and in the log at info and
+// above.
+func TestHealth_AnswerBodyIsNeverShown(t *testing.T) {
+	t.Parallel()
+	const secret = "SECRET-INTERNAL-DATA"
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		var logs apitest.Logs
+		s := apitest.Start(t, engine, fast, logs.CaptureLogs)
+		internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, secret+": db password hunter2", http.StatusInternalServerError)
+		}))
+		t.Cleanup(internal.Close)
+		s.Do(t, "POST", "/api/v1/providers", map[string]any{
+			"name": "internal-sp", "endpoint": internal.URL, "service_types": []string{"vm"}}).Want(t, http.StatusCreated)
+
+		var got struct {
+			Status string `json:"status"`
+			Health struct {
+				ConsecutiveFailures int    `json:"consecutive_failures"`
+				Message             string `json:"message"`
+			} `json:"health"`
+		}
+		var r *apitest.Response
+		poll.Until(t, "a health check of internal-sp fails", func() bool {
+			r = s.Do(t, "GET", "/api/v1/providers/internal-sp", nil).Want(t, http.StatusOK)
+			r.JSON(t, &got)
+			return got.Health.ConsecutiveFailures > 0
+		})
+		if got.Health.Message != "health check answered 500" {
+			t.Errorf("health message %q, want the status alone", got.Health.Message)
+		}
+		for what, text := range map[string]string{
+			"GET /api/v1/providers/internal-sp": string(r.Body),
+			"GET /api/v1/providers":             string(s.Do(t, "GET", "/api/v1/providers", nil).Want(t, http.StatusOK).Body),
+			"GET /ui/providers":                 string(s.Do(t, "GET", "/ui/providers", nil).Want(t, http.StatusOK).Body),
+			"the audit log":                     string(s.Do(t, "GET", "/api/v1/audit-events?target=provider:internal-sp", nil).Want(t, http.StatusOK).Body),
+			"the log":                           logs.String(),
+		} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows the endpoint's answer:\n%s", what, text)
+			}
 		}
 	})
 }

@@ -2461,7 +2461,10 @@ type ProviderHealth struct {
 	// LastCheckTime When the provider was last checked; null before the first check.
 	LastCheckTime *time.Time `json:"last_check_time"`
 
-	// Message Why the last check failed; empty when it passed.
+	// Message Why the last check failed, empty when it passed: the answer's status (`health check
+	// answered 503`), a fixed reason (`health check failed: connection refused`), or the
+	// provider's own health message when it answers unhealthy. Never the body of an
+	// answer, which may come from any server an endpoint names.
 	Message string `json:"message"`
 }
 
