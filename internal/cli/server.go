@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -52,9 +53,23 @@ func setGCPercent() {
 	}
 }
 
+// prefixesFlag parses a flag's CIDRs.
+func prefixesFlag(flag string, cidrs []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(cidrs))
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return nil, &ctl.UsageError{Msg: fmt.Sprintf("%s: %q is not a CIDR such as 10.0.0.0/8", flag, c)}
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
 	var logLevel, decision, migrate, natsTokenFile string
+	var allowCIDRs []string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the Steward API with its background workers",
@@ -88,6 +103,9 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 				return &ctl.UsageError{Msg: fmt.Sprintf("--migrate: %q is neither auto nor check", migrate)}
 			}
 			cfg.Migrate = migrate
+			if cfg.ProviderAllowCIDRs, err = prefixesFlag("--provider-allow-cidr", allowCIDRs); err != nil {
+				return err
+			}
 			if natsTokenFile != "" {
 				b, err := os.ReadFile(natsTokenFile)
 				if err != nil {
@@ -129,6 +147,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.ResyncAfter, "resync-after", 0, "read an instance back from its provider after this long in a transitional state without a status report, then again with backoff until it settles (default 30s; negative: off)")
 	f.DurationVar(&cfg.ResyncSettledEvery, "resync-settled-every", 0, "read each settled (RUNNING or FAILED) instance back from its provider at least this often, spread over time (default 10m; negative: never)")
 	f.DurationVar(&cfg.ProviderTimeout, "provider-timeout", 0, "timeout of each call to a provider (default 10s)")
+	f.StringSliceVar(&allowCIDRs, "provider-allow-cidr", []string{"127.0.0.0/8", "::1/128"}, "private or loopback CIDR that provider endpoints may be in, checked\n"+
+		"on every connection (repeatable; replaces the default; empty: none). Link-local and metadata addresses are never called")
 	f.DurationVar(&cfg.TombstoneRetention, "tombstone-retention", 0, "how long a removed order stays readable before it is purged (default 720h)")
 	f.DurationVar(&cfg.DeletionStuckAfter, "deletion-stuck-after", 0, "how long a deletion may wait at its gate before it counts as stuck (default 10m)")
 	f.StringVar(&cfg.NATSListen, "nats-listen", "", "also accept NATS clients (adapters) on this address, e.g. 127.0.0.1:4222; beyond 127.0.0.1 only with --nats-token-file")

@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"internal/background":      nil,
 	"internal/bench":           nil,
 	"internal/buildinfo":       nil,
+	"internal/egress":          nil,
 	"internal/invalid":         nil,
 	"internal/keylock":         nil,
 	"internal/poll":            nil,
@@ -57,7 +58,7 @@ var allowedImports = map[string][]string{
 	// reconcile changes (status flows one way, DESIGN §2).
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/reconcile", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
-	"internal/sprm": {"internal/audit", "internal/auth", "internal/events", "internal/httpapi", "internal/invalid",
+	"internal/sprm": {"internal/audit", "internal/auth", "internal/egress", "internal/events", "internal/httpapi", "internal/invalid",
 		"internal/reconcile", "internal/resourceid", "internal/store", "pkg/provider"},
 	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},

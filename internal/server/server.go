@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,12 @@ type Config struct {
 	ProviderFailureThreshold int
 	// ProviderTimeout bounds every call to a provider. Defaults to 10s.
 	ProviderTimeout time.Duration
+	// ProviderAllowCIDRs are the private and loopback prefixes Steward may
+	// call providers in, at registration and on every connection
+	// (package egress); link-local and metadata addresses are never
+	// called, public ones always may be. Nil defaults to loopback
+	// (egress.DefaultAllow); empty opens none.
+	ProviderAllowCIDRs []netip.Prefix
 	// RehydrationCopyTimeout bounds a rehydration's copy of its data
 	// (placement.Config.CopyTimeout); 0: an hour.
 	RehydrationCopyTimeout time.Duration

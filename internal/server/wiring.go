@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/console"
 	"github.com/stewardhq/steward/internal/credentials"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/lifecycle"
@@ -88,7 +90,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient()})
+	endpoints := egress.New(s.cfg.ProviderAllowCIDRs)
+	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient(endpoints)})
 	// What happens below the lifecycle is recorded there, per order, and
 	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
 	s.reconciles = reconcile.New(s.db, s.logger.With("component", "reconcile"))
@@ -99,6 +102,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Changes:            s.reconciles,
 		Logger:             s.logger,
 		Registerer:         s.registry,
+		Egress:             endpoints,
 		HealthInterval:     s.cfg.HealthInterval,
 		FailureThreshold:   s.cfg.ProviderFailureThreshold,
 		CleanupMaxRetries:  s.cfg.CleanupMaxRetries,
@@ -214,11 +218,18 @@ func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, val
 	return l.s.jobs.Pending(ctx, q, kind, field, value)
 }
 
-// providerHTTPClient keeps as many idle connections per provider as calls
-// run at once (the provider queue's workers): the default transport keeps
-// 2, so under load every other call opened a new connection.
-func providerHTTPClient() *http.Client {
+// providerHTTPClient is the client of every call Steward makes to a
+// provider (health, create, read, update, delete, credentials, repair,
+// export): it connects only to addresses endpoints allows, checked after
+// name resolution (finding 5, SSRF), and directly, never through an
+// HTTP_PROXY, which would make the address checked the proxy's. It keeps
+// as many idle connections per provider as calls run at once (the provider
+// queue's workers): the default transport keeps 2, so under load every
+// other call opened a new connection.
+func providerHTTPClient(endpoints *egress.Policy) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	t.DialContext = endpoints.DialContext(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	t.MaxIdleConns = 0 // no overall bound; the per-host one holds
 	t.MaxIdleConnsPerHost = jobs.DefaultProviderWorkers
 	return &http.Client{Transport: t}

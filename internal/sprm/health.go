@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/stewardhq/steward/internal/audit"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // healthBatch bounds the providers checked in one pass.
@@ -94,7 +98,15 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	if err == nil {
 		r.answered, r.healthy, r.message = true, h.Status == "healthy", h.Message
 	} else {
-		r.message = err.Error()
+		r.message = healthFailure(err)
+		// The error itself, the body of an answer included, is for an
+		// operator debugging: every user reads the message (finding 5).
+		attrs := []any{"provider", p.Name, "message", r.message, "error", err}
+		var re *provider.ResponseError
+		if errors.As(err, &re) {
+			attrs = append(attrs, "status_code", re.StatusCode, "body", string(re.Body[:min(len(re.Body), 1024)]))
+		}
+		s.log.DebugContext(ctx, "health check failed", attrs...)
 	}
 	at := s.now()
 	st := s.nextHealth(r, p.Health.ConsecutiveFailures, at)
@@ -135,6 +147,33 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 			"consecutive_failures", st.failures, "message", st.message, "next_check_time", st.next)
 	}
 	return nil
+}
+
+// healthFailure is the health message of a check without an answer: its
+// status or a fixed reason, never what the endpoint answered (an internal
+// service's body, for an endpoint that names one) nor where its name
+// resolved (finding 5, SSRF). The message is shown to every user
+// (GET /api/v1/providers, the console) and logged at warn.
+func healthFailure(err error) string {
+	var re *provider.ResponseError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &re):
+		return fmt.Sprintf("health check answered %d", re.StatusCode)
+	case errors.Is(err, egress.ErrRefused):
+		return "health check failed: address not allowed (--provider-allow-cidr)"
+	case errors.Is(err, provider.ErrTimeout):
+		return "health check failed: timed out"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "health check failed: connection refused"
+	case errors.As(err, &dnsErr):
+		return "health check failed: the endpoint's name did not resolve"
+	case errors.Is(err, provider.ErrInvalidResponse):
+		return "health check failed: the answer is not a health status"
+	case errors.Is(err, provider.ErrUnreachable):
+		return "health check failed: unreachable"
+	}
+	return "health check failed"
 }
 
 // usable reports whether creates may go to the provider.

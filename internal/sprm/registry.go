@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
@@ -26,7 +26,7 @@ var namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // name, is ErrProviderIDConflict. The id defaults to the name.
 func (s *Service) Register(ctx context.Context, id string, reg provider.Registration) (p Provider, created bool, err error) {
 	defer s.registry.invalidate() // after the commit: see registrySnapshot
-	if err := validateRegistration(id, reg); err != nil {
+	if err := validateRegistration(id, reg, s.cfg.Egress); err != nil {
 		return Provider{}, false, err
 	}
 	id = cmp.Or(id, reg.Name)
@@ -145,7 +145,7 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 		if patch.Capacity != nil {
 			reg.Capacity = patch.Capacity
 		}
-		if err := validateRegistration("", reg); err != nil { // the stored id stays as it is
+		if err := validateRegistration("", reg, s.cfg.Egress); err != nil { // the stored id stays as it is
 			return err
 		}
 		id = p.ID
@@ -229,9 +229,9 @@ func (e *InUseError) ProblemFields() map[string]any {
 	return map[string]any{"provider_name": e.Provider, "live_instances": e.LiveInstances}
 }
 
-// validateRegistration checks reg and, when not empty, the id a client asks
-// a new registration to have.
-func validateRegistration(id string, reg provider.Registration) error {
+// validateRegistration checks reg, its endpoint against the address policy,
+// and, when not empty, the id a client asks a new registration to have.
+func validateRegistration(id string, reg provider.Registration, endpoints *egress.Policy) error {
 	var errs invalid.Errors
 	if id != "" && !resourceid.Valid(id) {
 		errs.Add("id", "%s", resourceid.Message)
@@ -239,8 +239,8 @@ func validateRegistration(id string, reg provider.Registration) error {
 	if !namePattern.MatchString(reg.Name) {
 		errs.Add("name", "must be a lowercase DNS label (%s)", namePattern)
 	}
-	if u, err := url.Parse(reg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.Add("endpoint", "must be an http or https URL")
+	if msg := endpointProblem(reg.Endpoint, endpoints); msg != "" {
+		errs.Add("endpoint", "%s", msg)
 	}
 	if len(reg.ServiceTypes) == 0 {
 		errs.Add("service_types", "must name at least one service type")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -41,6 +42,10 @@ type Config struct {
 	Logger  *slog.Logger
 	// Registerer receives the SPRM's metrics. Defaults to none.
 	Registerer prometheus.Registerer
+	// Egress decides which endpoint hosts a registration may name (the
+	// connections themselves are checked by Providers' transport).
+	// Defaults to egress.New(nil): loopback and public addresses.
+	Egress *egress.Policy
 	// Now reads the clock. It dates every write and decides every timing:
 	// when a provider is next checked and how far that backs off, a health
 	// answer's latency, when a cleanup claim expires, the stale-intent grace
@@ -114,6 +119,7 @@ func New(cfg Config) *Service {
 		panic("sprm: Config.DB, Config.Providers and Config.Specs are required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	cfg.Egress = cmp.Or(cfg.Egress, egress.New(nil))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -2480,7 +2480,10 @@ type ProviderHealth struct {
 	// LastCheckTime When the provider was last checked; null before the first check.
 	LastCheckTime *time.Time `json:"last_check_time"`
 
-	// Message Why the last check failed; empty when it passed.
+	// Message Why the last check failed, empty when it passed: the answer's status (`health check
+	// answered 503`), a fixed reason (`health check failed: connection refused`), or the
+	// provider's own health message when it answers unhealthy. Never the body of an
+	// answer, which may come from any server an endpoint names.
 	Message string `json:"message"`
 }
 
@@ -2517,7 +2520,13 @@ type ProviderRegistration struct {
 	// Example: KubeVirt Service Provider
 	DisplayName *string `json:"display_name,omitempty"`
 
-	// Endpoint Base URL of the provider-side API (`{endpoint}/api/v1/services`, `{endpoint}/api/v1/health`).
+	// Endpoint Base URL of the provider-side API (`{endpoint}/api/v1/services`, `{endpoint}/api/v1/health`),
+	// without a user name or password, query or fragment. Its host may not be a cloud
+	// metadata service (`metadata.google.internal`), a link-local (`169.254.0.0/16`,
+	// `fe80::/10`) or unspecified address, nor a private or loopback one outside the
+	// server's `--provider-allow-cidr` (default loopback): 400 `INVALID_ARGUMENT` on
+	// `endpoint`. Where a name resolves is checked on every connection.
+	//
 	//
 	// Example: http://127.0.0.1:9001
 	Endpoint string `json:"endpoint"`
@@ -2576,7 +2585,7 @@ type ProviderUpdate struct {
 	// Capacity Capacity dimensions to set (an integer ≥ 0) or remove (`null`).
 	Capacity *map[string]*int64 `json:"capacity,omitempty"`
 
-	// Endpoint Base URL of the provider-side API.
+	// Endpoint Base URL of the provider-side API, under the rules of a registration's `endpoint`.
 	//
 	// Example: http://127.0.0.1:9001
 	Endpoint *string `json:"endpoint,omitempty"`

@@ -416,3 +416,29 @@ func TestClient_UpdateRefusalIsResponseErrorWithBody(t *testing.T) {
 		t.Errorf("error %q does not say the provider's detail", err)
 	}
 }
+
+// Finding 5 (SSRF): a Client's error does not say what an endpoint's
+// server answered unless it is a problem of the contract, since Steward
+// puts these errors where users read them; Body still holds it.
+func TestClient_ErrorSaysNoBodyButAContractProblemsDetail(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"SECRET-INTERNAL-DATA":                           "answered 500 Internal Server Error",
+		`{"detail":"SECRET-INTERNAL-DATA","status":500}`: "answered 500 Internal Server Error",
+		`{"reason":"BACKEND_DOWN","detail":"db down"}`:   "answered 500 Internal Server Error: db down",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(body))
+		}))
+		_, err := provider.NewClient(provider.ClientConfig{}).Health(t.Context(), srv.URL)
+		srv.Close()
+		var re *provider.ResponseError
+		if !errors.As(err, &re) || string(re.Body) != body {
+			t.Fatalf("answer %s: err = %v, want a ResponseError with the body", body, err)
+		}
+		if got := re.Error(); got != want {
+			t.Errorf("answer %s: error %q, want %q", body, got, want)
+		}
+	}
+}

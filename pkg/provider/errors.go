@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -52,21 +53,45 @@ type ResponseError struct {
 
 	// retryAfter is the answer's Retry-After in seconds, if any.
 	retryAfter time.Duration
+	// bodyUnsaid keeps a body that is no contract problem out of Error:
+	// set on the errors of [Client], whose answers come from whatever
+	// server an endpoint names.
+	bodyUnsaid bool
 }
 
 // Error says the status and the problem's detail, or the start of the body.
+// The error of a [Client] call says a problem's detail only when the body
+// is a problem of the contract (its reason a stable UPPER_SNAKE code, as
+// [NewServer] writes them), and the status alone otherwise: its caller
+// (Steward) puts errors where users read them (a cleanup task's last
+// error, logs), and the body may be anything the endpoint's server
+// answers, an internal service's secrets included. Body still holds it.
 func (e *ResponseError) Error() string {
 	msg := fmt.Sprintf("answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.bodyUnsaid {
+		if p, ok := e.Problem(); ok && p.Detail != "" && reasonCode.MatchString(p.Reason) {
+			return msg + ": " + truncate(p.Detail)
+		}
+		return msg
+	}
 	if p, ok := e.Problem(); ok && p.Detail != "" {
 		return msg + ": " + p.Detail
 	}
 	if body := strings.TrimSpace(string(e.Body)); body != "" {
-		if len(body) > 200 {
-			body = body[:200] + "…"
-		}
-		return msg + ": " + body
+		return msg + ": " + truncate(body)
 	}
 	return msg
+}
+
+// reasonCode is the form of a problem's reason.
+var reasonCode = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+
+// truncate keeps the first 200 bytes of s.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // Problem decodes the body as a problem+json document; ok is false when it

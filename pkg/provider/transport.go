@@ -37,13 +37,16 @@ type answer struct {
 	// body is at most maxBody bytes; tooLarge says there was more.
 	body     []byte
 	tooLarge bool
+	// fromProvider is set on the answers of [Client] calls: a provider's,
+	// or whatever server its endpoint names.
+	fromProvider bool
 }
 
 func (a answer) ok() bool { return a.status >= 200 && a.status <= 299 }
 
 // responseError returns the ResponseError for a non-2xx answer.
 func (a answer) responseError() *ResponseError {
-	e := &ResponseError{StatusCode: a.status, Body: a.body}
+	e := &ResponseError{StatusCode: a.status, Body: a.body, bodyUnsaid: a.fromProvider}
 	if s, err := strconv.Atoi(strings.TrimSpace(a.header.Get("Retry-After"))); err == nil && s > 0 {
 		e.retryAfter = time.Duration(s) * time.Second
 	}
@@ -79,7 +82,7 @@ func do(ctx context.Context, hc *http.Client, timeout time.Duration, req request
 		}
 		body = b
 	}
-	return exchange(ctx, timeout, func(callCtx context.Context) (*http.Response, error) {
+	a, err := exchange(ctx, timeout, func(callCtx context.Context) (*http.Response, error) {
 		var r io.Reader
 		if body != nil {
 			r = bytes.NewReader(body)
@@ -100,6 +103,8 @@ func do(ctx context.Context, hc *http.Client, timeout time.Duration, req request
 		}
 		return newSender(hc).Do(hr)
 	})
+	a.fromProvider = true
+	return a, err
 }
 
 // exchange makes one call within its own timeout derived from ctx: send
