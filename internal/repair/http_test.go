@@ -146,7 +146,7 @@ func TestRepair_OperationRunsThroughItsSteps(t *testing.T) {
 		body := map[string]any{"action": "repair", "scope": "member", "target_member_id": "agent-0"}
 		op := started(t, e.repair(t, "c1", body, "Idempotency-Key", "k-1"))
 		if op.Status != "pending" || op.Phase != "precheck" || op.IdempotencyKey != "k-1" ||
-			op.RequestedBy != "service_account:admin" || op.TargetMemberID == nil || *op.TargetMemberID != "agent-0" {
+			op.RequestedBy != "service_account:admin/token:static-api-token" || op.TargetMemberID == nil || *op.TargetMemberID != "agent-0" {
 			t.Errorf("new operation = %+v", op)
 		}
 		var names []string

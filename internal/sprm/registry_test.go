@@ -159,9 +159,12 @@ func TestHealth_ProviderDownTurnsUnavailableAndRecovers(t *testing.T) {
 		// Whether degraded clears before the failures start depends on when
 		// the checks ran; the first and last transitions do not.
 		got := strings.Join(transitions, " ")
-		if !strings.HasPrefix(got, "healthy->degraded ") || !strings.Contains(got, "->unavailable ") ||
+		// A registration is unknown until its first check, run before the
+		// registration is answered.
+		if !strings.HasPrefix(got, "unknown->healthy healthy->degraded ") || !strings.Contains(got, "->unavailable ") ||
 			!strings.HasSuffix(got, " unavailable->healthy") {
-			t.Errorf("audited transitions %v, want healthy->degraded, then to unavailable, then unavailable->healthy", got)
+			t.Errorf("audited transitions %v, want unknown->healthy, healthy->degraded, then to unavailable, then "+
+				"unavailable->healthy", got)
 		}
 	})
 }
