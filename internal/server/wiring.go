@@ -164,6 +164,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Idempotency: s.idempotency,
 		Registerer:  s.registry,
 		Tracer:      s.tracing.tracer(),
+
+		AuthFailures:   httpapi.NewFailureLimiter(s.cfg.AuthFailureBurst, s.cfg.AuthFailureEvery),
+		TrustedProxies: s.cfg.TrustedProxies,
 	})
 	if err != nil {
 		return err
