@@ -55,6 +55,7 @@ type FailureLimiter struct {
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	swept   time.Time // when buckets was last rid of its full ones
 }
 
 type bucket struct {
@@ -62,7 +63,8 @@ type bucket struct {
 	at     time.Time
 }
 
-// maxClients bounds the buckets kept; past it, full buckets are dropped.
+// maxClients bounds the buckets kept; past it, full buckets are dropped,
+// at most once per refill.
 const maxClients = 10_000
 
 // NewFailureLimiter allows burst failures at once per credential and per
@@ -101,12 +103,19 @@ func (l *FailureLimiter) Fail(credential, address string) (limit string, wait ti
 func (l *FailureLimiter) draw(key string, now time.Time) time.Duration {
 	b, ok := l.buckets[key]
 	if !ok {
-		if len(l.buckets) >= maxClients {
+		if len(l.buckets) >= maxClients && now.Sub(l.swept) >= l.every {
+			l.swept = now
 			for k, old := range l.buckets {
 				if l.refill(old, now); old.tokens >= l.burst {
 					delete(l.buckets, k)
 				}
 			}
+		}
+		if len(l.buckets) >= maxClients {
+			// NOTE: credentials are the client's to make up, so a flood of
+			// new ones must cost neither memory nor a sweep per request: a
+			// new key goes uncounted until the next sweep frees room.
+			return 0
 		}
 		b = &bucket{tokens: l.burst, at: now}
 		l.buckets[key] = b
