@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -18,18 +19,19 @@ import (
 // tests; they never refill during one.
 const limitBurst = 3
 
-// limited starts a server with small failure limits, trusting the proxies
-// given (the test client is 127.0.0.1).
-func limited(t *testing.T, engine store.Engine, proxies ...string) env {
+// limited starts a server with small failure limits, adjusted by adjust.
+func limited(t *testing.T, engine store.Engine, adjust ...func(*server.Config)) env {
 	t.Helper()
-	s := apitest.Start(t, engine, func(c *server.Config) {
+	s := apitest.Start(t, engine, append([]func(*server.Config){func(c *server.Config) {
 		c.Dev, c.APIToken = false, root
 		c.AuthFailureBurst, c.AuthFailureEvery = limitBurst, time.Hour
-		for _, p := range proxies {
-			c.TrustedProxies = append(c.TrustedProxies, netip.MustParsePrefix(p))
-		}
-	})
+	}}, adjust...)...)
 	return env{s: s}
+}
+
+// trustLocalProxy trusts the test client (127.0.0.1) as a proxy.
+func trustLocalProxy(c *server.Config) {
+	c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 }
 
 // whoami asks GET /api/v1/whoami with token, as the client forwarded-for
@@ -80,13 +82,15 @@ func TestAuth_AValidTokenPassesFromAnAddressOutOfFailures(t *testing.T) {
 
 // Finding 4 of the probe: behind a trusted proxy, one user's failures do
 // not lock out another (whatever the first writes left of the proxy's
-// entry), and one token id guessed at from many addresses is refused while
-// its real token still works.
+// entry), the access log names each user's address, and one token id
+// guessed at from many addresses is refused while its real token still
+// works.
 func TestAuth_BehindATrustedProxyFailuresCountPerClientAndPerToken(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		e := limited(t, engine, "127.0.0.1/32")
+		var logs apitest.Logs
+		e := limited(t, engine, trustLocalProxy, logs.CaptureLogs)
 		alice := e.token(t, root, map[string]any{"name": "alice", "role": "user", "project": "team-a"})
 		for i := range limitBurst {
 			e.whoami(t, fmt.Sprintf("stw_nope%d_x", i), fmt.Sprintf("10.9.9.%d, 198.51.100.1", i)).
@@ -95,6 +99,9 @@ func TestAuth_BehindATrustedProxyFailuresCountPerClientAndPerToken(t *testing.T)
 		wantRefused(t, e.whoami(t, "stw_more_x", "10.9.9.9, 198.51.100.1"), "user 1's next failure")
 		e.whoami(t, alice, "198.51.100.1").Want(t, http.StatusOK)
 		e.whoami(t, "stw_typo_x", "198.51.100.2").WantProblem(t, http.StatusUnauthorized, "UNAUTHENTICATED")
+		poll.Until(t, "the access log names user 2's address", func() bool {
+			return strings.Contains(logs.String(), `"client_address":"198.51.100.2"`)
+		})
 
 		id, _, _ := strings.Cut(strings.TrimPrefix(alice, "stw_"), "_")
 		for i := range limitBurst {
