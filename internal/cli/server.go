@@ -53,8 +53,9 @@ func setGCPercent() {
 	}
 }
 
-// prefixesFlag parses a flag's CIDRs.
-func prefixesFlag(flag string, cidrs []string) ([]netip.Prefix, error) {
+// cidrsFlag parses a flag's CIDRs (and only CIDRs: an allow list is
+// written as ranges). Given empty, it allows nothing, not the default.
+func cidrsFlag(flag string, cidrs []string) ([]netip.Prefix, error) {
 	out := make([]netip.Prefix, 0, len(cidrs))
 	for _, c := range cidrs {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
@@ -66,10 +67,29 @@ func prefixesFlag(flag string, cidrs []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// prefixesFlag parses the addresses or CIDRs given to flag: a bare
+// address is a prefix of its full length.
+func prefixesFlag(flag string, values []string) ([]netip.Prefix, error) {
+	var prefixes []netip.Prefix
+	for _, v := range values {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				return nil, &ctl.UsageError{Msg: fmt.Sprintf("%s: %q is neither an address nor a CIDR", flag, v)}
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		prefixes = append(prefixes, p.Masked())
+	}
+	return prefixes, nil
+}
+
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
 	var logLevel, decision, migrate, natsTokenFile string
 	var allowCIDRs []string
+	var trustedProxies []string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the Steward API with its background workers",
@@ -103,7 +123,10 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 				return &ctl.UsageError{Msg: fmt.Sprintf("--migrate: %q is neither auto nor check", migrate)}
 			}
 			cfg.Migrate = migrate
-			if cfg.ProviderAllowCIDRs, err = prefixesFlag("--provider-allow-cidr", allowCIDRs); err != nil {
+			if cfg.ProviderAllowCIDRs, err = cidrsFlag("--provider-allow-cidr", allowCIDRs); err != nil {
+				return err
+			}
+			if cfg.TrustedProxies, err = prefixesFlag("--trusted-proxy", trustedProxies); err != nil {
 				return err
 			}
 			if natsTokenFile != "" {
@@ -158,6 +181,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.SentinelDebounce, "sentinel-debounce", 0, "time before a not-ready order gets another reconcile event (default 10s)")
 	f.DurationVar(&cfg.SentinelMaxAge, "sentinel-max-age", 0, "time before any order gets another reconcile event (default 30m)")
 	f.StringVar(&decision, "sentinel-decision", "", "YAML file with the sentinel's message_decision (params, result)")
+	f.StringSliceVar(&trustedProxies, "trusted-proxy", nil, "a proxy (address or CIDR) whose X-Forwarded-For names the client;\n"+
+		"repeat it, or separate by commas (default none: the peer is the client)")
 	f.StringVar(&cfg.PprofListen, "pprof-listen", "", "serve Go's profiling endpoints on this address (no authentication; for measurements)")
 	return cmd
 }

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,14 +44,19 @@ type Config struct {
 	MaxBodyBytes int64
 	// Audit, when set, records every mutating request.
 	Audit Auditor
-	// AuthFailures limits failed authentications per client address.
-	// Defaults to 20 at once, refilled at one a second.
+	// AuthFailures limits failed authentications per presented credential
+	// and per client address. Defaults to 20 at once, refilled at one a
+	// second.
 	AuthFailures *FailureLimiter
 	// PageKey signs page tokens (ParsePage), at least 32 bytes. Replicas
 	// serving one client's pages in turn must share it: internal/server
 	// reads it from the database ([LoadPageKey]). Defaults to a random key
 	// of this API alone.
 	PageKey []byte
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (for the failure limits and the access log). Defaults to none: the
+	// client is the peer and the header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // API is Steward's HTTP handler: the routes of every domain behind the shared
@@ -110,7 +116,7 @@ func (a *API) auditEntry(r *http.Request, pattern string) AuditEntry {
 func New(cfg Config) (*API, error) {
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, 1<<20)
 	if cfg.AuthFailures == nil {
-		cfg.AuthFailures = NewFailureLimiter(20, time.Second)
+		cfg.AuthFailures = NewFailureLimiter(0, 0)
 	}
 	if cfg.Logger == nil || cfg.Auth == nil {
 		panic("httpapi: Config.Logger and Config.Auth are required")
@@ -270,16 +276,13 @@ func (a *API) stripOutputOnly(r *http.Request, pattern string) error {
 // the principal may use the route. On an authorization failure it returns
 // the context with the principal (for the audit record), else r's.
 func (a *API) authenticate(r *http.Request, pattern string) (context.Context, error) {
-	client := clientAddr(r)
-	if err := a.cfg.AuthFailures.Check(client); err != nil {
-		return r.Context(), err
-	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	principal, err := a.cfg.Auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	token = strings.TrimSpace(token)
+	principal, err := a.cfg.Auth.Authenticate(r.Context(), token)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return r.Context(), a.authFailed(r, token, err)
+	}
 	if err != nil {
-		if errors.Is(err, auth.ErrUnauthenticated) {
-			a.cfg.AuthFailures.Fail(client)
-		}
 		return r.Context(), err
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
@@ -309,6 +312,24 @@ func (a *API) authenticate(r *http.Request, pattern string) (context.Context, er
 		return ctx, err
 	}
 	return ctx, nil
+}
+
+// authFailed counts a failed authentication (err) against the presented
+// token and the client address, and returns err, or the 429 that one of
+// them has earned. The limits come after the authenticator, never before
+// it: a valid token must pass whatever its address or its id went
+// through (before it, an attacker who knows a token's id, or shares a
+// proxy's address, could lock its holder out). The cost of that order is
+// the authenticator's one indexed read per bad Steward token; the
+// secrets are 256 random bits, so refusing to look is not what stops
+// guessing.
+func (a *API) authFailed(r *http.Request, token string, err error) error {
+	limit, wait := a.cfg.AuthFailures.Fail(credentialKey(token), addressKey(infoFrom(r.Context()).client))
+	a.metrics.authFailures.WithLabelValues(limit).Inc()
+	if limit == LimitNone {
+		return err
+	}
+	return &RetryAfterError{Seconds: int(math.Ceil(wait.Seconds())), Err: fmt.Errorf("%w %s", ErrTooManyAuthFailures, limitDetail[limit])}
 }
 
 // statusOf is the status a response was answered with.

@@ -12,6 +12,9 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// authFailures counts failed authentications by the limit that
+	// refused them (LimitNone: answered 401).
+	authFailures *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -25,9 +28,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "HTTP request latency, by method and route pattern.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"method", "route"}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_http_auth_failures_total",
+			Help: "Failed authentications, by the limit that answered them 429 (none: answered 401).",
+		}, []string{"limit"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration)
+		reg.MustRegister(m.requests, m.duration, m.authFailures)
 	}
 	return m
 }

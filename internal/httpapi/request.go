@@ -29,6 +29,7 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // the access log and the metrics when it ends.
 type requestInfo struct {
 	id     string
+	client string // the client's address, as clientAddr resolves it
 	start  time.Time
 	route  string
 	reason string
@@ -63,7 +64,8 @@ func newRequestID() string {
 // begin starts the request: its id (the client's, if well formed), its span
 // and its info record.
 func (a *API) begin(w http.ResponseWriter, r *http.Request) (*requestInfo, *http.Request) {
-	info := &requestInfo{id: r.Header.Get(RequestIDHeader), start: time.Now(), pageKey: a.cfg.PageKey}
+	info := &requestInfo{id: r.Header.Get(RequestIDHeader), client: a.clientAddr(r), start: time.Now(),
+		pageKey: a.cfg.PageKey}
 	if !requestIDPattern.MatchString(info.id) {
 		info.id = newRequestID()
 	}
@@ -99,7 +101,7 @@ func (a *API) end(rec *statusRecorder, r *http.Request, info *requestInfo) {
 		method, path = r.Method, route
 	}
 	a.metrics.observe(method, path, status, elapsed)
-	attrs := []any{"request_id", info.id, "method", r.Method, "path", r.URL.Path, "route", path,
+	attrs := []any{"request_id", info.id, "client_address", info.client, "method", r.Method, "path", r.URL.Path, "route", path,
 		"status", status, "duration_ms", float64(elapsed.Microseconds()) / 1000, "bytes", rec.bytes}
 	if info.reason != "" {
 		attrs = append(attrs, "reason", info.reason)

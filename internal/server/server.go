@@ -62,6 +62,18 @@ type Config struct {
 	// APIToken is a static administrator bearer token. Without it, and
 	// without Dev, the store must hold an admin token (buildTokens).
 	APIToken string
+	// TrustedProxies are the proxies in front of the server: only a request
+	// from one of them has its client address taken from X-Forwarded-For
+	// (for the failed-authentication limits and the access log). Defaults
+	// to none.
+	TrustedProxies []netip.Prefix
+	// AuthFailureBurst is how many failed authentications one credential,
+	// and one client address, may have at once before further failures are
+	// answered 429. Defaults to 20.
+	AuthFailureBurst int
+	// AuthFailureEvery is how often one more failure is allowed after the
+	// burst. Defaults to 1s.
+	AuthFailureEvery time.Duration
 	// Logger receives every log line. Defaults to discarding them.
 	Logger *slog.Logger
 	// TraceExporter turns on OpenTelemetry tracing: "stdout" writes spans to

@@ -2,7 +2,6 @@ package tokens_test
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -250,25 +249,6 @@ func TestAuth_TokenLifecycle(t *testing.T) {
 			return e.as(t, short, "GET", "/api/v1/catalog-item-instances", nil).Status == http.StatusUnauthorized
 		})
 	})
-}
-
-// An address that keeps failing to authenticate is refused for a while
-// (429 with Retry-After), before its tokens are even looked at.
-func TestAuth_FailedAuthenticationsAreRateLimited(t *testing.T) {
-	t.Parallel()
-	e := setup(t, store.SQLite)
-	var last *apitest.Response
-	for i := range 21 {
-		last = e.as(t, "stw_bad_"+url.PathEscape(time.Now().String()), "GET", "/api/v1/catalog-items", nil)
-		if i < 20 && last.Status != http.StatusUnauthorized {
-			t.Fatalf("failure %d answered %d, want 401", i+1, last.Status)
-		}
-	}
-	last.WantProblem(t, http.StatusTooManyRequests, "TOO_MANY_AUTH_FAILURES")
-	if last.Header.Get("Retry-After") == "" {
-		t.Error("429 without Retry-After")
-	}
-	e.as(t, root, "GET", "/api/v1/catalog-items", nil).WantProblem(t, http.StatusTooManyRequests, "TOO_MANY_AUTH_FAILURES")
 }
 
 // Issue 22, item 8: :forceDelete skips the adapters' confirmation of a
