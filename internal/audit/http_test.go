@@ -94,9 +94,11 @@ func TestAudit_EveryMutatingRequest(t *testing.T) {
 			t.Errorf("the create with a generated id %s: %d records, want 1", generated.ID, len(g))
 		}
 		all := events(t, s, url.Values{})
-		// providers.create, catalog_item.create, two order creates, one update.
-		if len(all) != 5 {
-			t.Errorf("%d records in all, want 5: %+v", len(all), all)
+		// providers.create, the provider's first health check (unknown to
+		// healthy, as it registered), catalog_item.create, two order
+		// creates, one update.
+		if len(all) != 6 || all[1].Action != "provider.health.changed" {
+			t.Errorf("%d records in all, want 6 (the second its first health check): %+v", len(all), all)
 		}
 		if n := len(events(t, s, url.Values{"action": {"catalog_item_instance.create"}, "actor": {"user:dev"}})); n != 2 {
 			t.Errorf("order creates by user:dev: %d, want 2", n)

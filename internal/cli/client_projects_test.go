@@ -143,7 +143,7 @@ func TestProvider_TokenFile(t *testing.T) {
 
 	bin := stewardBinary(t)
 	args := []string{"provider", "process", "--steward-url", url, "--token-file", file, "--name", "process-x",
-		"--listen", "127.0.0.1:0", "--work-dir", filepath.Join(dir, "work")}
+		"--listen", "127.0.0.1:0", "--work-dir", filepath.Join(dir, "work"), "--allow-root"}
 	cmd, log := startServer(t, bin, args...)
 	poll.Until(t, "process-x registered with the token from the file", func() bool {
 		code, out, _ := admin.run("get", "provider", "process-x", "-o", "name")

@@ -51,7 +51,7 @@ func TestResync_ReportsToAKilledReplicaAreNotLost(t *testing.T) {
 	prov := &serverProc{bin: r.bin, env: newServerProc(serverParams{}).env, logPath: filepath.Join(r.dir, "provider.log"),
 		base: "http://" + providerAddr, hc: &http.Client{Timeout: time.Second, Transport: newTransport()},
 		args: []string{"provider", "process", "--steward-url", b.base, "--listen", providerAddr,
-			"--work-dir", filepath.Join(r.dir, "processes"), "--log-level", "info"}}
+			"--work-dir", filepath.Join(r.dir, "processes"), "--log-level", "info", "--allow-root"}}
 	if err := prov.start(); err != nil {
 		t.Fatal(err)
 	}
