@@ -12,29 +12,41 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
+	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-// The in-process provider runs a process-cluster order as one process per
-// member and reports them; a member killed with SIGKILL degrades the
-// runtime (the order stays up), and a member-scope repair, delivered with a
-// worker token and reported step by step, starts it again.
+// The process provider, beside a server with authentication on (as
+// outside --dev), runs a process-cluster order as one process per member
+// and reports them; a member killed with SIGKILL degrades the runtime (the
+// order stays up), and a member-scope repair, delivered with a worker token
+// and reported step by step, starts it again.
 func TestRepair_ProcessProviderRestartsAKilledMember(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		const root = "root-token"
 		s := apitest.Start(t, engine, func(c *server.Config) {
-			c.ProcessProvider, c.Dev, c.APIToken = true, false, root
+			c.DevCatalog, c.Dev, c.APIToken = true, false, root
 		})
-		select {
-		case <-s.ProcessProvider().Registered():
-		case <-deadline(t):
-			t.Fatal("the in-process provider never registered")
-		}
 		auth := []string{"Authorization", "Bearer " + root}
+		var tok struct{ Token string }
+		s.Do(t, "POST", "/api/v1/tokens", map[string]any{"name": processprovider.Name, "role": "service_account",
+			"provider": processprovider.Name, "service_types": []string{"*"}}, auth...).
+			Want(t, http.StatusCreated).JSON(t, &tok)
+		d := processprovider.NewDaemon(processprovider.DaemonConfig{StewardURL: s.URL(), Token: tok.Token,
+			WorkDir: t.TempDir(), AllowCommands: []string{"sh"}, AllowRoot: true})
+		if err := d.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Stop(context.Background()) })
+		select {
+		case <-d.Registered():
+		case <-deadline(t):
+			t.Fatal("the process provider never registered")
+		}
 		pids := t.TempDir()
 		killAtCleanup(t, func() { _ = s.Stop(context.Background()) }, func() []string {
 			return []string{filepath.Join(pids, "server-0"), filepath.Join(pids, "agent-0")}
