@@ -39,6 +39,9 @@ type Principal struct {
 	// ServiceTypes are what a provider's service account may register for,
 	// granted on its token ("*": any): MayRegister.
 	ServiceTypes []string `json:"-"`
+	// Projects are the projects whose orders a provider's service account
+	// may serve, granted on its token (AllProjects: every one).
+	Projects []string `json:"-"`
 	// Token is the id of the token that authenticated the caller, the one
 	// thing that tells apart two principals of the same name ("" for the
 	// development principal; a static token's is its kind).

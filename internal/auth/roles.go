@@ -114,13 +114,7 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 func authorizeMachine(p Principal, method, collection, rest string, pathValue func(string) string,
 	deny func(string, ...any) error) error {
 	if method == "GET" || method == "HEAD" {
-		switch {
-		case collection == "tokens", collection == "audit-events":
-			return deny("service accounts do not read %s", collection)
-		case collection == "catalog-item-instances" && strings.HasSuffix(rest, "/credentials"):
-			return deny("credentials are for the order's users, not for machines")
-		}
-		return nil
+		return authorizeMachineRead(p, collection, rest, pathValue, deny)
 	}
 	switch {
 	case p.Provider != "" && collection == "providers" && method == "POST" && rest == "":
@@ -144,4 +138,38 @@ func authorizeMachine(p Principal, method, collection, rest string, pathValue fu
 		return nil
 	}
 	return deny("a service account bound to %s may only report what it is bound to", p.binding())
+}
+
+// authorizeMachineRead is what a service account may read: the shared
+// configuration, and of a project's rows only what its machine works on. A
+// provider's token read every project's orders with their original
+// requests; now a provider reads its own instances (the registry filters
+// them), an adapter the orders it follows (every project's: adapters are the
+// platform's integrations), a repair worker its operation and the
+// operation's target (the repair domain checks the target).
+func authorizeMachineRead(p Principal, collection, rest string, pathValue func(string) string,
+	deny func(string, ...any) error) error {
+	switch {
+	case collection == "tokens", collection == "audit-events":
+		return deny("service accounts do not read %s", collection)
+	case globalCollections[collection], collection == "health", collection == "openapi.json":
+		return nil
+	case p.Provider != "" && collection == "service-type-instances":
+		return nil // the registry answers only the provider's own instances
+	case p.Adapter != "" && collection == "catalog-item-instances":
+		if strings.HasSuffix(rest, "/credentials") {
+			return deny("credentials are for the order's users, not for machines")
+		}
+		return nil
+	case p.Operation != "" && collection == "projects":
+		op := pathValue("repair_operation_id")
+		if op == p.Operation && !strings.HasSuffix(rest, "/repair-operations") {
+			return nil
+		}
+		if op == "" && pathValue("app_instance_id") != "" && !strings.Contains(rest, "/repair-operations") {
+			return nil // its operation's target only: the repair domain checks it is
+		}
+		return deny("bound to repair operation %q, reading another", p.Operation)
+	}
+	return deny("a service account bound to %s reads only what it works on", p.binding())
 }

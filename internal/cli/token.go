@@ -36,7 +36,7 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 			"  steward token create --name ops --role admin --data-dir steward-data\n" +
 			"  steward token create --name alice --role user --project team-a --server http://127.0.0.1:8080\n\n" +
 			"Roles: admin; project_admin and user (with --project); service_account (with --provider and\n" +
-			"--service-type, or --adapter).",
+			"--service-type, and --serve-project to keep it to some projects; or --adapter).",
 		Args: cobra.NoArgs,
 		// The connection and the database come from the environment, not
 		// the token's --name, --role or --project.
@@ -46,7 +46,7 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("data-dir") && !cmd.Flags().Changed("database-url") {
 				secret, ok, err := viaAPI(cmd.Context(), ctl.TokenRequest{Name: cfg.Token.Name, Role: cfg.Role,
 					Project: cfg.Token.Project, Provider: cfg.Token.Provider, Adapter: cfg.Token.Adapter,
-					ServiceTypes: cfg.Token.ServiceTypes, TTL: ttl})
+					ServiceTypes: cfg.Token.ServiceTypes, Projects: cfg.Token.Projects, TTL: ttl})
 				if ok || err != nil {
 					if err != nil {
 						return err
@@ -75,6 +75,8 @@ func newTokenCmd(stdout io.Writer) *cobra.Command {
 	f.StringVar(&cfg.Token.Adapter, "adapter", "", "the adapter a service_account reports as")
 	f.StringSliceVar(&cfg.Token.ServiceTypes, "service-type", nil,
 		"a service type the --provider may register for (repeat it; \"*\": any); required with --provider")
+	f.StringSliceVar(&cfg.Token.Projects, "serve-project", nil,
+		"a project whose orders the --provider may serve (repeat it; default every project)")
 	f.DurationVar(&ttl, "ttl", 0, "expire the token after this long (default never)")
 	cmd.AddCommand(create)
 	return cmd

@@ -14,7 +14,7 @@ import (
 // TokenRequest is a token `steward token create` asks for.
 type TokenRequest struct {
 	Name, Role, Project, Provider, Adapter string
-	ServiceTypes                           []string
+	ServiceTypes, Projects                 []string
 	TTL                                    time.Duration
 }
 
@@ -42,6 +42,9 @@ func TokenCreator(cmd *cobra.Command) func(ctx context.Context, r TokenRequest) 
 			Provider: opt(r.Provider), Adapter: opt(r.Adapter)}
 		if len(r.ServiceTypes) > 0 {
 			body.ServiceTypes = &r.ServiceTypes
+		}
+		if len(r.Projects) > 0 {
+			body.Projects = &r.Projects
 		}
 		if r.TTL > 0 {
 			secs := int64(r.TTL / time.Second)

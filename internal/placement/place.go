@@ -52,6 +52,7 @@ func (s *Service) Place(ctx context.Context, p PlaceParams) (Placement, error) {
 	if err != nil {
 		return Placement{}, fmt.Errorf("list providers: %w", err)
 	}
+	providers = policy.ServingProject(providers, p.Project)
 	res, err := s.cfg.Policy.Evaluate(ctx, policy.EvaluateParams{
 		Spec: p.Spec, Labels: p.Labels, Project: p.Project, AvailableProviders: providers,
 	})

@@ -31,6 +31,27 @@ type ProviderInfo struct {
 	Capacity map[string]int64 `json:"-"`
 	// LiveInstances counts the instances the provider holds now.
 	LiveInstances int `json:"-"`
+	// Projects are the projects whose orders the provider may serve
+	// ("*": every one); nil is every project too.
+	Projects []string `json:"-"`
+}
+
+// ServesProject reports whether the provider may serve project's orders.
+func (p ProviderInfo) ServesProject(project string) bool {
+	return p.Projects == nil || slices.Contains(p.Projects, "*") || slices.Contains(p.Projects, project)
+}
+
+// ServingProject is the providers that may serve project's orders: the
+// others are not candidates at all, neither for a policy's choice nor for
+// PickProvider's.
+func ServingProject(providers []ProviderInfo, project string) []ProviderInfo {
+	out := make([]ProviderInfo, 0, len(providers))
+	for _, p := range providers {
+		if p.ServesProject(project) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Serves reports whether the provider offers serviceType.

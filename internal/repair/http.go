@@ -187,6 +187,17 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if who, _ := auth.PrincipalFrom(r.Context()); who.Operation != "" {
+		// A repair worker reads only its operation's target: the
+		// operation is looked up under this app instance, so another's is
+		// not found.
+		if _, err := s.Operation(r.Context(), project, app, who.Operation); err != nil {
+			if errors.Is(err, ErrOperationNotFound) {
+				return ErrAppInstanceNotFound
+			}
+			return err
+		}
+	}
 	v, err := s.AppInstance(r.Context(), project, app)
 	if err != nil {
 		return err

@@ -250,9 +250,11 @@ func TestRepair_OperationRunsThroughItsSteps(t *testing.T) {
 		if after.State != before.State {
 			t.Errorf("a failed repair moved the order from %s to %s", before.State, after.State)
 		}
-		// A finished operation takes no other outcome; a retried report is harmless.
-		report(req.Token, op.ID, map[string]any{"status": "succeeded"}).WantProblem(t, http.StatusConflict, "REPAIR_OPERATION_DONE")
-		report(req.Token, op.ID, map[string]any{"status": "failed", "error": map[string]any{"code": "AGENT_RESTART_FAILED"}}).
+		// A finished operation takes no other outcome; a retried report is
+		// harmless. (The worker's token ended with the operation.)
+		report(req.Token, op.ID, map[string]any{"status": "succeeded"}).WantProblem(t, http.StatusUnauthorized, "UNAUTHENTICATED")
+		report(root, op.ID, map[string]any{"status": "succeeded"}).WantProblem(t, http.StatusConflict, "REPAIR_OPERATION_DONE")
+		report(root, op.ID, map[string]any{"status": "failed", "error": map[string]any{"code": "AGENT_RESTART_FAILED"}}).
 			Want(t, http.StatusOK)
 
 		// A new key makes a new operation, which sees the last one's observed state.

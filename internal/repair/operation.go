@@ -194,6 +194,9 @@ func (s *Service) update(ctx context.Context, tx *store.Tx, op Operation) (Opera
 	}
 	if op.Done() && op.FinishTime == nil {
 		op.FinishTime = &t
+		if err := s.cfg.Tokens.EndWorkerTokensTx(ctx, tx, op.ID); err != nil {
+			return Operation{}, err
+		}
 	}
 	n, err := s.q.RepairUpdate(ctx, tx, RepairUpdateParams{Status: op.Status, Steps: store.JSON(op.Steps),
 		Error: store.JSON(opErr), NextSafeAction: op.NextSafeAction, DeliverTime: op.DeliverTime, UpdateTime: t,

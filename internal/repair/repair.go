@@ -70,9 +70,11 @@ type Provider struct {
 }
 
 // WorkerTokens issues the token a repair worker reports with: a service
-// account bound to one operation.
+// account bound to one operation, and ends it, in the transaction that
+// ends the operation, so that it does not outlive its work.
 type WorkerTokens interface {
 	IssueWorkerToken(ctx context.Context, operationID string, ttl time.Duration) (string, error)
+	EndWorkerTokensTx(ctx context.Context, tx *store.Tx, operationID string) error
 }
 
 // jobInserter queues River jobs in a transaction (*jobs.Client).

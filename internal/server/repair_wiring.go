@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/repair"
 	"github.com/stewardhq/steward/internal/sprm"
+	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
 )
 
@@ -49,6 +50,10 @@ func (w workerTokens) IssueWorkerToken(ctx context.Context, operationID string, 
 		CreatedBy: audit.System.Type + ":" + audit.System.ID,
 	})
 	return secret, err
+}
+
+func (w workerTokens) EndWorkerTokensTx(ctx context.Context, tx *store.Tx, operationID string) error {
+	return w.tokens.RevokeOperationTx(ctx, tx, operationID)
 }
 
 // runtimeHealths let the lifecycle show an order's runtime health (its

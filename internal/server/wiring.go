@@ -246,7 +246,7 @@ func (s *Server) availableProviders(ctx context.Context) ([]policy.ProviderInfo,
 	out := make([]policy.ProviderInfo, len(loads))
 	for i, l := range loads {
 		out[i] = policy.ProviderInfo{Name: l.Name, ServiceTypes: l.ServiceTypes, Metadata: l.Metadata,
-			Status: l.Status, Capacity: l.Capacity, LiveInstances: l.LiveInstances}
+			Status: l.Status, Capacity: l.Capacity, LiveInstances: l.LiveInstances, Projects: l.Projects}
 	}
 	return out, nil
 }

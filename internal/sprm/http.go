@@ -219,8 +219,17 @@ func (s *Service) handleListInstances(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	q := r.URL.Query()
+	providerName := q.Get("provider_name")
+	if who, _ := auth.PrincipalFrom(r.Context()); who.Provider != "" {
+		// A provider's service account reads its own instances only.
+		if providerName != "" && providerName != who.Provider {
+			return fmt.Errorf("%w: %s is bound to provider %q and reads only its instances, not %q's",
+				auth.ErrPermissionDenied, who, who.Provider, providerName)
+		}
+		providerName = who.Provider
+	}
 	ins, err := s.Instances(r.Context(), ListInstancesParams{
-		Project: auth.ProjectFrom(r.Context()), ProviderName: q.Get("provider_name"), ServiceType: q.Get("service_type"),
+		Project: auth.ProjectFrom(r.Context()), ProviderName: providerName, ServiceType: q.Get("service_type"),
 		Status: q.Get("status"), ShowDeleted: showDeleted, Page: page,
 	})
 	if err != nil {
@@ -239,6 +248,10 @@ func (s *Service) handleGetInstance(w http.ResponseWriter, r *http.Request) erro
 	in, err := s.showInstance(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("instance_id"), showDeleted)
 	if err != nil {
 		return err
+	}
+	if who, _ := auth.PrincipalFrom(r.Context()); who.Provider != "" && in.ProviderName != who.Provider {
+		// Another provider's instance is not this provider's to see.
+		return fmt.Errorf("%w: %s", ErrInstanceNotFound, r.PathValue("instance_id"))
 	}
 	w.Header().Set("ETag", httpapi.ETag(in.Version))
 	httpapi.WriteJSONAppend(w, http.StatusOK, viewInstance(in).appendJSON)

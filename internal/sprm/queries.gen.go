@@ -779,12 +779,13 @@ type ProviderGetRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderGet runs ProviderGet (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderGet(ctx context.Context, db store.Querier, idOrName string) (ProviderGetRow, error) {
 	var v ProviderGetRow
-	err := db.QueryRow(ctx, q.providerGet, idOrName, idOrName, idOrName).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
+	err := db.QueryRow(ctx, q.providerGet, idOrName, idOrName, idOrName).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects)
 	return v, err
 }
 
@@ -808,12 +809,13 @@ type ProviderGetByNameRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderGetByName runs ProviderGetByName (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderGetByName(ctx context.Context, db store.Querier, name string) (ProviderGetByNameRow, error) {
 	var v ProviderGetByNameRow
-	err := db.QueryRow(ctx, q.providerGetByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
+	err := db.QueryRow(ctx, q.providerGetByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects)
 	return v, err
 }
 
@@ -830,11 +832,12 @@ type ProviderInsertParams struct {
 	CreateTime    time.Time
 	UpdateTime    time.Time
 	CallToken     string
+	Projects      any
 }
 
 // ProviderInsert runs ProviderInsert (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderInsert(ctx context.Context, db store.Querier, arg ProviderInsertParams) (int64, error) {
-	return db.Exec(ctx, q.providerInsert, arg.ID, arg.Name, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.CreateTime, arg.UpdateTime, arg.CallToken)
+	return db.Exec(ctx, q.providerInsert, arg.ID, arg.Name, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.NextCheckTime, arg.CreateTime, arg.UpdateTime, arg.CallToken, arg.Projects)
 }
 
 // ProviderKeyShareByNameRow is a row of ProviderKeyShareByName.
@@ -857,12 +860,13 @@ type ProviderKeyShareByNameRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderKeyShareByName runs ProviderKeyShareByName (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderKeyShareByName(ctx context.Context, db store.Querier, name string) (ProviderKeyShareByNameRow, error) {
 	var v ProviderKeyShareByNameRow
-	err := db.QueryRow(ctx, q.providerKeyShareByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
+	err := db.QueryRow(ctx, q.providerKeyShareByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects)
 	return v, err
 }
 
@@ -895,6 +899,7 @@ type ProviderListRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderList runs ProviderList (sql/*/providers.sql) and returns its rows.
@@ -907,7 +912,7 @@ func (q *queries) ProviderList(ctx context.Context, db store.Querier, arg Provid
 	var out []ProviderListRow
 	for rows.Next() {
 		var v ProviderListRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -935,6 +940,7 @@ type ProviderListDueRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderListDue runs ProviderListDue (sql/*/providers.sql) and returns its rows.
@@ -947,7 +953,7 @@ func (q *queries) ProviderListDue(ctx context.Context, db store.Querier, maxNext
 	var out []ProviderListDueRow
 	for rows.Next() {
 		var v ProviderListDueRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -975,12 +981,13 @@ type ProviderLockByNameRow struct {
 	PreviousEndpoint    string
 	EndpointChangeTime  *time.Time
 	CallToken           string
+	Projects            json.RawMessage
 }
 
 // ProviderLockByName runs ProviderLockByName (sql/*/providers.sql); no row is store.ErrNotFound.
 func (q *queries) ProviderLockByName(ctx context.Context, db store.Querier, name string) (ProviderLockByNameRow, error) {
 	var v ProviderLockByNameRow
-	err := db.QueryRow(ctx, q.providerLockByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken)
+	err := db.QueryRow(ctx, q.providerLockByName, name).Scan(&v.ID, &v.Name, &v.Endpoint, &v.ServiceTypes, &v.Metadata, &v.Capacity, &v.Operations, &v.Status, &v.ConsecutiveFailures, &v.HealthMessage, &v.LastCheckTime, &v.NextCheckTime, &v.Version, &v.CreateTime, &v.UpdateTime, &v.PreviousEndpoint, &v.EndpointChangeTime, &v.CallToken, &v.Projects)
 	return v, err
 }
 
@@ -1010,6 +1017,7 @@ type ProviderUpdateRegistrationParams struct {
 	Capacity           any
 	Operations         any
 	CallToken          string
+	Projects           any
 	NextCheckTime      time.Time
 	UpdateTime         time.Time
 	ID                 string
@@ -1018,5 +1026,5 @@ type ProviderUpdateRegistrationParams struct {
 
 // ProviderUpdateRegistration runs ProviderUpdateRegistration (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderUpdateRegistration(ctx context.Context, db store.Querier, arg ProviderUpdateRegistrationParams) (int64, error) {
-	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.CallToken, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
+	return db.Exec(ctx, q.providerUpdateRegistration, arg.Endpoint, arg.Endpoint, arg.EndpointChangeTime, arg.Endpoint, arg.Endpoint, arg.ServiceTypes, arg.Metadata, arg.Capacity, arg.Operations, arg.CallToken, arg.Projects, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
 }

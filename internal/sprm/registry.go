@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/resourceid"
@@ -40,7 +41,8 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 			_, err = s.q.ProviderInsert(ctx, tx, ProviderInsertParams{ID: id, Name: reg.Name, Endpoint: reg.Endpoint,
 				ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 				Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-				CallToken: reg.CallToken, NextCheckTime: t, CreateTime: t, UpdateTime: t})
+				CallToken: reg.CallToken, Projects: store.JSON(servedProjects(ctx, nil)), NextCheckTime: t,
+				CreateTime: t, UpdateTime: t})
 			if errors.Is(err, store.ErrAlreadyExists) {
 				return fmt.Errorf("%w: id %q belongs to another provider", ErrProviderIDConflict, id)
 			}
@@ -54,7 +56,8 @@ func (s *Service) Register(ctx context.Context, id string, reg provider.Registra
 		_, err = s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
 			EndpointChangeTime: t, ServiceTypes: store.JSON(nonNil(reg.ServiceTypes)), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-			CallToken: reg.CallToken, NextCheckTime: t, UpdateTime: t, ID: existing.ID, Version: existing.Version})
+			CallToken: reg.CallToken, Projects: store.JSON(servedProjects(ctx, existing.Projects)), NextCheckTime: t,
+			UpdateTime: t, ID: existing.ID, Version: existing.Version})
 		moved = existing.Endpoint
 		return err
 	})
@@ -153,7 +156,8 @@ func (s *Service) UpdateProvider(ctx context.Context, idOrName string, patch Pro
 		n, err := s.q.ProviderUpdateRegistration(ctx, tx, ProviderUpdateRegistrationParams{Endpoint: reg.Endpoint,
 			EndpointChangeTime: t, ServiceTypes: store.JSON(reg.ServiceTypes), Metadata: store.JSON(nonNilMap(reg.Metadata)),
 			Capacity: store.JSON(nonNilMap(reg.Capacity)), Operations: store.JSON(nonNil(reg.Operations)),
-			CallToken: reg.CallToken, NextCheckTime: p.nextCheckTime, UpdateTime: t, ID: p.ID, Version: p.Version})
+			CallToken: reg.CallToken, Projects: store.JSON(servedProjects(ctx, p.Projects)), NextCheckTime: p.nextCheckTime,
+			UpdateTime: t, ID: p.ID, Version: p.Version})
 		moved, endpoint = p.Endpoint, reg.Endpoint
 		if err == nil && n == 0 {
 			return store.ErrStale
@@ -277,4 +281,18 @@ func cmpSlice[T any](a, b []T) []T {
 		return a
 	}
 	return b
+}
+
+// servedProjects are the projects a registration by ctx's principal lets
+// the provider serve: a provider's service account's grant (its token's
+// projects), else (an admin) what the provider served before, or every
+// project for a new one.
+func servedProjects(ctx context.Context, before []string) []string {
+	if who, ok := auth.PrincipalFrom(ctx); ok && who.Provider != "" {
+		return nonNil(who.Projects)
+	}
+	if before != nil {
+		return before
+	}
+	return []string{auth.AllProjects}
 }

@@ -38,7 +38,7 @@ func providerFromRow[R providerRow](row R, err error) (Provider, error) {
 		nextCheckTime: r.NextCheckTime, Version: r.Version, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime,
 		PreviousEndpoint: r.PreviousEndpoint, EndpointChangeTime: r.EndpointChangeTime, CallToken: r.CallToken}
 	if err := unmarshalAll(map[*json.RawMessage]any{&r.ServiceTypes: &p.ServiceTypes, &r.Metadata: &p.Metadata,
-		&r.Capacity: &p.Capacity, &r.Operations: &p.Operations}); err != nil {
+		&r.Capacity: &p.Capacity, &r.Operations: &p.Operations, &r.Projects: &p.Projects}); err != nil {
 		return Provider{}, fmt.Errorf("read provider %s: %w", p.ID, err)
 	}
 	return p, nil
@@ -66,7 +66,7 @@ func scanProvider(row scanner) (Provider, error) {
 	var r ProviderListRow
 	err := row.Scan(&r.ID, &r.Name, &r.Endpoint, &r.ServiceTypes, &r.Metadata, &r.Capacity, &r.Operations, &r.Status,
 		&r.ConsecutiveFailures, &r.HealthMessage, &r.LastCheckTime, &r.NextCheckTime,
-		&r.Version, &r.CreateTime, &r.UpdateTime, &r.PreviousEndpoint, &r.EndpointChangeTime, &r.CallToken)
+		&r.Version, &r.CreateTime, &r.UpdateTime, &r.PreviousEndpoint, &r.EndpointChangeTime, &r.CallToken, &r.Projects)
 	return providerFromRow(r, err)
 }
 

@@ -3,8 +3,10 @@ package sprm
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/pkg/provider"
 )
 
@@ -30,6 +32,10 @@ type Provider struct {
 	Metadata     map[string]string `json:"metadata"`
 	Capacity     map[string]int64  `json:"capacity"`
 	Operations   []string          `json:"operations"`
+	// Projects are the projects whose orders the provider serves (["*"]:
+	// every one): its token's grant when a provider's service account
+	// registered it, every project when an admin did.
+	Projects []string `json:"projects"`
 	// Status is healthy, degraded or unavailable.
 	Status     string       `json:"status"`
 	Health     HealthRecord `json:"health"`
@@ -69,6 +75,11 @@ func (p Provider) Serves(serviceType string) bool {
 		}
 	}
 	return false
+}
+
+// ServesProject reports whether the provider may serve project's orders.
+func (p Provider) ServesProject(project string) bool {
+	return slices.Contains(p.Projects, auth.AllProjects) || slices.Contains(p.Projects, project)
 }
 
 // Instance is a service-type instance (API.md, service-type-instances).

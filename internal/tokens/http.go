@@ -56,20 +56,22 @@ type view struct {
 	Provider  string    `json:"provider,omitempty"`
 	Adapter   string    `json:"adapter,omitempty"`
 	// ServiceTypes are what a provider's token may register for.
-	ServiceTypes []string   `json:"service_types,omitempty"`
-	State        string     `json:"state"`
-	CreatedBy    string     `json:"created_by"`
-	CreateTime   time.Time  `json:"create_time"`
-	UpdateTime   time.Time  `json:"update_time"`
-	ExpireTime   *time.Time `json:"expire_time"`
-	RevokeTime   *time.Time `json:"revoke_time"`
+	ServiceTypes []string `json:"service_types,omitempty"`
+	// Projects are the projects a provider's token may serve.
+	Projects   []string   `json:"projects,omitempty"`
+	State      string     `json:"state"`
+	CreatedBy  string     `json:"created_by"`
+	CreateTime time.Time  `json:"create_time"`
+	UpdateTime time.Time  `json:"update_time"`
+	ExpireTime *time.Time `json:"expire_time"`
+	RevokeTime *time.Time `json:"revoke_time"`
 	// Token is the secret, present only in the answer to its create.
 	Token string `json:"token,omitempty"`
 }
 
 func viewOf(t Token, now time.Time) view {
 	v := view{ID: t.ID, Path: "tokens/" + t.ID, Name: t.Name, Principal: t.Principal(), Role: t.Role,
-		Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, ServiceTypes: t.ServiceTypes, State: "active", CreatedBy: t.CreatedBy,
+		Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, ServiceTypes: t.ServiceTypes, Projects: t.Projects, State: "active", CreatedBy: t.CreatedBy,
 		CreateTime: t.CreateTime, UpdateTime: t.CreateTime, ExpireTime: t.ExpireTime, RevokeTime: t.RevokeTime}
 	switch {
 	case t.RevokeTime != nil:
@@ -99,7 +101,9 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 		Adapter  string    `json:"adapter"`
 		// ServiceTypes grant a provider's token the types it may register for.
 		ServiceTypes []string `json:"service_types"`
-		TTLSeconds   int64    `json:"ttl_seconds"`
+		// Projects grant a provider's token the projects it may serve.
+		Projects   []string `json:"projects"`
+		TTLSeconds int64    `json:"ttl_seconds"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
@@ -118,7 +122,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	t, secret, err := s.Create(r.Context(), CreateParams{Name: body.Name, Role: body.Role, Project: body.Project,
-		Provider: body.Provider, Adapter: body.Adapter, ServiceTypes: body.ServiceTypes, TTL: time.Duration(body.TTLSeconds) * time.Second,
+		Provider: body.Provider, Adapter: body.Adapter, ServiceTypes: body.ServiceTypes, Projects: body.Projects, TTL: time.Duration(body.TTLSeconds) * time.Second,
 		CreatedBy: who.Key()})
 	if err != nil {
 		return err

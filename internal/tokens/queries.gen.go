@@ -11,22 +11,24 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	tokenAnyAdmin string
-	tokenGet      string
-	tokenInsert   string
-	tokenList     string
-	tokenRevoke   string
+	tokenAnyAdmin          string
+	tokenGet               string
+	tokenInsert            string
+	tokenList              string
+	tokenRevoke            string
+	tokenRevokeByOperation string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		tokenAnyAdmin: qs.Get("TokenAnyAdmin"),
-		tokenGet:      qs.Get("TokenGet"),
-		tokenInsert:   qs.Get("TokenInsert"),
-		tokenList:     qs.Get("TokenList"),
-		tokenRevoke:   qs.Get("TokenRevoke"),
+		tokenAnyAdmin:          qs.Get("TokenAnyAdmin"),
+		tokenGet:               qs.Get("TokenGet"),
+		tokenInsert:            qs.Get("TokenInsert"),
+		tokenList:              qs.Get("TokenList"),
+		tokenRevoke:            qs.Get("TokenRevoke"),
+		tokenRevokeByOperation: qs.Get("TokenRevokeByOperation"),
 	}
 }
 
@@ -48,6 +50,7 @@ type TokenGetRow struct {
 	Adapter      string
 	Operation    string
 	ServiceTypes string
+	Projects     string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -57,7 +60,7 @@ type TokenGetRow struct {
 // TokenGet runs TokenGet (sql/*/tokens.sql); no row is store.ErrNotFound.
 func (q *queries) TokenGet(ctx context.Context, db store.Querier, id string) (TokenGetRow, error) {
 	var v TokenGetRow
-	err := db.QueryRow(ctx, q.tokenGet, id).Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime)
+	err := db.QueryRow(ctx, q.tokenGet, id).Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.Projects, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime)
 	return v, err
 }
 
@@ -72,6 +75,7 @@ type TokenInsertParams struct {
 	Adapter      string
 	Operation    string
 	ServiceTypes string
+	Projects     string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -79,7 +83,7 @@ type TokenInsertParams struct {
 
 // TokenInsert runs TokenInsert (sql/*/tokens.sql) and returns the number of rows it affected.
 func (q *queries) TokenInsert(ctx context.Context, db store.Querier, arg TokenInsertParams) (int64, error) {
-	return db.Exec(ctx, q.tokenInsert, arg.ID, arg.Name, arg.SecretSHA256, arg.Role, arg.Project, arg.Provider, arg.Adapter, arg.Operation, arg.ServiceTypes, arg.CreatedBy, arg.CreateTime, arg.ExpireTime)
+	return db.Exec(ctx, q.tokenInsert, arg.ID, arg.Name, arg.SecretSHA256, arg.Role, arg.Project, arg.Provider, arg.Adapter, arg.Operation, arg.ServiceTypes, arg.Projects, arg.CreatedBy, arg.CreateTime, arg.ExpireTime)
 }
 
 // TokenListParams are the arguments of TokenList.
@@ -100,6 +104,7 @@ type TokenListRow struct {
 	Adapter      string
 	Operation    string
 	ServiceTypes string
+	Projects     string
 	CreatedBy    string
 	CreateTime   time.Time
 	ExpireTime   *time.Time
@@ -116,7 +121,7 @@ func (q *queries) TokenList(ctx context.Context, db store.Querier, arg TokenList
 	var out []TokenListRow
 	for rows.Next() {
 		var v TokenListRow
-		if err := rows.Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.SecretSHA256, &v.Role, &v.Project, &v.Provider, &v.Adapter, &v.Operation, &v.ServiceTypes, &v.Projects, &v.CreatedBy, &v.CreateTime, &v.ExpireTime, &v.RevokeTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -127,4 +132,9 @@ func (q *queries) TokenList(ctx context.Context, db store.Querier, arg TokenList
 // TokenRevoke runs TokenRevoke (sql/*/tokens.sql) and returns the number of rows it affected.
 func (q *queries) TokenRevoke(ctx context.Context, db store.Querier, revokeTime *time.Time, id string) (int64, error) {
 	return db.Exec(ctx, q.tokenRevoke, revokeTime, id)
+}
+
+// TokenRevokeByOperation runs TokenRevokeByOperation (sql/*/tokens.sql) and returns the number of rows it affected.
+func (q *queries) TokenRevokeByOperation(ctx context.Context, db store.Querier, now *time.Time, operation string) (int64, error) {
+	return db.Exec(ctx, q.tokenRevokeByOperation, now, operation)
 }

@@ -52,10 +52,13 @@ type Token struct {
 	// ServiceTypes are what a provider's token may register for (["*"]:
 	// any), granted by an admin.
 	ServiceTypes []string
-	CreatedBy    string
-	CreateTime   time.Time
-	ExpireTime   *time.Time
-	RevokeTime   *time.Time
+	// Projects are the projects a provider's token may serve (["*"]: every
+	// project), granted by an admin.
+	Projects   []string
+	CreatedBy  string
+	CreateTime time.Time
+	ExpireTime *time.Time
+	RevokeTime *time.Time
 
 	secretSHA256 string
 }
@@ -67,7 +70,7 @@ func (t Token) Principal() auth.Principal {
 		typ = "service_account"
 	}
 	return auth.Principal{Type: typ, ID: t.Name, Role: t.Role, Project: t.Project, Provider: t.Provider,
-		Adapter: t.Adapter, Operation: t.Operation, Token: t.ID, ServiceTypes: t.ServiceTypes}
+		Adapter: t.Adapter, Operation: t.Operation, Token: t.ID, ServiceTypes: t.ServiceTypes, Projects: t.Projects}
 }
 
 // Config configures the Service.
@@ -192,6 +195,9 @@ type CreateParams struct {
 	// ServiceTypes, for a Provider's token, are the service types it may
 	// register for (at least one; "*": any).
 	ServiceTypes []string
+	// Projects, for a Provider's token, are the projects whose orders it
+	// may serve (none given: every project, ["*"]).
+	Projects []string
 	// TTL, when not zero, makes the token expire.
 	TTL time.Duration
 	// CreatedBy names who asked ("type:id").
@@ -209,13 +215,16 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 	if err := p.validate(); err != nil {
 		return Token{}, "", err
 	}
+	if p.Provider != "" && len(p.Projects) == 0 {
+		p.Projects = []string{auth.AllProjects}
+	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	t := Token{ID: store.NewID(), Name: p.Name, Role: p.Role, Project: p.Project, Provider: p.Provider,
-		Adapter: p.Adapter, Operation: p.Operation, ServiceTypes: p.ServiceTypes, CreatedBy: p.CreatedBy,
-		CreateTime: store.Now(s.cfg.Now)}
+		Adapter: p.Adapter, Operation: p.Operation, ServiceTypes: p.ServiceTypes, Projects: p.Projects,
+		CreatedBy: p.CreatedBy, CreateTime: store.Now(s.cfg.Now)}
 	if p.TTL > 0 {
 		exp := t.CreateTime.Add(p.TTL)
 		t.ExpireTime = &exp
@@ -228,7 +237,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Token, string, er
 	t.secretSHA256 = hex.EncodeToString(sum[:])
 	if _, err := s.q.TokenInsert(ctx, s.cfg.DB, TokenInsertParams{ID: t.ID, Name: t.Name, SecretSHA256: t.secretSHA256,
 		Role: string(t.Role), Project: t.Project, Provider: t.Provider, Adapter: t.Adapter, Operation: t.Operation,
-		ServiceTypes: serviceTypesJSON(t.ServiceTypes), CreatedBy: t.CreatedBy, CreateTime: t.CreateTime, ExpireTime: t.ExpireTime}); err != nil {
+		ServiceTypes: grantJSON(t.ServiceTypes), Projects: grantJSON(t.Projects), CreatedBy: t.CreatedBy, CreateTime: t.CreateTime, ExpireTime: t.ExpireTime}); err != nil {
 		return Token{}, "", fmt.Errorf("create token: %w", err)
 	}
 	return t, secret, nil
@@ -263,6 +272,14 @@ func (p CreateParams) validate() error {
 	for i, st := range p.ServiceTypes {
 		if st == "" {
 			errs.Add(fmt.Sprintf("service_types[%d]", i), "must not be empty")
+		}
+	}
+	if p.Provider == "" && len(p.Projects) > 0 {
+		errs.Add("projects", "only a provider's token is granted projects to serve")
+	}
+	for i, project := range p.Projects {
+		if project != auth.AllProjects && !projectPattern.MatchString(project) {
+			errs.Add(fmt.Sprintf("projects[%d]", i), "must be %q or match %s", auth.AllProjects, projectPattern)
 		}
 	}
 	if p.TTL < 0 {
@@ -344,18 +361,39 @@ func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
 }
 
 func tokenFromRow(r TokenGetRow) Token {
-	var types []string
-	_ = json.Unmarshal([]byte(r.ServiceTypes), &types) // written by Create: a JSON array
-	return Token{ServiceTypes: types, ID: r.ID, Name: r.Name, secretSHA256: r.SecretSHA256, Role: auth.Role(r.Role), Project: r.Project,
+	var types, projects []string
+	_ = json.Unmarshal([]byte(r.ServiceTypes), &types) // written by Create: JSON arrays
+	_ = json.Unmarshal([]byte(r.Projects), &projects)
+	if r.Provider == "" {
+		projects = nil // the column's default, which only a provider's grant means
+	}
+	return Token{ServiceTypes: types, Projects: projects, ID: r.ID, Name: r.Name, secretSHA256: r.SecretSHA256, Role: auth.Role(r.Role), Project: r.Project,
 		Provider: r.Provider, Adapter: r.Adapter, Operation: r.Operation, CreatedBy: r.CreatedBy, CreateTime: r.CreateTime,
 		ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime}
 }
 
-// serviceTypesJSON is a grant as its column keeps it: a JSON array.
-func serviceTypesJSON(types []string) string {
-	if types == nil {
-		types = []string{}
+// grantJSON is a grant as its column keeps it: a JSON array.
+func grantJSON(grant []string) string {
+	if grant == nil {
+		grant = []string{}
 	}
-	b, _ := json.Marshal(types) // strings always encode
+	b, _ := json.Marshal(grant) // strings always encode
 	return string(b)
+}
+
+// RevokeOperationTx revokes, in the caller's transaction, the tokens bound
+// to a repair operation: a worker's token ends with its operation rather
+// than living out its TTL. This process stops trusting them once tx
+// commits, others when their cache lets go (CacheTTL).
+func (s *Service) RevokeOperationTx(ctx context.Context, tx *store.Tx, operationID string) error {
+	now := store.Now(s.cfg.Now)
+	if _, err := s.q.TokenRevokeByOperation(ctx, tx, &now, operationID); err != nil {
+		return fmt.Errorf("revoke the tokens of repair operation %s: %w", operationID, err)
+	}
+	tx.AfterCommit(func() {
+		s.mu.Lock()
+		clear(s.cache)
+		s.mu.Unlock()
+	})
+	return nil
 }

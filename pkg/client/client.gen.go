@@ -1425,6 +1425,12 @@ type CreateTokenRequest struct {
 	// Project Required for project_admin and user; empty for the others.
 	Project *string `json:"project,omitempty"`
 
+	// Projects For a provider's service_account only (refused for any other token): the projects
+	// whose orders its provider may serve (`*`: every project, the default). A provider it
+	// registers is offered only those projects' orders: placement never picks it for
+	// another project's, and a policy that selects it there meets a conflict.
+	Projects *[]string `json:"projects,omitempty"`
+
 	// Provider The provider a service_account is bound to.
 	Provider *string                `json:"provider,omitempty"`
 	Role     CreateTokenRequestRole `json:"role"`
@@ -2386,6 +2392,14 @@ type Provider struct {
 	// Example: http://127.0.0.1:9101
 	PreviousEndpoint *string `json:"previous_endpoint,omitempty"`
 
+	// Projects The projects whose orders the provider serves (`*`: every project): the grant of the
+	// token its service account registered with (`projects`), or every project when an
+	// admin registered it. Placement offers it no other project's orders.
+	//
+	//
+	// Example: ["*"]
+	Projects *[]string `json:"projects,omitempty"`
+
 	// ServiceTypes Example: ["vm"]
 	ServiceTypes []string `json:"service_types"`
 
@@ -3246,7 +3260,10 @@ type Token struct {
 		Id   string             `json:"id"`
 		Type TokenPrincipalType `json:"type"`
 	} `json:"principal"`
-	Project    string     `json:"project"`
+	Project string `json:"project"`
+
+	// Projects The projects a provider's token may serve (`*`: every project).
+	Projects   *[]string  `json:"projects,omitempty"`
 	Provider   *string    `json:"provider,omitempty"`
 	RevokeTime *time.Time `json:"revoke_time,omitempty"`
 	Role       TokenRole  `json:"role"`

@@ -1,14 +1,14 @@
 -- name: ProviderInsert :exec
 INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
-                       consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown', 0, '', $8, 1, $9, $10, $11);
+                       consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token, projects)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown', 0, '', $8, 1, $9, $10, $11, $12);
 
 -- name: ProviderGet :one
 -- params: id_or_name, id_or_name, id_or_name
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE id = $1 OR name = $2
 ORDER BY (id = $3::text) DESC
@@ -17,7 +17,7 @@ LIMIT 1;
 -- name: ProviderGetByName :one
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = $1;
 
@@ -25,7 +25,7 @@ WHERE name = $1;
 -- params: service_type, service_type, status, status, after_time, after_id, limit
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE ($1::text = '' OR service_types @> jsonb_build_array($2::text))
   AND ($3::text = '' OR status = $4)
@@ -36,14 +36,14 @@ LIMIT $7;
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE next_check_time <= $1
 ORDER BY next_check_time, id
 LIMIT $2;
 
 -- name: ProviderUpdateRegistration :exec
--- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, projects, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
 -- the provider (issue 22: replicas registering one name); the new one has
 -- not answered a health check yet: its status is unknown until it has.
@@ -52,8 +52,8 @@ SET previous_endpoint = CASE WHEN endpoint <> $1 THEN endpoint ELSE previous_end
     endpoint_change_time = CASE WHEN endpoint <> $2 THEN $3::timestamptz ELSE endpoint_change_time END,
     status = CASE WHEN endpoint <> $4 THEN 'unknown' ELSE status END,
     endpoint = $5, service_types = $6, metadata = $7, capacity = $8, operations = $9, call_token = $10,
-    next_check_time = $11, version = version + 1, update_time = $12
-WHERE id = $13 AND version = $14;
+    projects = $11, next_check_time = $12, version = version + 1, update_time = $13
+WHERE id = $14 AND version = $15;
 
 -- name: ProviderUpdateHealth :exec
 -- Health is the monitor's, not the registrant's: it does not bump version,
@@ -74,7 +74,7 @@ DELETE FROM providers WHERE id = $1 AND version = $2;
 -- deregistration's check of live instances cannot interleave.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = $1
 FOR UPDATE;
@@ -88,7 +88,7 @@ FOR UPDATE;
 -- provider: 9.5 ms of lock wait each at 16 clients.)
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = $1
 FOR KEY SHARE;

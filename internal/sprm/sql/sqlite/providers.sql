@@ -1,14 +1,14 @@
 -- name: ProviderInsert :exec
 INSERT INTO providers (id, name, endpoint, service_types, metadata, capacity, operations, status,
-                       consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'unknown', 0, '', ?, 1, ?, ?, ?);
+                       consecutive_failures, health_message, next_check_time, version, create_time, update_time, call_token, projects)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'unknown', 0, '', ?, 1, ?, ?, ?, ?);
 
 -- name: ProviderGet :one
 -- params: id_or_name, id_or_name, id_or_name
 -- By id or by name: a provider's id defaults to its name.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE id = ? OR name = ?
 ORDER BY (id = ?) DESC
@@ -17,7 +17,7 @@ LIMIT 1;
 -- name: ProviderGetByName :one
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = ?;
 
@@ -25,7 +25,7 @@ WHERE name = ?;
 -- params: service_type, service_type, status, status, after_time, after_id, limit
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE (? = '' OR EXISTS (SELECT 1 FROM json_each(providers.service_types) WHERE json_each.value = ?))
   AND (? = '' OR status = ?)
@@ -36,14 +36,14 @@ LIMIT CAST(? AS INTEGER);
 -- name: ProviderListDue :many
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE next_check_time <= ?
 ORDER BY next_check_time, id
 LIMIT CAST(? AS INTEGER);
 
 -- name: ProviderUpdateRegistration :exec
--- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, next_check_time, update_time, id, version
+-- params: endpoint, endpoint, endpoint_change_time, endpoint, endpoint, service_types, metadata, capacity, operations, call_token, projects, next_check_time, update_time, id, version
 -- A move to another endpoint keeps the old one, and when it moved, on
 -- the provider (issue 22: replicas registering one name); the new one has
 -- not answered a health check yet: its status is unknown until it has.
@@ -52,7 +52,7 @@ SET previous_endpoint = CASE WHEN endpoint <> ? THEN endpoint ELSE previous_endp
     endpoint_change_time = CASE WHEN endpoint <> ? THEN ? ELSE endpoint_change_time END,
     status = CASE WHEN endpoint <> ? THEN 'unknown' ELSE status END,
     endpoint = ?, service_types = ?, metadata = ?, capacity = ?, operations = ?, call_token = ?,
-    next_check_time = ?, version = version + 1, update_time = ?
+    projects = ?, next_check_time = ?, version = version + 1, update_time = ?
 WHERE id = ? AND version = ?;
 
 -- name: ProviderUpdateHealth :exec
@@ -74,7 +74,7 @@ DELETE FROM providers WHERE id = ? AND version = ?;
 -- transactions already hold the write lock.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = ?;
 
@@ -83,6 +83,6 @@ WHERE name = ?;
 -- transactions already hold the write lock.
 SELECT id, name, endpoint, service_types, metadata, capacity, operations, status, consecutive_failures,
        health_message, last_check_time, next_check_time, version, create_time, update_time, previous_endpoint,
-       endpoint_change_time, call_token
+       endpoint_change_time, call_token, projects
 FROM providers
 WHERE name = ?;
