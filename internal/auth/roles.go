@@ -50,7 +50,6 @@ var ErrPermissionDenied = errors.New("permission denied")
 // reads them, only admins change them.
 var globalCollections = map[string]bool{
 	"providers": true, "service-types": true, "catalog-items": true, "policies": true, "lifecycles": true,
-	"cleanup-tasks": true,
 }
 
 // Authorize reports whether p may make a request to the route pattern
@@ -90,6 +89,10 @@ func Authorize(p Principal, pattern string, pathValue func(string) string) error
 			return deny("only admins and project admins read the audit log")
 		}
 		return nil
+	case collection == "cleanup-tasks":
+		// Each names an instance, its provider and its last error, of
+		// whichever project: the operators', not a project's.
+		return deny("cleanup tasks span every project; only admins read and retry them")
 	case strings.HasSuffix(rest, ":forceDelete"):
 		// It skips the adapters' confirmation of a deletion: the contract's
 		// escape hatch for an operator, not for a project's users.

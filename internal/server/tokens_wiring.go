@@ -36,7 +36,7 @@ func (s *Server) buildTokens(ctx context.Context) error {
 		s.providerToken = "stw_process_" + hex.EncodeToString(raw[:])
 		static[s.providerToken] = auth.Principal{Type: "service_account", ID: processprovider.Name,
 			Role: auth.RoleServiceAccount, Provider: processprovider.Name, Token: "static-process-provider",
-			ServiceTypes: []string{"*"}}
+			ServiceTypes: []string{"*"}, Projects: []string{auth.AllProjects}}
 	}
 	s.tokens = tokens.New(tokens.Config{DB: s.db, Dev: s.cfg.Dev, Static: static})
 	if s.cfg.Dev || s.cfg.APIToken != "" {
