@@ -11,6 +11,11 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
+	sessionDelete          string
+	sessionGet             string
+	sessionInsert          string
+	sessionSweep           string
+	sessionTouch           string
 	tokenAnyAdmin          string
 	tokenGet               string
 	tokenInsert            string
@@ -23,6 +28,11 @@ type queries struct {
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
+		sessionDelete:          qs.Get("SessionDelete"),
+		sessionGet:             qs.Get("SessionGet"),
+		sessionInsert:          qs.Get("SessionInsert"),
+		sessionSweep:           qs.Get("SessionSweep"),
+		sessionTouch:           qs.Get("SessionTouch"),
 		tokenAnyAdmin:          qs.Get("TokenAnyAdmin"),
 		tokenGet:               qs.Get("TokenGet"),
 		tokenInsert:            qs.Get("TokenInsert"),
@@ -30,6 +40,52 @@ func newQueries(engine store.Engine) *queries {
 		tokenRevoke:            qs.Get("TokenRevoke"),
 		tokenRevokeByOperation: qs.Get("TokenRevokeByOperation"),
 	}
+}
+
+// SessionDelete runs SessionDelete (sql/*/sessions.sql) and returns the number of rows it affected.
+func (q *queries) SessionDelete(ctx context.Context, db store.Querier, idSHA256 string) (int64, error) {
+	return db.Exec(ctx, q.sessionDelete, idSHA256)
+}
+
+// SessionGetRow is a row of SessionGet.
+type SessionGetRow struct {
+	TokenID        string
+	TokenSHA256    string
+	CreateTime     time.Time
+	IdleExpireTime time.Time
+	ExpireTime     time.Time
+}
+
+// SessionGet runs SessionGet (sql/*/sessions.sql); no row is store.ErrNotFound.
+func (q *queries) SessionGet(ctx context.Context, db store.Querier, idSHA256 string) (SessionGetRow, error) {
+	var v SessionGetRow
+	err := db.QueryRow(ctx, q.sessionGet, idSHA256).Scan(&v.TokenID, &v.TokenSHA256, &v.CreateTime, &v.IdleExpireTime, &v.ExpireTime)
+	return v, err
+}
+
+// SessionInsertParams are the arguments of SessionInsert.
+type SessionInsertParams struct {
+	IDSHA256       string
+	TokenID        string
+	TokenSHA256    string
+	CreateTime     time.Time
+	IdleExpireTime time.Time
+	ExpireTime     time.Time
+}
+
+// SessionInsert runs SessionInsert (sql/*/sessions.sql) and returns the number of rows it affected.
+func (q *queries) SessionInsert(ctx context.Context, db store.Querier, arg SessionInsertParams) (int64, error) {
+	return db.Exec(ctx, q.sessionInsert, arg.IDSHA256, arg.TokenID, arg.TokenSHA256, arg.CreateTime, arg.IdleExpireTime, arg.ExpireTime)
+}
+
+// SessionSweep runs SessionSweep (sql/*/sessions.sql) and returns the number of rows it affected.
+func (q *queries) SessionSweep(ctx context.Context, db store.Querier, now time.Time) (int64, error) {
+	return db.Exec(ctx, q.sessionSweep, now)
+}
+
+// SessionTouch runs SessionTouch (sql/*/sessions.sql) and returns the number of rows it affected.
+func (q *queries) SessionTouch(ctx context.Context, db store.Querier, idleExpireTime time.Time, idSHA256 string) (int64, error) {
+	return db.Exec(ctx, q.sessionTouch, idleExpireTime, idSHA256)
 }
 
 // TokenAnyAdmin runs TokenAnyAdmin (sql/*/tokens.sql); no row is store.ErrNotFound.

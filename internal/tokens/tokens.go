@@ -2,6 +2,11 @@
 // `steward token create`), keeps only their SHA-256, and turns a request's
 // token into its principal (auth.Authenticator). A token is
 // "stw_<id>_<secret>": the id finds the row, the secret proves it.
+//
+// It owns the web console's sessions too (table console_sessions,
+// sessions.go): a sign-in made with a token, resumed as that token's
+// principal on every console request, so that a browser never keeps the
+// token. Tables: api_tokens, console_sessions.
 package tokens
 
 import (
