@@ -276,14 +276,18 @@ func (a *API) stripOutputOnly(r *http.Request, pattern string) error {
 // the principal may use the route. On an authorization failure it returns
 // the context with the principal (for the audit record), else r's.
 func (a *API) authenticate(r *http.Request, pattern string) (context.Context, error) {
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	token = strings.TrimSpace(token)
-	principal, err := a.cfg.Auth.Authenticate(r.Context(), token)
-	if errors.Is(err, auth.ErrUnauthenticated) {
-		return r.Context(), a.authFailed(r, token, err)
-	}
-	if err != nil {
-		return r.Context(), err
+	principal, inProcess := r.Context().Value(actAsKey{}).(auth.Principal)
+	if !inProcess {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		token = strings.TrimSpace(token)
+		var err error
+		principal, err = a.cfg.Auth.Authenticate(r.Context(), token)
+		if errors.Is(err, auth.ErrUnauthenticated) {
+			return r.Context(), a.authFailed(r, token, err)
+		}
+		if err != nil {
+			return r.Context(), err
+		}
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
 	named := r.Header.Get(auth.ProjectHeader)
@@ -312,6 +316,27 @@ func (a *API) authenticate(r *http.Request, pattern string) (context.Context, er
 		return ctx, err
 	}
 	return ctx, nil
+}
+
+// actAsKey carries, in the context of a request this process hands to the
+// API itself, the principal it is made as (ActAs).
+type actAsKey struct{}
+
+// ActAs returns ctx for a request that code in this process hands to the
+// API's ServeHTTP itself (the web console's calls, for a signed-in
+// session): the API serves it as p, already authenticated by the caller,
+// instead of reading its Authorization header. Everything after
+// authentication is as for a bearer token of p: the project (p's own, or
+// the one the request names), authorization by role and route, the audit
+// record's actor, the Idempotency-Key's owner (p.Key()).
+//
+// It cannot be forged from outside: a context value is set only by Go code
+// in this process. net/http gives every request read off a connection a
+// context of the server's, which never holds this unexported key, and no
+// header, cookie or query parameter is turned into it; so a remote client
+// is always authenticated by its Authorization header.
+func ActAs(ctx context.Context, p auth.Principal) context.Context {
+	return context.WithValue(ctx, actAsKey{}, p)
 }
 
 // authFailed counts a failed authentication (err) against the presented
