@@ -12,13 +12,19 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// signIn signs b in with token.
-func (b *browser) signIn(token string) {
+// signIn signs b in with token and returns its session cookie's value.
+func (b *browser) signIn(token string) string {
 	b.t.Helper()
 	b.get("/ui/signin") // the CSRF cookie
-	if p := b.post("/ui/signin", url.Values{"token": {token}, "csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
-		b.t.Fatalf("sign in: %d %s", p.status, p.body)
+	p := b.post("/ui/signin", url.Values{"token": {token}, "csrf": {b.csrf()}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/orders" {
+		b.t.Fatalf("sign in: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
 	}
+	c := cookieSet(p, "steward_session")
+	if c == nil || c.Value == "" {
+		b.t.Fatal("sign-in set no session cookie")
+	}
+	return c.Value
 }
 
 var secret = regexp.MustCompile(`stw_[0-9a-f_-]+`)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -41,9 +43,10 @@ func BenchmarkConsole_10kOrders(b *testing.B) {
 	createOrders(b, srv, 10_000)
 	b.Logf("10,000 orders created in %s", time.Since(started).Round(time.Millisecond))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	session := consoleSession(b, srv.base, srv.admin)
 	get := func(path string) (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodGet, srv.base+path, nil)
-		req.AddCookie(&http.Cookie{Name: "steward_session", Value: srv.admin})
+		req.AddCookie(&http.Cookie{Name: "steward_session", Value: session})
 		return client.Do(req)
 	}
 
@@ -102,7 +105,7 @@ func BenchmarkConsole_10kOrders(b *testing.B) {
 			for range 200 {
 				wg.Go(func() {
 					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/ui/events", nil)
-					req.AddCookie(&http.Cookie{Name: "steward_session", Value: srv.admin})
+					req.AddCookie(&http.Cookie{Name: "steward_session", Value: session})
 					resp, err := client.Do(req)
 					if err != nil {
 						return
@@ -164,6 +167,40 @@ func goMemory(b *testing.B, get func(string) (*http.Response, error)) int64 {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // createOrders orders n sleepers through the API, 16 at a time.
+// consoleSession signs in to the console at base with token, through its
+// form, and returns the session cookie's value.
+func consoleSession(t testing.TB, base, token string) string {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(base + "/ui/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(base + "/ui/")
+	form := url.Values{"token": {token}}
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == "steward_csrf" {
+			form.Set("csrf", ck.Value)
+		}
+	}
+	if resp, err = c.PostForm(base+"/ui/signin", form); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "steward_session" && ck.Value != "" {
+			return ck.Value
+		}
+	}
+	t.Fatalf("sign-in: %d, and no session cookie", resp.StatusCode)
+	return ""
+}
+
 func createOrders(b *testing.B, srv steward, n int) {
 	b.Helper()
 	var next atomic.Int64

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -26,7 +27,7 @@ var files embed.FS
 
 // The cookies of a browser's session.
 const (
-	sessionCookie = "steward_session" // the bearer token
+	sessionCookie = "steward_session" // the session's id (Sessions), never a token
 	csrfCookie    = "steward_csrf"    // the double-submit CSRF secret
 	csrfField     = "csrf"
 )
@@ -45,7 +46,31 @@ type Config struct {
 	// Changes, when set, feeds the live pages (/ui/events); without it
 	// pages change only when reloaded.
 	Changes Changes
+	// Sessions keeps the sign-ins (required).
+	Sessions Sessions
 }
+
+// Sessions keeps the console's sign-ins on the server (internal/server
+// wires the tokens package's console sessions). The browser holds only a
+// session's id; the console never keeps a token past the sign-in form.
+type Sessions interface {
+	// Start authenticates token and starts a session as its principal,
+	// returning the session's id (the cookie's value: a secret, which the
+	// store keeps only as a hash) and when the session ends at the latest.
+	// A token that does not authenticate is ErrSignedOut.
+	Start(ctx context.Context, token string) (id string, expires time.Time, err error)
+	// Resume returns ctx made to act, in the console's in-process calls to
+	// the API, as the principal of session id, read again from its token;
+	// ErrSignedOut when id names no live session (signed out, expired, its
+	// token revoked or expired).
+	Resume(ctx context.Context, id string) (context.Context, error)
+	// End deletes session id: its cookie opens nothing after. Ending one
+	// that is gone is no error.
+	End(ctx context.Context, id string) error
+}
+
+// ErrSignedOut is a session or token Sessions does not accept.
+var ErrSignedOut = errors.New("console: not signed in")
 
 // Console serves the web console. It is safe for concurrent use.
 type Console struct {
@@ -55,6 +80,7 @@ type Console struct {
 	pages map[string]*template.Template
 
 	changes   Changes
+	sessions  Sessions
 	closing   chan struct{} // closed by Close: live streams end
 	closeOnce sync.Once
 }
@@ -62,11 +88,12 @@ type Console struct {
 // New returns a Console; it panics if its embedded templates do not parse
 // (a build error, caught by any test).
 func New(cfg Config) *Console {
-	if cfg.API == nil {
-		panic("console: Config.API is required")
+	if cfg.API == nil || cfg.Sessions == nil {
+		panic("console: Config.API and Config.Sessions are required")
 	}
 	c := &Console{api: cfg.API, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "console"),
-		now: cfg.Now, pages: map[string]*template.Template{}, changes: cfg.Changes, closing: make(chan struct{})}
+		now: cfg.Now, pages: map[string]*template.Template{}, changes: cfg.Changes, sessions: cfg.Sessions,
+		closing: make(chan struct{})}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -141,14 +168,17 @@ func (c *Console) static() http.Handler {
 	})
 }
 
-// page wraps a page handler: security headers, the CSRF cookie, and an
-// error page (or the sign-in page, for a caller the API does not know).
+// page wraps a page handler: security headers, the session and the CSRF
+// cookie, and an error page (or the sign-in page, for a caller the API
+// does not know).
 func (c *Console) page(h func(w http.ResponseWriter, r *http.Request, s *session) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
 		w.Header().Set("Cache-Control", "no-store")
-		s := c.session(w, r)
-		err := h(w, r, s)
+		s, err := c.session(w, r)
+		if err == nil {
+			err = h(w, r, s)
+		}
 		var apiErr *apiError
 		switch {
 		case err == nil:
@@ -176,11 +206,18 @@ func securityHeaders(w http.ResponseWriter) {
 	h.Set("X-Frame-Options", "DENY")
 }
 
-// session is what a request carries: its token ("" on a --dev server or
-// before sign-in) and its CSRF secret.
+// session is what a request carries: its signed-in session, if any, and
+// its CSRF secret.
 type session struct {
-	token string
-	csrf  string
+	// id is the signed-in session's id ("" before sign-in, and on a --dev
+	// server, where nobody needs to); act, the context the API's
+	// in-process calls are made in as its principal (Sessions.Resume).
+	id  string
+	act context.Context
+	// bearer is the token the sign-in form checks with the API: the only
+	// call made with a token, never kept.
+	bearer string
+	csrf   string
 	// project, when set, is the project the page acts in (the
 	// Steward-Project header: admins only; "*" lists every project's).
 	project string
@@ -189,25 +226,40 @@ type session struct {
 	who *caller
 }
 
-// session reads the cookies, giving the browser a CSRF secret if it has
-// none.
-func (c *Console) session(w http.ResponseWriter, r *http.Request) *session {
+// session reads the cookies: it resumes the signed-in session (a cookie
+// naming none that is live is deleted, and the request is nobody's), and
+// gives the browser a CSRF secret if it has none.
+func (c *Console) session(w http.ResponseWriter, r *http.Request) (*session, error) {
 	s := &session{r: r}
-	if ck, err := r.Cookie(sessionCookie); err == nil {
-		s.token = ck.Value
+	if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+		act, err := c.sessions.Resume(r.Context(), ck.Value)
+		switch {
+		case errors.Is(err, ErrSignedOut):
+			http.SetCookie(w, cookie(r, sessionCookie, "", -1))
+		case err != nil:
+			return s, err
+		default:
+			s.id, s.act = ck.Value, act
+		}
 	}
 	if ck, err := r.Cookie(csrfCookie); err == nil && len(ck.Value) >= 32 {
 		s.csrf = ck.Value
 	} else {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b) // never fails (crypto/rand)
-		s.csrf = base64.RawURLEncoding.EncodeToString(b)
-		http.SetCookie(w, cookie(r, csrfCookie, s.csrf, 0))
+		s.csrf = newCSRF(w, r)
 	}
 	// A page names its project in ?project= (a form, in its action), so an
 	// admin's link to another project's order opens it.
 	s.project = trimmed(r, "project")
-	return s
+	return s, nil
+}
+
+// newCSRF gives the browser a new CSRF secret and returns it.
+func newCSRF(w http.ResponseWriter, r *http.Request) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	secret := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, cookie(r, csrfCookie, secret, 0))
+	return secret
 }
 
 // orderURL is order id's page in the session's project, with a notice.
@@ -240,7 +292,7 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	}
 	data["CSRF"] = s.csrf
 	data["Levels"] = []string{"GLOBAL", "TENANT", "USER"}
-	data["SignedIn"] = s.token != ""
+	data["SignedIn"] = s.id != ""
 	if s.r != nil {
 		data["Caller"] = c.caller(s.r, s)
 	}
@@ -283,7 +335,7 @@ func (c *Console) caller(r *http.Request, s *session) *caller {
 	if s.who == nil {
 		s.who = &caller{}
 		// In the default project: a page's "*" (every project) is for lists.
-		asked := &session{token: s.token, csrf: s.csrf}
+		asked := &session{id: s.id, act: s.act, csrf: s.csrf}
 		if err := c.call(r, asked, http.MethodGet, "/api/v1/whoami", nil, s.who); err != nil {
 			*s.who = caller{}
 		}
@@ -309,7 +361,11 @@ func refusal(err error) (*apiError, bool) {
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }
 
 // call sends a request to the API in process as the session's principal
-// and decodes a 2xx answer into out.
+// and decodes a 2xx answer into out. A signed-in session's request is made
+// in the context Sessions.Resume gave, which the API honours as that
+// principal's (no token is sent); any other goes without credentials (a
+// --dev server's, which authenticates everyone), or with the sign-in
+// form's bearer token.
 func (c *Console) call(r *http.Request, s *session, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
@@ -319,7 +375,11 @@ func (c *Console) call(r *http.Request, s *session, method, path string, body, o
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
+	ctx := r.Context()
+	if s.act != nil {
+		ctx = s.act
+	}
+	req, err := http.NewRequestWithContext(ctx, method, path, rd)
 	if err != nil {
 		return err
 	}
@@ -328,8 +388,8 @@ func (c *Console) call(r *http.Request, s *session, method, path string, body, o
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	if s.token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.token)
+	if s.act == nil && s.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+s.bearer)
 	}
 	if s.project != "" {
 		req.Header.Set("Steward-Project", s.project)

@@ -12,33 +12,62 @@ func (c *Console) signinPage(w http.ResponseWriter, _ *http.Request, s *session)
 	return nil
 }
 
-// signin checks a pasted token with the API and keeps it in the session
-// cookie.
+// signin checks a pasted token with the API, then starts a session for its
+// principal: the cookie holds the session's id, never the token. The
+// browser gets a new CSRF secret with it, so a value planted in its CSRF
+// cookie before the sign-in is worth nothing after.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err := checkCSRF(r, s); err != nil {
 		return err
 	}
 	token := trimmed(r, "token")
-	try := &session{token: token, csrf: s.csrf}
-	var apiErr *apiError
-	err := c.call(r, try, http.MethodGet, "/api/v1/catalog-items?max_page_size=1", nil, nil)
-	if token == "" || errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized {
+	refused := func() error {
 		w.WriteHeader(http.StatusUnauthorized)
 		c.render(w, "signin", s, map[string]any{"Error": "That token is not accepted."})
 		return nil
 	}
+	if token == "" {
+		return refused()
+	}
+	// The API authenticates it first, as any client's token: a failure
+	// counts against the token and the address (429 past the limits).
+	try := &session{bearer: token, csrf: s.csrf}
+	var apiErr *apiError
+	err := c.call(r, try, http.MethodGet, "/api/v1/catalog-items?max_page_size=1", nil, nil)
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized {
+		return refused()
+	}
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, cookie(r, sessionCookie, token, int((12*time.Hour).Seconds())))
+	id, expires, err := c.sessions.Start(r.Context(), token)
+	if errors.Is(err, ErrSignedOut) { // revoked since the check
+		return refused()
+	}
+	if err != nil {
+		return err
+	}
+	if s.id != "" { // the session this browser had ends
+		if err := c.sessions.End(r.Context(), s.id); err != nil {
+			return err
+		}
+	}
+	http.SetCookie(w, cookie(r, sessionCookie, id, max(int(expires.Sub(c.now()).Seconds()), 1)))
+	newCSRF(w, r)
 	http.Redirect(w, r, "/ui/orders", http.StatusSeeOther)
 	return nil
 }
 
-// signout forgets the session's token.
+// signout ends the session: its row is deleted, so the cookie's value
+// opens nothing even if kept (the token it signed in with stays valid).
 func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err := checkCSRF(r, s); err != nil {
 		return err
+	}
+	if s.id != "" {
+		if err := c.sessions.End(r.Context(), s.id); err != nil {
+			return err
+		}
 	}
 	http.SetCookie(w, cookie(r, sessionCookie, "", -1))
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/console"
+	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/store"
@@ -88,4 +91,33 @@ func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
 		return "", fmt.Errorf("token %s created, but %w", t.ID, err)
 	}
 	return secret, nil
+}
+
+// consoleSessions are the console's sign-ins, kept by the tokens package
+// (console_sessions): a session resumes as its token's principal, which
+// the console's in-process API calls act as through httpapi.ActAs, a
+// context value no remote request can carry.
+type consoleSessions struct{ tokens *tokens.Service }
+
+func (c consoleSessions) Start(ctx context.Context, token string) (string, time.Time, error) {
+	id, sess, err := c.tokens.StartSession(ctx, token)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return "", time.Time{}, console.ErrSignedOut
+	}
+	return id, sess.ExpireTime, err
+}
+
+func (c consoleSessions) Resume(ctx context.Context, id string) (context.Context, error) {
+	p, err := c.tokens.ResumeSession(ctx, id)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return nil, console.ErrSignedOut
+	}
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.ActAs(ctx, p), nil
+}
+
+func (c consoleSessions) End(ctx context.Context, id string) error {
+	return c.tokens.EndSession(ctx, id)
 }

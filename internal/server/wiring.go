@@ -62,6 +62,10 @@ func (s *Server) periodicJobs() []jobs.Periodic {
 			Run: counted(s.logger, slog.LevelInfo, "deletion gate sweep removed orders", s.lifecycle.SweepDeletions)},
 		{Name: "tombstone_purge", Interval: cmp.Or(s.cfg.TombstonePurgeInterval, 10*time.Minute), RunOnStart: true,
 			Run: counted(s.logger, slog.LevelInfo, "purged expired tombstones", s.lifecycle.PurgeTombstones)},
+		// A session is refused once expired whether swept or not; the
+		// sweep keeps the table to the live ones.
+		{Name: "console_session_sweep", Interval: 10 * time.Minute, RunOnStart: true,
+			Run: counted(s.logger, slog.LevelInfo, "swept expired console sessions", s.tokens.SweepSessions)},
 		{Name: "repair_silent", Interval: time.Minute,
 			Run: counted(s.logger, slog.LevelWarn, "failed repair operations whose worker went silent", s.repair.SweepSilent)},
 	}
@@ -192,7 +196,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	})
 	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	s.console = console.New(console.Config{API: s.api, Logger: s.logger, Changes: s.live})
+	s.console = console.New(console.Config{API: s.api, Logger: s.logger, Changes: s.live,
+		Sessions: consoleSessions{s.tokens}})
 	s.console.Routes(s.api)
 	s.operations.Routes(s.api)
 	s.sprm.Routes(s.api)
