@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 const chart = "steward"
 
 // every turns on what the defaults leave off, so that every template renders.
-var every = []string{"--set", "autoscaling.enabled=true", "--set", "serviceMonitor.enabled=true"}
+var every = []string{"--set", "autoscaling.enabled=true", "--set", "serviceMonitor.enabled=true", "--set", "metrics.port=9090"}
 
 // Issue 28: the chart lints, its schema refuses values without a database,
 // and what it renders with every option on is what a platform team needs:
@@ -95,6 +95,23 @@ func TestChart_LintsRendersAndRefusesBadValues(t *testing.T) {
 	if !slices.Contains(args, "--migrate=check") || !slices.Contains(args, "--drain-delay=5s") {
 		t.Errorf("server args = %v, want --migrate=check (the hook migrates) and the drain delay", args)
 	}
+	// Issue 45: metrics.port serves /metrics on a port of its own, which
+	// the Service names and the ServiceMonitor scrapes.
+	if !slices.Contains(args, "--metrics-listen=0.0.0.0:9090") {
+		t.Errorf("server args = %v, want --metrics-listen=0.0.0.0:9090 (metrics.port)", args)
+	}
+	if !hasPort(c, "ports", "containerPort", 9090) {
+		t.Errorf("the container has no metrics port 9090: %v", c["ports"])
+	}
+	if svc := kinds["Service"]; svc == nil || !hasPort(svc.Object["spec"].(map[string]any), "ports", "port", 9090) {
+		t.Errorf("the Service has no metrics port 9090")
+	}
+	if sm := kinds["ServiceMonitor"]; sm != nil {
+		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" {
+			t.Errorf("the ServiceMonitor scrapes %v, want the metrics port", endpoints)
+		}
+	}
 	if ro, _, _ := unstructured.NestedBool(c, "securityContext", "readOnlyRootFilesystem"); !ro {
 		t.Errorf("the container's root filesystem is writable")
 	}
@@ -102,6 +119,43 @@ func TestChart_LintsRendersAndRefusesBadValues(t *testing.T) {
 	if hook := job.GetAnnotations()["helm.sh/hook"]; hook != "pre-install,pre-upgrade" {
 		t.Errorf("migration Job hook = %q, want pre-install,pre-upgrade", hook)
 	}
+
+	// By default /metrics stays on the http port, as before.
+	for _, o := range render(t, helm) {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		c := containers[0].(map[string]any)
+		if args, _, _ := unstructured.NestedStringSlice(c, "args"); slices.ContainsFunc(args, func(a string) bool {
+			return strings.HasPrefix(a, "--metrics-listen")
+		}) || hasPort(c, "ports", "name", "metrics") {
+			t.Errorf("by default the Deployment serves metrics on a port of its own: %v", c["args"])
+		}
+	}
+	if out, err := run(helm, "template", "st", chart, "-f", "steward/ci/test-values.yaml", "--set", "metrics.port=8080"); err == nil ||
+		!strings.Contains(out, "metrics.port must not be 8080") {
+		t.Errorf("helm template with metrics.port=8080 (the http port): err %v, output\n%s", err, out)
+	}
+}
+
+// hasPort says whether obj's list of ports (a container's, a Service
+// spec's) holds one whose field is want.
+func hasPort(obj map[string]any, list, field string, want any) bool {
+	ports, _, _ := unstructured.NestedSlice(obj, list)
+	for _, p := range ports {
+		got := p.(map[string]any)[field]
+		if n, ok := got.(int64); ok {
+			got = int(n)
+		}
+		if f, ok := got.(float64); ok {
+			got = int(f)
+		}
+		if got == want {
+			return true
+		}
+	}
+	return false
 }
 
 // Issue 28: what the chart renders, with every option on, is accepted by a

@@ -183,6 +183,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.StringVar(&decision, "sentinel-decision", "", "YAML file with the sentinel's message_decision (params, result)")
 	f.StringSliceVar(&trustedProxies, "trusted-proxy", nil, "a proxy (address or CIDR) whose X-Forwarded-For names the client;\n"+
 		"repeat it, or separate by commas (default none: the peer is the client)")
+	f.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics on this address only (e.g. 0.0.0.0:9090), and answer it 404 on --listen;\n"+
+		"empty serves it on --listen")
 	f.StringVar(&cfg.PprofListen, "pprof-listen", "", "serve Go's profiling endpoints on this address (no authentication; for measurements)")
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 
 // claim takes what a second server could be holding, before any other
 // start-up work: the data directory's lock first (a second server on it
-// fails here, naming the first one's pid), then the HTTP and pprof
+// fails here, naming the first one's pid), then the HTTP, metrics and pprof
 // listeners, and a probe of the embedded NATS server's client port (NATS
 // binds its own socket later, so that is an early check, not a hold). On
 // error it gives back what it took.
@@ -27,6 +27,11 @@ func (s *Server) claim() (err error) {
 	}
 	if s.listener, err = listen("listen on", s.cfg.Listen); err != nil {
 		return err
+	}
+	if s.cfg.MetricsListen != "" {
+		if s.metricsListener, err = listen("metrics listen on", s.cfg.MetricsListen); err != nil {
+			return err
+		}
 	}
 	if s.cfg.PprofListen != "" {
 		if s.pprofListener, err = listen("pprof listen on", s.cfg.PprofListen); err != nil {
@@ -64,6 +69,10 @@ func (s *Server) unclaim() error {
 	if s.listener != nil && s.http == nil {
 		errs = append(errs, s.listener.Close())
 		s.listener = nil
+	}
+	if s.metricsListener != nil && s.metrics == nil {
+		errs = append(errs, s.metricsListener.Close())
+		s.metricsListener = nil
 	}
 	if s.pprofListener != nil && s.pprof == nil {
 		errs = append(errs, s.pprofListener.Close())

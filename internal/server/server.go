@@ -204,6 +204,10 @@ type Config struct {
 	// PprofListen serves Go's profiling endpoints on this address when set
 	// (e.g. 127.0.0.1:6060), without authentication: for measurements.
 	PprofListen string
+	// MetricsListen, when set, serves /metrics on this address only (a
+	// listener of its own, stopped as gracefully as the API's), and the
+	// API's listener answers it 404. Empty serves it on Listen.
+	MetricsListen string
 }
 
 // Server is a running Steward control plane. Build it with [New], then
@@ -250,13 +254,16 @@ type Server struct {
 
 	// lock holds the data directory while the server runs (see claim).
 	lock *dataDirLock
-	// listener and pprofListener are bound by claim, before anything else
-	// starts, and served once the API is built.
-	listener      net.Listener
-	pprofListener net.Listener
-	http          *http.Server
-	pprof         *http.Server
-	served        chan error
+	// listener, metricsListener and pprofListener are bound by claim,
+	// before anything else starts, and served once the API is built.
+	listener        net.Listener
+	metricsListener net.Listener
+	pprofListener   net.Listener
+	http            *http.Server
+	metrics         *http.Server // nil unless Config.MetricsListen
+	pprof           *http.Server
+	served          chan error
+	metricsServed   chan error
 
 	// draining turns /readyz to 503: the server is stopping.
 	draining atomic.Bool
@@ -357,6 +364,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startHTTP(); err != nil {
 		return err
 	}
+	s.startMetrics()
 	if err := s.startPprof(); err != nil {
 		return err
 	}
@@ -458,6 +466,31 @@ func (s *Server) startHTTP() error {
 	return nil
 }
 
+// startMetrics serves /metrics on the listener of its own that claim bound
+// for Config.MetricsListen, if any: a scraper reaches it there, and the
+// API's listener (what a load balancer or an ingress exposes) no longer
+// serves it.
+func (s *Server) startMetrics() {
+	ln := s.metricsListener
+	if ln == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metricsHandler())
+	s.metrics = NewHTTPServer(mux, s.logger)
+	s.metricsServed = make(chan error, 1)
+	go func() { s.metricsServed <- s.metrics.Serve(ln) }()
+}
+
+// MetricsURL is the base URL /metrics is served on when it has a listener
+// of its own (Config.MetricsListen), else "".
+func (s *Server) MetricsURL() string {
+	if s.metricsListener == nil {
+		return ""
+	}
+	return "http://" + s.metricsListener.Addr().String()
+}
+
 // NewHTTPServer returns the http.Server that serves Steward's API with h:
 // its timeouts bound a slow client, and its errors go to logger as warnings.
 // `steward bench floor` serves its fixed answer with the same settings.
@@ -539,6 +572,13 @@ func (s *Server) Stop(ctx context.Context) error {
 		if s.http != nil {
 			errs = append(errs, s.http.Shutdown(ctx))
 			if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
+				errs = append(errs, err)
+			}
+		}
+		// After the API's: scrapes go on answering while it drains.
+		if s.metrics != nil {
+			errs = append(errs, s.metrics.Shutdown(ctx))
+			if err := <-s.metricsServed; !errors.Is(err, http.ErrServerClosed) {
 				errs = append(errs, err)
 			}
 		}

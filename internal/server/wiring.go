@@ -195,7 +195,9 @@ func (s *Server) buildServices(ctx context.Context) error {
 		_, err := w.Write(specJSON)
 		return err
 	})
-	s.api.HandleRaw("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.cfg.MetricsListen == "" {
+		s.api.HandleRaw("GET /metrics", s.metricsHandler())
+	}
 	s.console = console.New(console.Config{API: s.api, Logger: s.logger, Changes: s.live,
 		Sessions: consoleSessions{s.tokens}})
 	s.console.Routes(s.api)
@@ -211,6 +213,12 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.repair.Routes(s.api)
 	s.credentials.Routes(s.api)
 	return nil
+}
+
+// metricsHandler serves the Prometheus scrape: on the API's listener, or
+// on one of its own (Config.MetricsListen).
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
 }
 
 // lazyJobs lets placement and the lifecycle enqueue through the jobs
