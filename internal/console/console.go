@@ -48,6 +48,11 @@ type Config struct {
 	Changes Changes
 	// Sessions keeps the sign-ins (required).
 	Sessions Sessions
+	// Open says the API authenticates nobody (--dev): every browser is its
+	// principal without signing in. Otherwise a browser with no session is
+	// nobody, and the console does not ask the API who it is (a request
+	// without a token would count against its address's failures).
+	Open bool
 }
 
 // Sessions keeps the console's sign-ins on the server (internal/server
@@ -81,6 +86,7 @@ type Console struct {
 
 	changes   Changes
 	sessions  Sessions
+	open      bool
 	closing   chan struct{} // closed by Close: live streams end
 	closeOnce sync.Once
 }
@@ -93,7 +99,7 @@ func New(cfg Config) *Console {
 	}
 	c := &Console{api: cfg.API, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "console"),
 		now: cfg.Now, pages: map[string]*template.Template{}, changes: cfg.Changes, sessions: cfg.Sessions,
-		closing: make(chan struct{})}
+		open: cfg.Open, closing: make(chan struct{})}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -334,6 +340,9 @@ type caller struct {
 func (c *Console) caller(r *http.Request, s *session) *caller {
 	if s.who == nil {
 		s.who = &caller{}
+		if s.act == nil && !c.open {
+			return s.who // signed out: nobody
+		}
 		// In the default project: a page's "*" (every project) is for lists.
 		asked := &session{id: s.id, act: s.act, csrf: s.csrf}
 		if err := c.call(r, asked, http.MethodGet, "/api/v1/whoami", nil, s.who); err != nil {
@@ -384,6 +393,12 @@ func (c *Console) call(r *http.Request, s *session, method, path string, body, o
 		return err
 	}
 	req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
+	// Behind a trusted proxy the API takes the client's address from
+	// X-Forwarded-For: without it every browser's sign-in failures would
+	// count against the proxy's address, and lock all of them out.
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		req.Header.Add("X-Forwarded-For", v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

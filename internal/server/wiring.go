@@ -199,7 +199,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		s.api.HandleRaw("GET /metrics", s.metricsHandler())
 	}
 	s.console = console.New(console.Config{API: s.api, Logger: s.logger, Changes: s.live,
-		Sessions: consoleSessions{s.tokens}})
+		Sessions: consoleSessions{s.tokens}, Open: s.cfg.Dev})
 	s.console.Routes(s.api)
 	s.operations.Routes(s.api)
 	s.sprm.Routes(s.api)

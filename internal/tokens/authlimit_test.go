@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +112,38 @@ func TestAuth_BehindATrustedProxyFailuresCountPerClientAndPerToken(t *testing.T)
 		wantRefused(t, e.whoami(t, "stw_"+id+"_guess", "203.0.113.200"), "another guess at alice's secret from a new address")
 		e.whoami(t, alice, "203.0.113.201").Want(t, http.StatusOK)
 	})
+}
+
+// The console's sign-in form authenticates through the API in process:
+// behind a trusted proxy, one browser's bad tokens count against its own
+// address (X-Forwarded-For, passed on), not the proxy's, so another
+// browser still signs in.
+func TestAuth_ConsoleSignInFailuresCountPerBrowserBehindAProxy(t *testing.T) {
+	t.Parallel()
+	e := limited(t, store.SQLite, trustLocalProxy)
+	csrf := strings.Repeat("c", 32)
+	signIn := func(token, client string) *apitest.Response {
+		t.Helper()
+		form := url.Values{"token": {token}, "csrf": {csrf}}
+		return e.s.Do(t, "POST", "/ui/signin", []byte(form.Encode()),
+			"Content-Type", "application/x-www-form-urlencoded", "Cookie", "steward_csrf="+csrf,
+			"X-Forwarded-For", client)
+	}
+	for i := range limitBurst {
+		if got := signIn(fmt.Sprintf("stw_nope%d_x", i), "198.51.100.1"); got.Status != http.StatusUnauthorized {
+			t.Fatalf("bad sign-in %d: %d, want 401 (the form again); body %s", i, got.Status, got.Body)
+		}
+	}
+	if got := signIn("stw_more_x", "198.51.100.1"); got.Status != http.StatusTooManyRequests {
+		t.Errorf("browser 1's next failure: %d, want 429", got.Status)
+	}
+	if got := signIn("stw_typo_x", "198.51.100.2"); got.Status != http.StatusUnauthorized {
+		t.Errorf("browser 2's first failure: %d, want 401 (not locked out by browser 1)", got.Status)
+	}
+	// Signed in, the form answers 303 to the orders, which the client
+	// follows (without the cookie: to the sign-in page, 200); a refusal
+	// would be the form again with 401, or 429.
+	if got := signIn(root, "198.51.100.2"); got.Status != http.StatusOK {
+		t.Errorf("browser 2 signing in: %d, want the redirect followed (200)", got.Status)
+	}
 }
