@@ -56,16 +56,10 @@ func AppendTimePtr(b []byte, t *time.Time) []byte {
 	return AppendTime(b, *t)
 }
 
-// AppendPage appends page as API.md's list shape, each result by appendItem.
+// AppendPage appends page as API.md's list shape, each result by
+// appendItem, cut short of [store.MaxPageBytes] (see
+// [store.AppendPageJSON]): its token then names the page that goes on from
+// the last result it holds.
 func AppendPage[T any](b []byte, page store.Page[T], appendItem func(T, []byte) []byte) []byte {
-	b = append(b, `{"results":[`...)
-	for i, v := range page.Results {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendItem(v, b)
-	}
-	b = append(b, `],"next_page_token":`...)
-	b = AppendString(b, page.NextPageToken)
-	return append(b, '}')
+	return store.AppendPageJSON(b, page, store.MaxPageBytes, appendItem)
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // DecodeJSON reads a JSON request body into dst. It does not check for
@@ -61,12 +62,26 @@ func decodeError(err error) error {
 	}
 }
 
-// WriteJSON writes v as the JSON body with status.
+// pageAppender is a page of a list ([store.Page]), which appends itself
+// cut at a size (its AppendJSON).
+type pageAppender interface {
+	AppendJSON(b []byte, maxBytes int) ([]byte, error)
+}
+
+// WriteJSON writes v as the JSON body with status. A page of a list
+// ([store.Page]) is cut short of [store.MaxPageBytes], its token then
+// naming the page that goes on from there (API.md, Conventions).
 func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	buf := responseBuffers.Get().(*bytes.Buffer)
 	defer putResponseBuffer(buf)
 	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(v); err != nil { // Encode ends it with a newline
+	if page, ok := v.(pageAppender); ok {
+		b, err := page.AppendJSON(buf.AvailableBuffer(), store.MaxPageBytes)
+		if err != nil {
+			return fmt.Errorf("encode response: %w", err)
+		}
+		buf.Write(append(b, '\n')) // as Encode ends it
+	} else if err := json.NewEncoder(buf).Encode(v); err != nil { // Encode ends it with a newline
 		return fmt.Errorf("encode response: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -72,11 +72,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := store.Page[resourceView]{Results: make([]resourceView, len(rs.Results)), NextPageToken: rs.NextPageToken}
-	for i, res := range rs.Results {
-		out.Results[i] = viewResource(res)
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(rs, viewResource))
 }
 
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {

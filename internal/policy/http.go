@@ -87,11 +87,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := store.Page[policyView]{Results: make([]policyView, len(ps.Results)), NextPageToken: ps.NextPageToken}
-	for i, p := range ps.Results {
-		out.Results[i] = viewPolicy(p)
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(ps, viewPolicy))
 }
 
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {

@@ -13,6 +13,15 @@ const (
 	MaxPageSize     = 1000
 )
 
+// MaxPageBytes caps one page of a list in bytes as MaxPageSize caps it in
+// rows (API.md, Conventions; security.md, Limits): a list reads rows only
+// until their data passes it ([ListPage]), and an answer stops adding
+// results before its encoding would pass it ([Page.AppendJSON]), ending
+// with the token of the page that follows. A page always holds at least
+// one result, whatever its size, so that a client paging on gets to the
+// end.
+const MaxPageBytes = 4 << 20
+
 // PageRequest asks for one page of a keyset-paginated list.
 type PageRequest struct {
 	// Size is the number of results wanted, 1 to MaxPageSize.
@@ -64,10 +73,22 @@ func (p PageRequest) Keyset() (time.Time, string) {
 	return p.After.Time, p.After.ID
 }
 
+// token makes the next page's token at c, as p.Seal says.
+func (p PageRequest) token(c Cursor) string {
+	if p.Seal != nil {
+		return p.Seal(c)
+	}
+	return c.Token()
+}
+
 // Page is one page of results and the token for the next ("" at the end).
 type Page[T any] struct {
 	Results       []T    `json:"results"`
 	NextPageToken string `json:"next_page_token"`
+	// after makes the token of the page that follows Results[i], so that
+	// an answer may end the page early ([Page.Cut]); nil on a page built
+	// by hand, which cannot be cut.
+	after func(i int) string
 }
 
 // NewPage trims rows fetched with LIMIT Size+1 (Size 0: DefaultPageSize)
@@ -75,26 +96,87 @@ type Page[T any] struct {
 // was more, sealed by page.Seal.
 func NewPage[T any](rows []T, page PageRequest, cursor func(T) Cursor) Page[T] {
 	size := cmp.Or(page.Size, DefaultPageSize)
-	p := Page[T]{Results: rows}
+	return newPage(rows[:min(len(rows), size)], len(rows) > size, page, cursor)
+}
+
+// newPage is the page of rows, followed by more when more is true.
+func newPage[T any](rows []T, more bool, page PageRequest, cursor func(T) Cursor) Page[T] {
+	p := Page[T]{Results: rows, after: func(i int) string { return page.token(cursor(rows[i])) }}
 	if p.Results == nil {
 		p.Results = []T{}
 	}
-	if len(rows) > size {
-		p.Results = rows[:size]
-		if page.Seal != nil {
-			p.NextPageToken = page.Seal(cursor(rows[size-1]))
-		} else {
-			p.NextPageToken = cursor(rows[size-1]).Token()
-		}
+	if more && len(rows) > 0 {
+		p.NextPageToken = p.after(len(rows) - 1)
 	}
 	return p
 }
 
-// MapPage converts a page's results, keeping its token.
+// Cut returns the page ended after its first n results (at least one),
+// with the token of the page that follows them: what an answer sends when
+// the whole page would pass [MaxPageBytes]. A page with at most n results,
+// or one that cannot be cut (not made by [NewPage] or [MapPage] of one),
+// is returned as it is.
+func (p Page[T]) Cut(n int) Page[T] {
+	n = max(n, 1)
+	if n >= len(p.Results) || p.after == nil {
+		return p
+	}
+	return Page[T]{Results: p.Results[:n], NextPageToken: p.after(n - 1), after: p.after}
+}
+
+// MapPage converts a page's results, keeping its token and what cuts it.
 func MapPage[T, V any](p Page[T], f func(T) V) Page[V] {
-	out := Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken}
+	out := Page[V]{Results: make([]V, len(p.Results)), NextPageToken: p.NextPageToken, after: p.after}
 	for i, v := range p.Results {
 		out.Results[i] = f(v)
 	}
 	return out
+}
+
+// AppendJSON appends the page as encoding/json encodes it ({"results":
+// […], "next_page_token": "…"}), each result encoded by encoding/json,
+// but cut ([Page.Cut]) before the result whose encoding would take the
+// answer past maxBytes. httpapi.WriteJSON writes every page this way.
+func (p Page[T]) AppendJSON(b []byte, maxBytes int) ([]byte, error) {
+	var err error
+	b = AppendPageJSON(b, p, maxBytes, func(v T, b []byte) []byte {
+		if err != nil {
+			return b
+		}
+		var enc []byte
+		if enc, err = json.Marshal(&v); err != nil { // addressable, as a slice's items are
+			return b
+		}
+		return append(b, enc...)
+	})
+	return b, err
+}
+
+// pageTokenRoom is what AppendPageJSON keeps free for the next page's
+// token and the closing bytes: a signed token is about 150 bytes.
+const pageTokenRoom = 1 << 10
+
+// AppendPageJSON appends page as the list answer, each result appended by
+// appendItem, cut ([Page.Cut]) before the result that would take what it
+// appended past maxBytes; the first result is always kept. Of the results
+// it drops, only the first is encoded (to be measured).
+func AppendPageJSON[T any](b []byte, page Page[T], maxBytes int, appendItem func(T, []byte) []byte) []byte {
+	start := len(b)
+	b = append(b, `{"results":[`...)
+	for i, v := range page.Results {
+		mark := len(b)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendItem(v, b)
+		if i > 0 && page.after != nil && len(b)-start+pageTokenRoom > maxBytes {
+			b = b[:mark]
+			page = page.Cut(i)
+			break
+		}
+	}
+	b = append(b, `],"next_page_token":`...)
+	tok, _ := json.Marshal(page.NextPageToken)
+	b = append(b, tok...)
+	return append(b, '}')
 }

@@ -149,11 +149,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.cfg.Now()
-	out := store.Page[view]{Results: make([]view, 0, len(list.Results)), NextPageToken: list.NextPageToken}
-	for _, t := range list.Results {
-		out.Results = append(out.Results, viewOf(t, now))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, store.MapPage(list, func(t Token) view { return viewOf(t, now) }))
 }
 
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
