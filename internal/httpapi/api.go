@@ -272,6 +272,10 @@ func (a *API) stripOutputOnly(r *http.Request, pattern string) error {
 	return a.validator.outputOnly[pattern].strip(r)
 }
 
+// maxProjectLength bounds the project a request names (the length of a
+// token's project, a DNS label): rows of it are stored under that name.
+const maxProjectLength = 63
+
 // authenticate finds the request's principal and project and checks that
 // the principal may use the route. On an authorization failure it returns
 // the context with the principal (for the audit record), else r's.
@@ -291,6 +295,9 @@ func (a *API) authenticate(r *http.Request, pattern string) (context.Context, er
 	}
 	ctx := auth.WithPrincipal(r.Context(), principal)
 	named := r.Header.Get(auth.ProjectHeader)
+	if len(named) > maxProjectLength {
+		return ctx, invalid.New(auth.ProjectHeader, "must be at most %d characters long", maxProjectLength)
+	}
 	if pp := r.PathValue("project_id"); pp != "" && !principal.Role.ProjectBound() {
 		// A route under /projects/{project_id} names its project in the
 		// path. A project-bound principal keeps its own: the domain then

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -188,7 +189,7 @@ func validationError(err error) error {
 		if ptr := schemaErr.JSONPointer(); len(ptr) > 0 && reqErr.Parameter == nil {
 			field = strings.Join(ptr, ".")
 		}
-		msg = schemaErr.Reason
+		msg = cmp.Or(boundMessage(schemaErr), schemaErr.Reason)
 	} else if reqErr.Err != nil {
 		msg = reqErr.Err.Error()
 	}
@@ -196,6 +197,46 @@ func validationError(err error) error {
 		msg = reqErr.Error()
 	}
 	return invalid.New(field, "%s", msg)
+}
+
+// boundMessage says which bound a value passed, as the JSON Schema
+// checks of specs say it (internal/schema), so that a refusal names the
+// field and its bound: `display_name: must be at most 256 characters
+// long`. It is "" for an error of any other keyword. Lengths are
+// kin-openapi's, in UTF-16 code units as JSON Schema counts them.
+func boundMessage(e *openapi3.SchemaError) string {
+	s := e.Schema
+	if s == nil {
+		return ""
+	}
+	switch e.SchemaField {
+	case "maxLength":
+		if s.MaxLength != nil {
+			return "must be at most " + plural(*s.MaxLength, "character") + " long"
+		}
+	case "minLength":
+		return "must be at least " + plural(s.MinLength, "character") + " long"
+	case "maxItems":
+		if s.MaxItems != nil {
+			return "must have at most " + plural(*s.MaxItems, "item")
+		}
+	case "minItems":
+		return "must have at least " + plural(s.MinItems, "item")
+	case "maxProperties":
+		if s.MaxProps != nil {
+			return "must have at most " + plural(*s.MaxProps, "member")
+		}
+	case "minProperties":
+		return "must have at least " + plural(s.MinProps, "member")
+	}
+	return ""
+}
+
+func plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatUint(n, 10) + " " + noun + "s"
 }
 
 // notAField is what the problem says of a member a closed body does not have.
