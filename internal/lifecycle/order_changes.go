@@ -97,6 +97,9 @@ type Edit struct {
 // when it has none; [ErrOrderDeleting] once deleted). A PATCH of labels or
 // display_name alone changes them without a transfer.
 func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch OrderPatch, ifMatch *int64) (Order, error) {
+	if err := checkPatchLimits(patch); err != nil {
+		return Order{}, err
+	}
 	pre := s.prepareUpdate(ctx, project, ref, patch)
 	var refused *placement.SpecRefusedError
 	if pre.inline != nil && errors.As(pre.inline.err, &refused) {
@@ -114,7 +117,11 @@ func (s *Service) UpdateOrder(ctx context.Context, project, ref string, patch Or
 			o.DisplayName = cmpOr(*patch.DisplayName, o.ID)
 		}
 		if patch.Labels != nil {
-			o.Labels = mergeLabels(o.Labels, patch.Labels)
+			merged := mergeLabels(o.Labels, patch.Labels)
+			if err := mergedLabelsProblem(o.Labels, merged); err != nil {
+				return err
+			}
+			o.Labels = merged
 		}
 		if patch.UserValues == nil && patch.Edits == nil {
 			o.Version++
@@ -243,6 +250,13 @@ func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPa
 				Message: fmt.Sprintf("is %q: only rw+ attributes change after creation", mod)})
 		}
 		return nil, newAttributeNotUpdatable(fields)
+	}
+	field := "edits"
+	if patch.UserValues != nil {
+		field = "user_values"
+	}
+	if err := checkSpecSize(field, next); err != nil {
+		return nil, err
 	}
 	if err := s.cfg.Catalog.ValidateSpec(ctx, o.ServiceType, next); err != nil {
 		return nil, err

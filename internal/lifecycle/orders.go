@@ -56,6 +56,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if p.CatalogItemID == "" {
 		errs.Add("catalog_item_id", "is required")
 	}
+	checkCreateLimits(&errs, p)
 	if err := errs.Err(); err != nil {
 		return Order{}, err
 	}
@@ -70,6 +71,9 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	}
 	spec, err := s.cfg.Catalog.BuildSpec(ctx, item, p.UserValues)
 	if err != nil {
+		return Order{}, err
+	}
+	if err := checkSpecSize("user_values", spec); err != nil {
 		return Order{}, err
 	}
 	st, sch, err := s.serviceType(ctx, item.ServiceType)

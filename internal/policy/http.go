@@ -7,6 +7,7 @@ import (
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -187,6 +188,12 @@ func (s *Service) handleEvaluate(w http.ResponseWriter, r *http.Request) error {
 	serviceType, _ := spec["service_type"].(string)
 	if serviceType == "" {
 		return invalid.New("service_instance.spec.service_type", "is required")
+	}
+	// The labels an order would have, held to an order's rules.
+	var errs invalid.Errors
+	limits.CheckLabels(&errs, "service_instance.labels", req.ServiceInstance.Labels)
+	if err := errs.Err(); err != nil {
+		return err
 	}
 	providers, err := s.cfg.Providers.AvailableProviders(r.Context())
 	if err != nil {

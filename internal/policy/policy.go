@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/resourceid"
 )
 
@@ -47,8 +48,8 @@ const (
 	DefaultPriority = 500
 )
 
-// maxNameLength bounds display_name.
-const maxNameLength = 200
+// maxNameLength bounds display_name, as every display name is bounded.
+const maxNameLength = limits.MaxDisplayName
 
 // Policy is a stored policy (API.md, Policies).
 type Policy struct {
@@ -169,7 +170,7 @@ func validate(p Policy) error {
 	case name == "":
 		errs.Add("display_name", "is required")
 	case utf8.RuneCountInString(p.DisplayName) > maxNameLength:
-		errs.Add("display_name", "must be at most %d characters", maxNameLength)
+		errs.Add("display_name", "must be at most %d characters long", maxNameLength)
 	}
 	if !p.PolicyType.Valid() {
 		errs.Add("policy_type", "must be GLOBAL, TENANT or USER")
@@ -177,13 +178,12 @@ func validate(p Policy) error {
 	if p.Priority < MinPriority || p.Priority > MaxPriority {
 		errs.Add("priority", "must be between %d and %d", MinPriority, MaxPriority)
 	}
-	for k := range p.LabelSelector {
-		if k == "" {
-			errs.Add("label_selector", "keys must not be empty")
-		}
-	}
-	if strings.TrimSpace(p.RegoCode) == "" {
+	limits.CheckLabels(&errs, "label_selector", p.LabelSelector)
+	switch {
+	case strings.TrimSpace(p.RegoCode) == "":
 		errs.Add("rego_code", "is required")
+	case len(p.RegoCode) > limits.MaxRegoCode:
+		errs.Add("rego_code", "must be at most %d bytes (256 KiB), not %d", limits.MaxRegoCode, len(p.RegoCode))
 	}
 	return errs.Err()
 }

@@ -28,6 +28,7 @@ var allowedImports = map[string][]string{
 	"internal/poll":            nil,
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
+	"internal/limits":          {"internal/invalid"},
 	"internal/statemachine":    {"internal/invalid"},
 	"internal/status":          nil,
 	"internal/store":           nil,
@@ -58,7 +59,7 @@ var allowedImports = map[string][]string{
 	// reconcile changes (status flows one way, DESIGN §2).
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/reconcile", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
-	"internal/sprm": {"internal/audit", "internal/auth", "internal/egress", "internal/events", "internal/httpapi", "internal/invalid",
+	"internal/sprm": {"internal/audit", "internal/auth", "internal/egress", "internal/events", "internal/httpapi", "internal/invalid", "internal/limits",
 		"internal/reconcile", "internal/resourceid", "internal/store", "pkg/provider"},
 	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
 		"pkg/provider"},
@@ -87,10 +88,10 @@ var allowedImports = map[string][]string{
 	"pkg/provider":              {"pkg/client"},
 	"pkg/client":                nil,
 	"pkg/provider/providertest": {"pkg/provider"},
-	"internal/policy": {"internal/audit", "internal/auth", "internal/background", "internal/httpapi", "internal/invalid",
+	"internal/policy": {"internal/audit", "internal/auth", "internal/background", "internal/httpapi", "internal/invalid", "internal/limits",
 		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
-	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid",
+	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid", "internal/limits",
 		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/repair",
 		"internal/resourceid", "internal/schema", "internal/statemachine", "internal/status", "internal/store", "pkg/provider"},
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -113,6 +114,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Instance, error) 
 // to a get). An answer that cannot be written leaves the outcome unknown.
 func (s *Service) recordCreated(ctx context.Context, p CreateParams, prov Provider, serviceType string,
 	got provider.Instance) (Instance, error) {
+	// An answer, not a request: a message past the bound of a report's
+	// is kept cut short rather than refused.
+	got.Message = limits.Truncate(got.Message, limits.MaxMessage)
 	status := got.Status
 	if !status.Valid() || status == provider.StatusPending || status == provider.StatusUnknown {
 		status = provider.StatusProvisioning

@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/resourceid"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -258,6 +259,13 @@ func validateRegistration(id string, reg provider.Registration, endpoints *egres
 		if v < 0 {
 			errs.Add("capacity."+k, "must not be negative")
 		}
+	}
+	// Metadata are labels (placement policies match them): held to the
+	// rules of labels once DCM's objects are flattened, which the
+	// document cannot count.
+	limits.CheckLabels(&errs, "metadata", reg.Metadata)
+	if len(reg.Capacity) > limits.MaxLabels {
+		errs.Add("capacity", "must have at most %d dimensions, not %d", limits.MaxLabels, len(reg.Capacity))
 	}
 	return errs.Err()
 }

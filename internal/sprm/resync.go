@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -227,6 +228,7 @@ func (s *Service) resyncOne(ctx context.Context, prov *Provider, c resyncClaim) 
 		return resyncError
 	}
 	got.Outputs = s.answeredOutputs(ctx, prov.Name, c.id, got.Outputs)
+	got.Message = limits.Truncate(got.Message, limits.MaxMessage) // as recordCreated keeps it
 	if got.Status == c.status && got.Message == c.message && sameOutputs(got.Outputs, c.outputs) {
 		now := s.now()
 		n, err := s.q.InstanceResyncUnchanged(ctx, s.cfg.DB, InstanceResyncUnchangedParams{StatusTime: &now, ID: c.id,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -44,6 +45,8 @@ func (s *Service) applyStatus(ctx context.Context, id string, r provider.StatusR
 	if r.RestartCount != nil && *r.RestartCount < 0 {
 		errs.Add("restart_count", "must not be negative")
 	}
+	// As the document bounds it: a report over NATS is held to it too.
+	limits.CheckLength(&errs, "message", r.Message, limits.MaxMessage)
 	checkOutputs(&errs, "outputs", r.Outputs)
 	checkSync(&errs, "synced", r.Synced)
 	if err := errs.Err(); err != nil {

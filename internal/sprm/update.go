@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/limits"
 	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -77,6 +78,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Instance, error) 
 	if !status.Valid() || status == provider.StatusPending {
 		status = provider.StatusProvisioning
 	}
+	got.Message = limits.Truncate(got.Message, limits.MaxMessage) // as recordCreated keeps it
 	// The row keeps a report newer than the update; the change recorded is
 	// the status the row has.
 	t := s.now()
