@@ -904,8 +904,10 @@ type AdapterStatus struct {
 // would lose the whole report (a 4xx is not retried) and the order would quietly
 // stop following it.
 type AdapterStatusReport struct {
-	Conditions *[]AdapterCondition     `json:"conditions,omitempty"`
-	Data       *map[string]interface{} `json:"data,omitempty"`
+	Conditions *[]AdapterCondition `json:"conditions,omitempty"`
+
+	// Data The adapter's own data about the order; at most 256 members at its top.
+	Data *map[string]interface{} `json:"data,omitempty"`
 
 	// ObservedGeneration The order generation the adapter acted on (required).
 	ObservedGeneration *int64 `json:"observed_generation,omitempty"`
@@ -1073,7 +1075,7 @@ type CatalogItem struct {
 // CatalogItemCreate A new catalog item.
 type CatalogItemCreate struct {
 	// Defaults A spec fragment of the service type: it may leave required properties to the
-	// fields and the orders.
+	// fields and the orders. At most 256 members at its top.
 	Defaults *map[string]interface{} `json:"defaults,omitempty"`
 
 	// DisplayName Shown to users; defaults to the id.
@@ -1103,14 +1105,16 @@ type CatalogItemField struct {
 
 	// Path The location, relative to the spec: property names after dots, array indexes
 	// in brackets, a name that is not an identifier quoted in brackets. An index
-	// may name the item just past the end of its array (appending it).
+	// may name the item just past the end of its array (appending it). At most 512
+	// characters and 32 steps.
 	//
 	//
 	// Example: vcpu.count
 	Path string `json:"path"`
 
 	// ValidationSchema Only on an editable field: a JSON Schema 2020-12 document that the value at
-	// `path` must satisfy (the default included), on top of the service type's schema.
+	// `path` must satisfy (the default included), on top of the service type's schema;
+	// at most 64 keywords at its root.
 	//
 	//
 	// Example: {"maximum":4}
@@ -1286,15 +1290,28 @@ type CatalogItemInstanceCreate struct {
 	// DisplayName Defaults to the order's id.
 	//
 	// Example: my vm
-	DisplayName *string            `json:"display_name,omitempty"`
-	Labels      *map[string]string `json:"labels,omitempty"`
-	ParentId    *string            `json:"parent_id,omitempty"`
+	DisplayName *string `json:"display_name,omitempty"`
 
-	// UserValues Values for the catalog item's editable fields.
+	// Labels Labels, as Kubernetes bounds them (`docs/api.md`, Limits): at most 64; each key
+	// `[prefix/]name`, the name at most 63 characters of letters, digits, `-`, `_` and
+	// `.`, starting and ending with a letter or digit, the optional prefix a lowercase
+	// DNS subdomain of at most 253 characters (`app.kubernetes.io/name`); each value at
+	// most 63 characters. A key of another form is refused with 400
+	// `INVALID_ARGUMENT` naming it (`labels["bad key"]`).
+	//
+	//
+	// Example: {"app.kubernetes.io/name":"web","env":"prod"}
+	Labels   *Labels `json:"labels,omitempty"`
+	ParentId *string `json:"parent_id,omitempty"`
+
+	// UserValues Values for the catalog item's editable fields. The spec they build with the
+	// item's defaults is at most 256 KiB of JSON (400 `INVALID_ARGUMENT` naming
+	// `user_values` otherwise).
 	UserValues *[]UserValue `json:"user_values,omitempty"`
 }
 
-// CatalogItemInstanceUpdate A PATCH of an order.
+// CatalogItemInstanceUpdate A PATCH of an order. The spec `user_values` and `edits` make is at most 256 KiB of
+// JSON, and the order keeps at most 64 labels.
 type CatalogItemInstanceUpdate struct {
 	DisplayName *string `json:"display_name,omitempty"`
 	Edits       *[]struct {
@@ -1304,8 +1321,11 @@ type CatalogItemInstanceUpdate struct {
 		// Value The new value; null removes the attribute.
 		Value interface{} `json:"value,omitempty"`
 	} `json:"edits,omitempty"`
-	Labels     *map[string]*string `json:"labels,omitempty"`
-	UserValues *[]UserValue        `json:"user_values,omitempty"`
+
+	// Labels A JSON merge patch of labels: a string sets a label, `null` removes it. The labels
+	// set, and the labels once merged, follow the rules of `Labels`.
+	Labels     *LabelsPatch `json:"labels,omitempty"`
+	UserValues *[]UserValue `json:"user_values,omitempty"`
 }
 
 // CatalogItemUpdate A merge patch of a catalog item: `display_name` replaces (null: back to the id),
@@ -1419,7 +1439,8 @@ type CreateTokenRequest struct {
 	// Adapter The adapter a service_account is bound to.
 	Adapter *string `json:"adapter,omitempty"`
 
-	// Name Who the token is for (the principal's id), e.g. a login or a provider's name.
+	// Name Who the token is for (the principal's id), e.g. a login or a provider's name:
+	// `^[a-z0-9]([a-z0-9._@-]{0,126}[a-z0-9])?$`.
 	Name string `json:"name"`
 
 	// Project Required for project_admin and user; empty for the others.
@@ -1485,8 +1506,18 @@ type DraftPolicy struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 
 	// Id The stored policy this draft stands in for, or a new id; default `draft-<n>`.
-	Id            *string            `json:"id,omitempty"`
-	LabelSelector *map[string]string `json:"label_selector,omitempty"`
+	Id *string `json:"id,omitempty"`
+
+	// LabelSelector Labels, as Kubernetes bounds them (`docs/api.md`, Limits): at most 64; each key
+	// `[prefix/]name`, the name at most 63 characters of letters, digits, `-`, `_` and
+	// `.`, starting and ending with a letter or digit, the optional prefix a lowercase
+	// DNS subdomain of at most 253 characters (`app.kubernetes.io/name`); each value at
+	// most 63 characters. A key of another form is refused with 400
+	// `INVALID_ARGUMENT` naming it (`labels["bad key"]`).
+	//
+	//
+	// Example: {"app.kubernetes.io/name":"web","env":"prod"}
+	LabelSelector *Labels `json:"label_selector,omitempty"`
 
 	// PolicyType A policy's level; every GLOBAL policy runs before every TENANT one, those before every USER one.
 	PolicyType PolicyType `json:"policy_type"`
@@ -1512,9 +1543,18 @@ type EvaluateRequest struct {
 	// policies, may send drafts (403 otherwise). `steward policy test -f` sends them.
 	Policies        *[]DraftPolicy `json:"policies,omitempty"`
 	ServiceInstance struct {
-		Labels *map[string]string `json:"labels,omitempty"`
+		// Labels Labels, as Kubernetes bounds them (`docs/api.md`, Limits): at most 64; each key
+		// `[prefix/]name`, the name at most 63 characters of letters, digits, `-`, `_` and
+		// `.`, starting and ending with a letter or digit, the optional prefix a lowercase
+		// DNS subdomain of at most 253 characters (`app.kubernetes.io/name`); each value at
+		// most 63 characters. A key of another form is refused with 400
+		// `INVALID_ARGUMENT` naming it (`labels["bad key"]`).
+		//
+		//
+		// Example: {"app.kubernetes.io/name":"web","env":"prod"}
+		Labels *Labels `json:"labels,omitempty"`
 
-		// Spec The requested spec; `service_type` is required.
+		// Spec The requested spec; `service_type` is required. At most 256 members at its top.
 		Spec struct {
 			ServiceType string `json:"service_type"`
 		} `json:"spec"`
@@ -1700,6 +1740,20 @@ type InvalidPolicyProblem struct {
 	Type                 string                 `json:"type"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
+
+// Labels Labels, as Kubernetes bounds them (`docs/api.md`, Limits): at most 64; each key
+// `[prefix/]name`, the name at most 63 characters of letters, digits, `-`, `_` and
+// `.`, starting and ending with a letter or digit, the optional prefix a lowercase
+// DNS subdomain of at most 253 characters (`app.kubernetes.io/name`); each value at
+// most 63 characters. A key of another form is refused with 400
+// `INVALID_ARGUMENT` naming it (`labels["bad key"]`).
+//
+// Example: {"app.kubernetes.io/name":"web","env":"prod"}
+type Labels = map[string]string
+
+// LabelsPatch A JSON merge patch of labels: a string sets a label, `null` removes it. The labels
+// set, and the labels once merged, follow the rules of `Labels`.
+type LabelsPatch = map[string]*string
 
 // Lifecycle A lifecycle definition, stored or built in, always in full.
 type Lifecycle struct {
@@ -2187,7 +2241,11 @@ type Policy struct {
 	Etag *string `json:"etag,omitempty"`
 
 	// Id Example: vm-cap
-	Id            *string           `json:"id,omitempty"`
+	Id *string `json:"id,omitempty"`
+
+	// LabelSelector The policy runs on a request only if every entry matches: `service_type` the
+	// request's service type, `project` its project, any other key its labels.
+	// Empty matches every request.
 	LabelSelector map[string]string `json:"label_selector"`
 
 	// Path Example: policies/vm-cap
@@ -2200,16 +2258,25 @@ type Policy struct {
 	UpdateTime *time.Time `json:"update_time,omitempty"`
 }
 
-// PolicyCreate defines model for PolicyCreate.
+// PolicyCreate A new policy. `label_selector` says which requests it runs on: every entry must
+// match, `service_type` the request's service type, `project` its project, any other
+// key its labels; empty matches every request. Its keys and values follow the rules
+// of labels (`Labels`).
 type PolicyCreate struct {
 	// DisplayName Unique within the policy's `policy_type`.
 	DisplayName string `json:"display_name"`
 	Enabled     *bool  `json:"enabled,omitempty"`
 
-	// LabelSelector The policy runs on a request only if every entry matches: `service_type` the
-	// request's service type, `project` its project, any other key its labels.
-	// Empty matches every request.
-	LabelSelector *map[string]string `json:"label_selector,omitempty"`
+	// LabelSelector Labels, as Kubernetes bounds them (`docs/api.md`, Limits): at most 64; each key
+	// `[prefix/]name`, the name at most 63 characters of letters, digits, `-`, `_` and
+	// `.`, starting and ending with a letter or digit, the optional prefix a lowercase
+	// DNS subdomain of at most 253 characters (`app.kubernetes.io/name`); each value at
+	// most 63 characters. A key of another form is refused with 400
+	// `INVALID_ARGUMENT` naming it (`labels["bad key"]`).
+	//
+	//
+	// Example: {"app.kubernetes.io/name":"web","env":"prod"}
+	LabelSelector *Labels `json:"label_selector,omitempty"`
 
 	// PolicyType A policy's level; every GLOBAL policy runs before every TENANT one, those before every USER one.
 	PolicyType PolicyType `json:"policy_type"`
@@ -2217,9 +2284,9 @@ type PolicyCreate struct {
 	// Priority Order within the level, lower first; unique within the `policy_type`.
 	Priority *int `json:"priority,omitempty"`
 
-	// RegoCode A Rego v1 module whose package defines the rule `main` (see `api/POLICIES.md`). A
-	// module without `main`, or whose `main` visibly answers a member the contract does
-	// not know, is refused with 400 `INVALID_POLICY`.
+	// RegoCode A Rego v1 module whose package defines the rule `main` (see `api/POLICIES.md`), at
+	// most 256 KiB. A module without `main`, or whose `main` visibly answers a member the
+	// contract does not know, is refused with 400 `INVALID_POLICY`.
 	RegoCode string `json:"rego_code"`
 }
 
@@ -2293,11 +2360,14 @@ type PolicyType string
 
 // PolicyUpdate A JSON merge patch of a policy; absent members are kept.
 type PolicyUpdate struct {
-	DisplayName   *string             `json:"display_name,omitempty"`
-	Enabled       *bool               `json:"enabled,omitempty"`
-	LabelSelector *map[string]*string `json:"label_selector,omitempty"`
-	Priority      *int                `json:"priority,omitempty"`
-	RegoCode      *string             `json:"rego_code,omitempty"`
+	DisplayName *string `json:"display_name,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// LabelSelector A JSON merge patch of labels: a string sets a label, `null` removes it. The labels
+	// set, and the labels once merged, follow the rules of `Labels`.
+	LabelSelector *LabelsPatch `json:"label_selector,omitempty"`
+	Priority      *int         `json:"priority,omitempty"`
+	RegoCode      *string      `json:"rego_code,omitempty"`
 }
 
 // Problem RFC 9457 problem details. `reason` is a stable UPPER_SNAKE code clients may
@@ -2524,7 +2594,7 @@ type ProviderRegistration struct {
 	// Example: stp_5f0c3a…
 	CallToken *string `json:"call_token,omitempty"`
 
-	// Capacity What the provider can hold, by dimension (`vcpu`, `memory_gib`, `storage_gib`, `instances`, ...).
+	// Capacity What the provider can hold, by dimension (`vcpu`, `memory_gib`, `storage_gib`, `instances`, ...); at most 64 dimensions.
 	//
 	// Example: {"instances":100,"memory_gib":256,"storage_gib":2000,"vcpu":64}
 	Capacity *map[string]int64 `json:"capacity,omitempty"`
@@ -2548,7 +2618,8 @@ type ProviderRegistration struct {
 	// Metadata Free-form labels (region, zone, ...), matched by placement policies. A value is
 	// a string; a number or boolean is stored as its text, and an object of them (as
 	// DCM's `resources`) as one label per member, `resources.total_cpu`. Lists and
-	// nulls are refused.
+	// nulls are refused. Once flattened they follow the rules of labels (`Labels`): at
+	// most 64, each key of the form `[prefix/]name`, each value at most 63 characters.
 	//
 	//
 	// Example: {"region":"us-east-1","zone":"a"}
@@ -2604,8 +2675,9 @@ type ProviderUpdate struct {
 	// Example: http://127.0.0.1:9001
 	Endpoint *string `json:"endpoint,omitempty"`
 
-	// Metadata Labels to set (a string) or remove (`null`).
-	Metadata *map[string]*string `json:"metadata,omitempty"`
+	// Metadata A JSON merge patch of labels: a string sets a label, `null` removes it. The labels
+	// set, and the labels once merged, follow the rules of `Labels`.
+	Metadata *LabelsPatch `json:"metadata,omitempty"`
 
 	// Operations The optional operations the provider supports (replaces the list).
 	Operations *[]string `json:"operations,omitempty"`
@@ -3077,7 +3149,7 @@ type ServiceTypeInput struct {
 		Members *bool   `json:"members,omitempty"`
 	} `json:"runtime,omitempty"`
 
-	// Schema The JSON Schema 2020-12 document of the type's attributes; its root has `"type": "object"`.
+	// Schema The JSON Schema 2020-12 document of the type's attributes; its root has `"type": "object"` and at most 64 keywords.
 	Schema map[string]interface{} `json:"schema"`
 }
 
@@ -3172,13 +3244,15 @@ type ServiceTypeInstanceCreate struct {
 
 	// Spec The instance's specification. `spec.service_type` names the service type
 	// whose JSON Schema the spec must satisfy; `spec.metadata.name`, when present,
-	// becomes the instance's `name`. Other members are the service type's own.
+	// becomes the instance's `name`. Other members are the service type's own; at
+	// most 256 at its top.
 	Spec ServiceTypeInstanceCreate_Spec `json:"spec"`
 }
 
 // ServiceTypeInstanceCreate_Spec The instance's specification. `spec.service_type` names the service type
 // whose JSON Schema the spec must satisfy; `spec.metadata.name`, when present,
-// becomes the instance's `name`. Other members are the service type's own.
+// becomes the instance's `name`. Other members are the service type's own; at
+// most 256 at its top.
 type ServiceTypeInstanceCreate_Spec struct {
 	// ServiceType Example: vm
 	ServiceType          string                 `json:"service_type"`
@@ -3193,7 +3267,7 @@ type ServiceTypeInstanceCreate_Spec struct {
 // know yet would lose the whole report (a 4xx is not retried) and the instance would
 // quietly stop following it.
 type StatusReport struct {
-	// Message Detail for humans (why it FAILED, ...); may be empty.
+	// Message Detail for humans (why it FAILED, ...); may be empty; at most 4096 characters.
 	Message *string `json:"message,omitempty"`
 
 	// ObservedTime When the provider saw the status; reports older than the last applied one are ignored.
@@ -3293,7 +3367,7 @@ type UserValue struct {
 	// Path Example: vcpu.count
 	Path string `json:"path"`
 
-	// Value Any JSON value.
+	// Value Any JSON value (the spec it makes is at most 256 KiB).
 	//
 	// Example: 2
 	Value interface{} `json:"value,omitempty"`
@@ -3464,7 +3538,9 @@ type Unauthorized = Problem
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3493,7 +3569,9 @@ type ListAuditEventsParams struct {
 // ListCatalogItemInstancesParams defines parameters for ListCatalogItemInstances.
 type ListCatalogItemInstancesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3558,7 +3636,9 @@ type UpdateCatalogItemInstanceParams struct {
 // ListAdapterStatusesParams defines parameters for ListAdapterStatuses.
 type ListAdapterStatusesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3572,7 +3652,9 @@ type ListAdapterStatusesParams struct {
 // ListCatalogItemInstanceEventsParams defines parameters for ListCatalogItemInstanceEvents.
 type ListCatalogItemInstanceEventsParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3624,7 +3706,9 @@ type SetCatalogItemInstanceStateParams struct {
 // ListCatalogItemsParams defines parameters for ListCatalogItems.
 type ListCatalogItemsParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3668,7 +3752,9 @@ type UpdateCatalogItemParams struct {
 // ListCleanupTasksParams defines parameters for ListCleanupTasks.
 type ListCleanupTasksParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3697,7 +3783,9 @@ type RetryCleanupTaskParams struct {
 // ListLifecyclesParams defines parameters for ListLifecycles.
 type ListLifecyclesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3739,7 +3827,9 @@ type ReplaceLifecycleParams struct {
 // ListOperationsParams defines parameters for ListOperations.
 type ListOperationsParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3762,7 +3852,9 @@ type ListOperationsParams struct {
 // ListPoliciesParams defines parameters for ListPolicies.
 type ListPoliciesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3827,7 +3919,9 @@ type RepairAppInstanceParams struct {
 // ListRepairOperationsParams defines parameters for ListRepairOperations.
 type ListRepairOperationsParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3862,7 +3956,9 @@ type RestartAppInstanceParams struct {
 // ListProvidersParams defines parameters for ListProviders.
 type ListProvidersParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3909,7 +4005,9 @@ type UpdateProviderParams struct {
 // ListResourcesParams defines parameters for ListResources.
 type ListResourcesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -3947,7 +4045,9 @@ type RehydrateResourceParams struct {
 // ListServiceTypeInstancesParams defines parameters for ListServiceTypeInstances.
 type ListServiceTypeInstancesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -4009,7 +4109,9 @@ type ReportServiceTypeInstanceStatusParams struct {
 // ListServiceTypesParams defines parameters for ListServiceTypes.
 type ListServiceTypesParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
@@ -4050,7 +4152,9 @@ type ReplaceServiceTypeParams struct {
 // ListTokensParams defines parameters for ListTokens.
 type ListTokensParams struct {
 	// MaxPageSize The largest number of results to return: 0 or absent means the default (50),
-	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400.
+	// values above 1000 are treated as 1000 (AEP-158 coerces), negative is a 400. A
+	// page also ends before its answer would pass 4 MiB (with at least one result): it
+	// may hold fewer results than asked while its `next_page_token` says more follow.
 	MaxPageSize *MaxPageSize `form:"max_page_size,omitempty" json:"max_page_size,omitempty"`
 
 	// PageToken The `next_page_token` of a previous page; absent for the first page. Tokens
