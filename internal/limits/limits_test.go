@@ -9,6 +9,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/limits"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 func TestLabelKeyProblem_KubernetesKeys(t *testing.T) {
@@ -102,3 +103,11 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// The provider SDK cuts the messages it reports to the bound Steward holds
+// them to.
+func TestMaxMessage_IsTheSDKs(t *testing.T) {
+	t.Parallel()
+	if provider.MaxMessageLen != limits.MaxMessage {
+		t.Errorf("provider.MaxMessageLen = %d, limits.MaxMessage = %d", provider.MaxMessageLen, limits.MaxMessage)
+	}
+}

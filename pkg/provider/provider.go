@@ -143,6 +143,10 @@ const (
 	MaxSyncDifferenceLen = 512
 )
 
+// MaxMessageLen is the longest [StatusReport.Message] Steward takes, in
+// characters; the reporters cut a longer one (docs/api.md, Limits).
+const MaxMessageLen = 4096
+
 // StatusSubject is the NATS subject for status reports of a service type.
 func StatusSubject(serviceType string) string { return "steward.status." + serviceType }
 

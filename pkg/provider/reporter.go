@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // StatusReporter sends a provider's status reports to Steward. Report
@@ -89,8 +90,10 @@ func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
 	return nil
 }
 
-// checkReport refuses a report Steward would refuse, and sets a zero
-// ObservedTime to now, in UTC as API.md wants times.
+// checkReport refuses a report Steward would refuse, sets a zero
+// ObservedTime to now, in UTC as API.md wants times, and cuts a Message
+// longer than [MaxMessageLen] (Steward would refuse the whole report for
+// it, and a provider's message is often an error's text, of any length).
 func checkReport(r StatusReport) (StatusReport, error) {
 	if r.InstanceID == "" {
 		return r, fmt.Errorf("%w: instance_id is required", ErrInvalidReport)
@@ -102,7 +105,16 @@ func checkReport(r StatusReport) (StatusReport, error) {
 		r.ObservedTime = time.Now()
 	}
 	r.ObservedTime = r.ObservedTime.UTC()
+	r.Message = cutMessage(r.Message)
 	return r, nil
+}
+
+// cutMessage cuts s to MaxMessageLen characters, the last an ellipsis.
+func cutMessage(s string) string {
+	if len(s) <= MaxMessageLen || utf8.RuneCountInString(s) <= MaxMessageLen {
+		return s
+	}
+	return string([]rune(s)[:MaxMessageLen-1]) + "…"
 }
 
 // ReportRepair posts a worker's report on a repair operation to

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -99,6 +101,27 @@ func TestHTTPReporter_FillsObservedTime(t *testing.T) {
 	}
 	if body.ObservedTime.Before(before.Truncate(time.Second)) || body.ObservedTime.Location() != time.UTC {
 		t.Errorf("observed_time = %v, want now in UTC", body.ObservedTime)
+	}
+}
+
+// A message longer than Steward takes is cut, not sent to be refused with
+// the whole report (issue 45, finding 8).
+func TestHTTPReporter_CutsALongMessage(t *testing.T) {
+	t.Parallel()
+	steward := newFakeSteward(t, step{status: 204})
+	long := strings.Repeat("é", provider.MaxMessageLen+100)
+	if err := newHTTPReporter(steward, &sleeps{}).Report(t.Context(), provider.StatusReport{InstanceID: "i-1",
+		Status: provider.StatusFailed, Message: long, ObservedTime: observed}); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(steward.received()[0].body), &body); err != nil {
+		t.Fatal(err)
+	}
+	if n := utf8.RuneCountInString(body.Message); n != provider.MaxMessageLen || !strings.HasSuffix(body.Message, "é…") {
+		t.Errorf("message sent has %d characters, ending %q; want %d, cut with an ellipsis", n, body.Message[len(body.Message)-8:], provider.MaxMessageLen)
 	}
 }
 
