@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+	"unicode/utf8"
 )
 
 // Condition types of a report (API.md "Adapter status").
@@ -86,7 +87,7 @@ func (e *Executor) PutReport(ctx context.Context, o Outcome) error {
 	if o.Report == nil {
 		return nil
 	}
-	body, err := json.Marshal(o.Report)
+	body, err := json.Marshal(cutReport(*o.Report))
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
@@ -103,6 +104,36 @@ func (e *Executor) PutReport(ctx context.Context, o Outcome) error {
 		return nil
 	}
 	return fmt.Errorf("put report %s: status %d: %s", path, status, snippet(resp))
+}
+
+// The longest condition reason and message Steward takes, in characters
+// (api/openapi.yaml, AdapterCondition): a longer one would have the whole
+// report refused, and a 4xx is not retried.
+const (
+	maxConditionReason  = 2048
+	maxConditionMessage = 4096
+)
+
+// cutReport is r with each condition's reason and message cut to what
+// Steward takes: a message is often an error's text, of any length.
+func cutReport(r Report) Report {
+	conds := make([]Condition, len(r.Conditions))
+	for i, c := range r.Conditions {
+		c.Reason, c.Message = cutText(c.Reason, maxConditionReason), cutText(c.Message, maxConditionMessage)
+		conds[i] = c
+	}
+	if r.Conditions != nil {
+		r.Conditions = conds
+	}
+	return r
+}
+
+// cutText cuts s to max characters, the last an ellipsis.
+func cutText(s string, max int) string {
+	if len(s) <= max || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
 }
 
 // snippet shortens a response body for an error message.
