@@ -143,7 +143,8 @@ const (
 	MaxSyncDifferenceLen = 512
 )
 
-// MaxMessageLen is the longest [StatusReport.Message] Steward takes, in
+// MaxMessageLen is the longest message Steward takes in a report (a
+// [StatusReport]'s, a repair step's or error's, a runtime member's), in
 // characters; the reporters cut a longer one (docs/api.md, Limits).
 const MaxMessageLen = 4096
 

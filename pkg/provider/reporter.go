@@ -93,7 +93,8 @@ func (h *HTTPReporter) Report(ctx context.Context, r StatusReport) error {
 // checkReport refuses a report Steward would refuse, sets a zero
 // ObservedTime to now, in UTC as API.md wants times, and cuts a Message
 // longer than [MaxMessageLen] (Steward would refuse the whole report for
-// it, and a provider's message is often an error's text, of any length).
+// it, and a provider's message is often an error's text, of any length;
+// ReportRepair and ReportRuntime cut theirs alike).
 func checkReport(r StatusReport) (StatusReport, error) {
 	if r.InstanceID == "" {
 		return r, fmt.Errorf("%w: instance_id is required", ErrInvalidReport)
@@ -107,6 +108,42 @@ func checkReport(r StatusReport) (StatusReport, error) {
 	r.ObservedTime = r.ObservedTime.UTC()
 	r.Message = cutMessage(r.Message)
 	return r, nil
+}
+
+// cutRepairReport is r with its steps', error's and members' messages cut
+// as cutMessage cuts them, r's slices left as they are.
+func cutRepairReport(r RepairReport) RepairReport {
+	if r.Steps != nil {
+		steps := make([]RepairStep, len(r.Steps))
+		for i, st := range r.Steps {
+			st.Message = cutMessage(st.Message)
+			steps[i] = st
+		}
+		r.Steps = steps
+	}
+	if r.Error != nil {
+		e := *r.Error
+		e.Message = cutMessage(e.Message)
+		r.Error = &e
+	}
+	if r.RuntimeState != nil {
+		rs := cutRuntime(*r.RuntimeState)
+		r.RuntimeState = &rs
+	}
+	return r
+}
+
+// cutRuntime is rs with its members' messages cut as cutMessage cuts them.
+func cutRuntime(rs RuntimeState) RuntimeState {
+	if rs.Members != nil {
+		ms := make([]Member, len(rs.Members))
+		for i, m := range rs.Members {
+			m.Message = cutMessage(m.Message)
+			ms[i] = m
+		}
+		rs.Members = ms
+	}
+	return rs
 }
 
 // cutMessage cuts s to MaxMessageLen characters, the last an ellipsis.
@@ -130,6 +167,7 @@ func (h *HTTPReporter) ReportRepair(ctx context.Context, req RepairRequest, r Re
 	if err != nil {
 		return fmt.Errorf("report repair %s: %w", req.OperationID, err)
 	}
+	r = cutRepairReport(r)
 	err = h.send(ctx, r, func(ctx context.Context, b []byte) (answer, error) {
 		return api.call(ctx, func(s stewardAPI) (answer, error) { return s.reportRepair(ctx, req.ReportPath, b) })
 	})
@@ -157,6 +195,7 @@ func (h *HTTPReporter) ReportRuntime(ctx context.Context, project, appInstanceID
 		r.ObservedTime = time.Now()
 	}
 	r.ObservedTime = r.ObservedTime.UTC()
+	r.RuntimeState = cutRuntime(r.RuntimeState)
 	api, err := h.api(h.Token)
 	if err != nil {
 		return fmt.Errorf("report runtime of %q: %w", appInstanceID, err)

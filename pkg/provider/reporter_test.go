@@ -125,6 +125,34 @@ func TestHTTPReporter_CutsALongMessage(t *testing.T) {
 	}
 }
 
+// A repair report's and a runtime report's messages are cut alike, the
+// report passed in left as it was.
+func TestHTTPReporter_CutsLongRepairAndRuntimeMessages(t *testing.T) {
+	t.Parallel()
+	steward := newFakeSteward(t, step{status: 200}, step{status: 200})
+	h := newHTTPReporter(steward, &sleeps{})
+	long := strings.Repeat("m", provider.MaxMessageLen+1)
+	rr := provider.RepairReport{Status: provider.RepairFailed,
+		Steps:        []provider.RepairStep{{Name: provider.StepPrecheck, Status: provider.RepairFailed, Message: long}},
+		Error:        &provider.RepairError{Code: "X", Message: long},
+		RuntimeState: &provider.RuntimeState{Health: "failed", Members: []provider.Member{{ID: "m", Role: "server", Health: "failed", Message: long}}}}
+	req := provider.RepairRequest{InstanceID: "i-1", OperationID: "op-1", ReportPath: "/api/v1/x/report", Token: "op"}
+	if err := h.ReportRepair(t.Context(), req, rr); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ReportRuntime(t.Context(), "p-1", "a-1", provider.RuntimeReport{RuntimeState: *rr.RuntimeState, ObservedTime: observed}); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range steward.received() {
+		if strings.Contains(r.body, long) || !strings.Contains(r.body, strings.Repeat("m", provider.MaxMessageLen-1)+"…") {
+			t.Errorf("request %d sent a message not cut to %d characters", i, provider.MaxMessageLen)
+		}
+	}
+	if rr.Steps[0].Message != long || rr.Error.Message != long || rr.RuntimeState.Members[0].Message != long {
+		t.Error("the reporter changed the report it was given")
+	}
+}
+
 func TestReporters_RefuseInvalidReports(t *testing.T) {
 	t.Parallel()
 	steward := newFakeSteward(t, step{status: 204})
