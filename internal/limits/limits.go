@@ -11,6 +11,7 @@ package limits
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func CheckLabels(errs *invalid.Errors, field string, labels map[string]string) {
 	if len(labels) > MaxLabels {
 		errs.Add(field, "must have at most %d labels, not %d", MaxLabels, len(labels))
 	}
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if msg := LabelKeyProblem(k); msg != "" {
 			errs.Add(labelField(field, k), "the key is not a label key: %s", msg)
 		}
@@ -117,7 +118,7 @@ func CheckLabelPatch(errs *invalid.Errors, field string, patch map[string]*strin
 	if len(patch) > MaxLabels {
 		errs.Add(field, "must have at most %d labels, not %d", MaxLabels, len(patch))
 	}
-	for _, k := range sortedKeys(patch) {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
 		v := patch[k]
 		if v == nil {
 			continue // a removal: whatever the key, it leaves nothing behind
@@ -155,13 +156,4 @@ func labelField(field, key string) string {
 		key = string([]rune(key)[:64]) + "…"
 	}
 	return fmt.Sprintf("%s[%q]", field, key)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -71,7 +71,7 @@ func (s *Service) Place(ctx context.Context, p PlaceParams) (Placement, error) {
 	if name == "" {
 		serviceType, _ := p.Spec["service_type"].(string)
 		picked, err := policy.PickProvider(policy.PickParams{
-			Providers: providers, ServiceType: serviceType, Constraints: res.ProviderConstraints,
+			Providers: providers, ServiceType: serviceType, Constraints: res.ProviderConstraints, Project: p.Project,
 		})
 		if err != nil {
 			return Placement{}, err

@@ -185,6 +185,8 @@ type PickParams struct {
 	Constraints ProviderConstraints
 	// Exclude names providers that must not be chosen (exclude_providers).
 	Exclude []string
+	// Project, when set, is the order's: only providers serving it count.
+	Project string
 }
 
 // PickProvider is placement's default rule when no policy selected a
@@ -198,7 +200,7 @@ func PickProvider(p PickParams) (ProviderInfo, error) {
 	for i := range p.Providers {
 		c := &p.Providers[i]
 		if c.Status != ProviderHealthy || !c.Serves(p.ServiceType) || slices.Contains(p.Exclude, c.Name) ||
-			!p.Constraints.Allows(*c) {
+			p.Project != "" && !c.ServesProject(p.Project) || !p.Constraints.Allows(*c) {
 			continue
 		}
 		if limit, ok := c.Capacity[CapacityInstances]; ok && int64(c.LiveInstances) >= limit {
@@ -207,6 +209,10 @@ func PickProvider(p PickParams) (ProviderInfo, error) {
 		if best == nil || cmp.Or(cmp.Compare(c.LiveInstances, best.LiveInstances), cmp.Compare(c.Name, best.Name)) < 0 {
 			best = c
 		}
+	}
+	if best == nil && p.Project != "" {
+		return ProviderInfo{}, fmt.Errorf("%w: none healthy, serving %q to project %q, allowed by the policies and "+
+			"with capacity left", ErrNoProvider, p.ServiceType, p.Project)
 	}
 	if best == nil {
 		return ProviderInfo{}, fmt.Errorf("%w: none healthy, serving %q, allowed by the policies and with capacity left",

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -235,6 +236,15 @@ func TestPickProvider(t *testing.T) {
 		params:    PickParams{Constraints: ProviderConstraints{Metadata: map[string]string{"region": "west"}}},
 		want:      "b",
 	}, {
+		name:   "ServingTheProject",
+		reason: "a provider granted other projects is passed over, however idle",
+		providers: []ProviderInfo{
+			{Name: "team-a-only", ServiceTypes: []string{"vm"}, Status: ProviderHealthy, Projects: []string{"team-a"}},
+			p("shared", ProviderHealthy, 9, -1, "east", "vm"),
+		},
+		params: PickParams{Project: "team-b"},
+		want:   "shared",
+	}, {
 		name:      "NoneFits",
 		reason:    "ErrNoProvider when nothing qualifies",
 		providers: []ProviderInfo{p("full", ProviderHealthy, 1, 1, "east", "vm")},
@@ -254,5 +264,16 @@ func TestPickProvider(t *testing.T) {
 				t.Fatalf("%s\nPickProvider = %q, %v; want %q", tc.reason, got.Name, err, tc.want)
 			}
 		})
+	}
+}
+
+// An order no provider may serve for its project says so: the user learns
+// the grant is missing, not only that nothing is healthy.
+func TestPickProvider_NamesTheProjectNoneServes(t *testing.T) {
+	t.Parallel()
+	_, err := PickProvider(PickParams{ServiceType: "vm", Project: "team-b", Providers: []ProviderInfo{
+		{Name: "team-a-only", ServiceTypes: []string{"vm"}, Status: ProviderHealthy, Projects: []string{"team-a"}}}})
+	if !errors.Is(err, ErrNoProvider) || !strings.Contains(err.Error(), `to project "team-b"`) {
+		t.Fatalf("PickProvider = %v; want ErrNoProvider naming project team-b", err)
 	}
 }
