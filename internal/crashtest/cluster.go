@@ -381,17 +381,26 @@ func (t *trial) eventsOnce(ctx context.Context) (vs []Violation, events, sentine
 		out = append(out, Violation{Invariant: InvariantEventOnce, Subject: "outbox",
 			Detail: fmt.Sprintf("%d events were never published to the stream", pending)})
 	}
-	cons, err := t.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	s, err := t.js.Stream(ctx, streamName)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return nil, 0, 0, err
+	// The stream's leader may still be moving after the trial's last NATS
+	// kill ("no responders"): what is checked is the events it keeps, so
+	// opening it is retried until the deadline.
+	var cons jetstream.Consumer
+	var info *jetstream.StreamInfo
+	for {
+		if cons, err = t.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{}); err == nil {
+			var s jetstream.Stream
+			if s, err = t.js.Stream(ctx, streamName); err == nil {
+				info, err = s.Info(ctx)
+			}
+		}
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, 0, err
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	if info.Config.Replicas != 3 {
 		out = append(out, Violation{Invariant: InvariantEventOnce, Subject: "stream " + streamName,
