@@ -114,13 +114,15 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 	err = s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
 		n, err := s.q.ProviderUpdateHealth(ctx, tx, ProviderUpdateHealthParams{Status: st.status,
 			ConsecutiveFailures: int64(st.failures), HealthMessage: st.message, LastCheckTime: &at, NextCheckTime: st.next,
-			UpdateTime: at, ID: p.ID, Version: p.Version})
+			UpdateTime: at, ID: p.ID, Version: p.Version, FromStatus: p.Status,
+			FromConsecutiveFailures: int64(p.Health.ConsecutiveFailures)})
 		if err != nil {
 			return err
 		}
 		// Re-registered (or deregistered) while the check ran: the answer
 		// was about a registration that is gone, and the new one has its
-		// own check due at once.
+		// own check due at once. Or another check of the same state (the
+		// registration's own and the periodic pass's) recorded first.
 		outdated = n == 0
 		if outdated || st.status == p.Status {
 			return nil
@@ -133,7 +135,7 @@ func (s *Service) checkOne(ctx context.Context, p Provider) error {
 		return fmt.Errorf("record health of %s: %w", p.Name, err)
 	}
 	if outdated {
-		s.log.DebugContext(ctx, "health check outdated by a new registration; not recorded", "provider", p.Name, "status", st.status)
+		s.log.DebugContext(ctx, "health check outdated by a new registration or another check; not recorded", "provider", p.Name, "status", st.status)
 		return nil
 	}
 	if st.status != p.Status {

@@ -2,9 +2,12 @@ package sprm
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -144,6 +147,48 @@ func TestCheckHealth_ACheckOutdatedByARegistrationIsNotRecorded(t *testing.T) {
 		}
 		if checks, _ := c.prov.counts(); checks != 3 {
 			t.Errorf("%d health checks, want 3: the first registration's, the outdated one, the new registration's", checks)
+		}
+	})
+}
+
+// Two checks that judged the same state (a registration's own first check
+// and the periodic pass, which found the new provider due at once) record
+// its change once: one audit record and one failure counted, not two (a
+// CI failure of TestAudit_EveryMutatingRequest saw unknown → healthy twice).
+func TestCheckHealth_TwoChecksOfOneStateRecordItsChangeOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		c := setupClocked(t, engine, nil) // healthy, next check in 10s
+		c.clock.Advance(10 * time.Second)
+		c.prov.set(true, 0)
+		judged, err := c.s.Provider(t.Context(), "vm-sp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // both read healthy with no failure before either wrote
+			if err := c.s.checkOne(t.Context(), judged); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := c.s.Provider(t.Context(), "vm-sp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != HealthDegraded || p.Health.ConsecutiveFailures != 1 {
+			t.Errorf("after two checks of one healthy state: %s with %d failures, want degraded with 1",
+				p.Status, p.Health.ConsecutiveFailures)
+		}
+		page, err := audit.New(c.s.cfg.DB).List(t.Context(), audit.ListParams{Action: "provider.health.changed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changes []string
+		for _, r := range page.Results {
+			changes = append(changes, fmt.Sprint(r.Details["from"], " → ", r.Details["to"]))
+		}
+		if want := []string{"unknown → healthy", "healthy → degraded"}; !slices.Equal(changes, want) {
+			t.Errorf("health changes recorded: %q, want %q", changes, want)
 		}
 	})
 }

@@ -993,19 +993,21 @@ func (q *queries) ProviderLockByName(ctx context.Context, db store.Querier, name
 
 // ProviderUpdateHealthParams are the arguments of ProviderUpdateHealth.
 type ProviderUpdateHealthParams struct {
-	Status              string
-	ConsecutiveFailures int64
-	HealthMessage       string
-	LastCheckTime       *time.Time
-	NextCheckTime       time.Time
-	UpdateTime          time.Time
-	ID                  string
-	Version             int64
+	Status                  string
+	ConsecutiveFailures     int64
+	HealthMessage           string
+	LastCheckTime           *time.Time
+	NextCheckTime           time.Time
+	UpdateTime              time.Time
+	ID                      string
+	Version                 int64
+	FromStatus              string
+	FromConsecutiveFailures int64
 }
 
 // ProviderUpdateHealth runs ProviderUpdateHealth (sql/*/providers.sql) and returns the number of rows it affected.
 func (q *queries) ProviderUpdateHealth(ctx context.Context, db store.Querier, arg ProviderUpdateHealthParams) (int64, error) {
-	return db.Exec(ctx, q.providerUpdateHealth, arg.Status, arg.ConsecutiveFailures, arg.HealthMessage, arg.LastCheckTime, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version)
+	return db.Exec(ctx, q.providerUpdateHealth, arg.Status, arg.ConsecutiveFailures, arg.HealthMessage, arg.LastCheckTime, arg.NextCheckTime, arg.UpdateTime, arg.ID, arg.Version, arg.FromStatus, arg.FromConsecutiveFailures)
 }
 
 // ProviderUpdateRegistrationParams are the arguments of ProviderUpdateRegistration.

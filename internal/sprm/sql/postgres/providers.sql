@@ -61,10 +61,14 @@ WHERE id = $14 AND version = $15;
 -- check's own version is a condition instead: a check that started
 -- before a re-registration or PATCH judged an endpoint that may no longer
 -- be the provider's, and must not overwrite the at-once check that the
--- registration scheduled.
+-- registration scheduled. And the health it judged from is one too: the
+-- first check a registration runs itself may race the periodic pass, and
+-- two checks of one state must record its change once (one audit record,
+-- one failure counted), so the later of them is outdated.
+-- params: status, consecutive_failures, health_message, last_check_time, next_check_time, update_time, id, version, from_status, from_consecutive_failures
 UPDATE providers
 SET status = $1, consecutive_failures = $2, health_message = $3, last_check_time = $4, next_check_time = $5, update_time = $6
-WHERE id = $7 AND version = $8;
+WHERE id = $7 AND version = $8 AND status = $9 AND consecutive_failures = $10;
 
 -- name: ProviderDelete :exec
 DELETE FROM providers WHERE id = $1 AND version = $2;

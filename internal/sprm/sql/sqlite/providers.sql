@@ -61,10 +61,14 @@ WHERE id = ? AND version = ?;
 -- check's own version is a condition instead: a check that started
 -- before a re-registration or PATCH judged an endpoint that may no longer
 -- be the provider's, and must not overwrite the at-once check that the
--- registration scheduled.
+-- registration scheduled. And the health it judged from is one too: the
+-- first check a registration runs itself may race the periodic pass, and
+-- two checks of one state must record its change once (one audit record,
+-- one failure counted), so the later of them is outdated.
+-- params: status, consecutive_failures, health_message, last_check_time, next_check_time, update_time, id, version, from_status, from_consecutive_failures
 UPDATE providers
 SET status = ?, consecutive_failures = ?, health_message = ?, last_check_time = ?, next_check_time = ?, update_time = ?
-WHERE id = ? AND version = ?;
+WHERE id = ? AND version = ? AND status = ? AND consecutive_failures = ?;
 
 -- name: ProviderDelete :exec
 DELETE FROM providers WHERE id = ? AND version = ?;
