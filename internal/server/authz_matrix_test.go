@@ -332,7 +332,8 @@ func (f *matrixFixtures) request(t *testing.T, row matrixRow, principal string, 
 
 // matrixServer sends requests to a server in process.
 type matrixServer struct {
-	h http.Handler
+	h  http.Handler
+	db *store.DB
 }
 
 // send answers r's status, for a problem its reason, and the body.
@@ -394,7 +395,10 @@ func idOf(t *testing.T, body []byte) string {
 // and a token; the providers sp-a and sp-b, each the only one of its
 // service type (matrix-a, matrix-b); a policy, a cleanup task; and a token
 // of each principal.
-func startMatrix(t *testing.T, engine store.Engine) (matrixServer, *matrixFixtures) {
+//
+// observe, when not nil, is told of every statement the server runs once
+// it has started.
+func startMatrix(t *testing.T, engine store.Engine, observe store.StatementObserver) (matrixServer, *matrixFixtures) {
 	t.Helper()
 	const root = "matrix-root-token"
 	s := apitest.Start(t, engine, func(c *server.Config) {
@@ -406,7 +410,8 @@ func startMatrix(t *testing.T, engine store.Engine) (matrixServer, *matrixFixtur
 		// nothing else in the background moves a fixture.
 		c.CleanupInterval, c.ResyncAfter, c.SentinelInterval = -1, -1, -1
 	})
-	m := matrixServer{h: s.Handler()}
+	s.DB().ObserveStatements(observe)
+	m := matrixServer{h: s.Handler(), db: s.DB()}
 	f := &matrixFixtures{project: [2]string{"team-a", "team-b"}, order: [2]string{"web-a", "web-b"},
 		doomed: [2]string{"old-a", "old-b"}, provider: [2]string{"sp-a", "sp-b"}, scratch: "scratch-a",
 		tokens: map[string]string{}}
@@ -568,7 +573,7 @@ func TestAuthz_EveryRouteFollowsTheMatrix(t *testing.T) {
 
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
-		m, f := startMatrix(t, engine)
+		m, f := startMatrix(t, engine, nil)
 		start := time.Now()
 		var diffs []matrixDiff
 		requests := 0

@@ -113,7 +113,7 @@ func (g *groupCommitter) commit(group []*groupReq) {
 		fail(fmt.Errorf("store: begin: %w", err))
 		return
 	}
-	tx := &Tx{lite: ltx, cached: &cachedTx{tx: ltx, cache: g.db.writeStmts}, grouped: true}
+	tx := &Tx{db: g.db, lite: ltx, cached: &cachedTx{tx: ltx, cache: g.db.writeStmts}, grouped: true}
 	defer func() {
 		if len(tx.cached.missing) > 0 {
 			g.db.writeStmts.prepareMissing(ctx, tx.cached.missing)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,6 +67,36 @@ type DB struct {
 	// group runs SQLite's write transactions (group commit).
 	group *groupCommitter
 	pool  *pgxpool.Pool
+	// observer, when set, is told of each statement (ObserveStatements).
+	observer atomic.Pointer[StatementObserver]
+}
+
+// StatementObserver is told of a statement before it runs: the engine's
+// text and the arguments as given.
+type StatementObserver func(query string, args []any)
+
+// ObserveStatements has observe told of every statement db runs from now
+// on, in transactions or not; nil stops it. It is for tests that check
+// every statement a request runs (its plan, issue 46): a partial index
+// that cannot serve its query shows only in the statement as it runs. It
+// costs each statement an atomic load.
+func (db *DB) ObserveStatements(observe StatementObserver) {
+	if observe == nil {
+		db.observer.Store(nil)
+		return
+	}
+	db.observer.Store(&observe)
+}
+
+// observe tells the observer, if any, of a statement. db may be nil (a Tx
+// built by hand).
+func (db *DB) observe(query string, args []any) {
+	if db == nil {
+		return
+	}
+	if o := db.observer.Load(); o != nil {
+		(*o)(query, args)
+	}
 }
 
 // Open connects to the database described by cfg and runs every migration
@@ -211,6 +242,7 @@ func (db *DB) Close() error {
 // Exec runs one statement in its own transaction.
 func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	if db.pool != nil {
+		db.observe(query, args)
 		return pgExec(ctx, db.pool, query, args)
 	}
 	// A write of its own joins the next group commit like any transaction.
@@ -225,6 +257,7 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error
 
 // Query runs a read. On SQLite it uses the read-only pool, so it must not write.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	db.observe(query, args)
 	if db.pool != nil {
 		return pgQuery(ctx, db.pool, query, args)
 	}
@@ -233,6 +266,7 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*Rows, erro
 
 // QueryRow runs a read expected to return at most one row (read-only pool on SQLite).
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	db.observe(query, args)
 	if db.pool != nil {
 		return pgQueryRow(ctx, db.pool, query, args)
 	}
@@ -244,6 +278,8 @@ const rollbackTimeout = 5 * time.Second
 
 // Tx is a database transaction. It is not safe for concurrent use.
 type Tx struct {
+	// db is the DB the transaction is of (its statement observer).
+	db     *DB
 	lite   *sql.Tx
 	cached *cachedTx
 	pg     pgx.Tx
@@ -274,6 +310,7 @@ func (tx *Tx) runCommitted() {
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tx.db.observe(query, args)
 	if tx.pg != nil {
 		return pgExec(ctx, tx.pg, query, args)
 	}
@@ -282,6 +319,7 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 
 // Query runs a statement that returns rows in the transaction.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	tx.db.observe(query, args)
 	if tx.pg != nil {
 		return pgQuery(ctx, tx.pg, query, args)
 	}
@@ -290,6 +328,7 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*Rows, erro
 
 // QueryRow runs a statement returning at most one row in the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	tx.db.observe(query, args)
 	if tx.pg != nil {
 		return pgQueryRow(ctx, tx.pg, query, args)
 	}
@@ -358,7 +397,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.group != nil {
 		return db.group.run(ctx, fn)
 	}
-	tx := &Tx{}
+	tx := &Tx{db: db}
 	if db.pool != nil {
 		if tx.pg, err = db.pool.Begin(ctx); err != nil {
 			return fmt.Errorf("store: begin: %w", err)

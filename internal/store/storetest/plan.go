@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,20 +20,46 @@ import (
 // does without).
 func QueryPlan(t testing.TB, db *store.DB, query string, args ...any) string {
 	t.Helper()
-	ctx := context.Background()
+	plan, err := queryPlan(context.Background(), db, true, query, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// Plan is [QueryPlan] with sorts allowed (PostgreSQL then sorts a few rows
+// found by an index rather than walk a whole index in order), for a caller
+// that asks only what a statement reads whole ([ScannedTables]) and goes on
+// after an error.
+func Plan(ctx context.Context, db *store.DB, query string, args ...any) (string, error) {
+	return queryPlan(ctx, db, false, query, args)
+}
+
+func queryPlan(ctx context.Context, db *store.DB, sortsOff bool, query string, args []any) (string, error) {
 	var lines []string
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		lines = lines[:0]
 		explain := "EXPLAIN QUERY PLAN "
 		if db.Engine() == store.Postgres {
-			for _, off := range []string{"enable_seqscan", "enable_bitmapscan", "enable_sort"} {
+			off := []string{"enable_seqscan", "enable_bitmapscan"}
+			if sortsOff {
+				off = append(off, "enable_sort")
+			}
+			for _, off := range off {
 				if _, err := tx.Exec(ctx, "SET LOCAL "+off+" = off"); err != nil {
 					return err
 				}
 			}
 			explain = "EXPLAIN "
 		}
-		rows, err := tx.Query(ctx, explain+query, args...)
+		explained, explainArgs := explain+query, args
+		if db.Engine() == store.Postgres {
+			var err error
+			if explained, explainArgs, err = pgGenericPlan(ctx, tx, query, args); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, explained, explainArgs...)
 		if err != nil {
 			return err
 		}
@@ -56,12 +84,52 @@ func QueryPlan(t testing.TB, db *store.DB, query string, args ...any) string {
 			return err
 		}
 		rows.Close()
+		if strings.HasPrefix(explained, "EXPLAIN EXECUTE "+genericPlan) {
+			// Prepared statements outlive the transaction, and pgx's own
+			// are on the same connection: only this one goes.
+			if _, err := tx.Exec(ctx, "DEALLOCATE "+genericPlan); err != nil {
+				return err
+			}
+		}
 		return markWholeWalks(ctx, tx, db.Engine(), lines)
 	})
 	if err != nil {
-		t.Fatalf("explain %s: %v", query, err)
+		return "", fmt.Errorf("explain %s: %w", query, err)
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), nil
+}
+
+// genericPlan names the statement [pgGenericPlan] prepares.
+const genericPlan = "steward_generic_plan"
+
+// pgParam matches a PostgreSQL parameter ($1).
+var pgParam = regexp.MustCompile(`\$(\d+)`)
+
+// pgGenericPlan returns the EXPLAIN that shows the plan PostgreSQL runs
+// query by: the generic plan, the one a prepared statement settles on
+// after five calls, which knows no argument. A plan for the test's
+// arguments could use a partial index that the generic plan cannot prove
+// applies (request_key = $1 and an index of the non-empty keys, issue
+// 46). A query marked [store.PlanPerCall] is planned for its arguments on
+// every call, so it is explained with them.
+func pgGenericPlan(ctx context.Context, tx *store.Tx, query string, args []any) (string, []any, error) {
+	params := 0
+	for _, m := range pgParam.FindAllStringSubmatch(query, -1) {
+		n, _ := strconv.Atoi(m[1])
+		params = max(params, n)
+	}
+	if params == 0 || strings.Contains(query, store.PlanPerCall) {
+		return "EXPLAIN " + query, args, nil
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+		return "", nil, err
+	}
+	if _, err := tx.Exec(ctx, "PREPARE "+genericPlan+" AS "+query); err != nil {
+		return "", nil, err
+	}
+	// The generic plan is the same whatever the arguments: NULL fits
+	// every parameter's type.
+	return "EXPLAIN EXECUTE " + genericPlan + "(" + strings.TrimSuffix(strings.Repeat("NULL, ", params), ", ") + ")", nil, nil
 }
 
 // pgIndexWalk matches a PostgreSQL index scan node; sqliteIndexWalk, a
@@ -134,19 +202,33 @@ func bounded(details []string, indent int) bool {
 // scan matches a step that reads a whole table: SQLite's "SCAN t" (with or
 // without an index: a full index walk is a scan too), PostgreSQL's "Seq
 // Scan on t" or an index scan marked [whole index] by [markWholeWalks].
-var scan = regexp.MustCompile(`(?m)^\s*(?:->\s*)?(?:SCAN (\w+)|Seq Scan on (\w+)|Index (?:Only )?Scan (?:Backward )?using \S+ on (\w+).*\[whole index\]$)`)
+var scan = regexp.MustCompile(`(?m)^\s*(?:->\s*)?(?:SCAN (\w+)[^\n]*|Seq Scan on (\w+)|Index (?:Only )?Scan (?:Backward )?using \S+ on (\w+).*\[whole index\]$)`)
+
+// sqliteValues matches SQLite's scan of a multi-row VALUES list.
+var sqliteValues = regexp.MustCompile(`SCAN \d+-ROW VALUES CLAUSE`)
 
 // sorts matches a step that sorts what it read: SQLite's temporary B-tree
 // for an ORDER BY, PostgreSQL's Sort node.
 var sorts = regexp.MustCompile(`(?m)USE TEMP B-TREE FOR ORDER BY|^\s*(?:->\s*)?(?:Incremental )?Sort\s+\(`)
+
+// ScannedTables are the tables plan (from [QueryPlan]) reads whole.
+func ScannedTables(plan string) []string {
+	var tables []string
+	for _, m := range scan.FindAllStringSubmatch(plan, -1) {
+		if strings.Contains(m[0], "VIRTUAL TABLE") || sqliteValues.MatchString(m[0]) {
+			continue // json_each, a VALUES list: what the statement was given
+		}
+		tables = append(tables, m[1]+m[2]+m[3])
+	}
+	return tables
+}
 
 // WantNoScan fails t if plan (from [QueryPlan]) reads any of tables whole,
 // or sorts, saying which: a query on a hot path must cost what it returns,
 // not what is stored.
 func WantNoScan(t testing.TB, name, plan string, tables ...string) {
 	t.Helper()
-	for _, m := range scan.FindAllStringSubmatch(plan, -1) {
-		table := m[1] + m[2] + m[3]
+	for _, table := range ScannedTables(plan) {
 		for _, want := range tables {
 			if table == want {
 				t.Errorf("%s scans %s:\n%s", name, table, plan)

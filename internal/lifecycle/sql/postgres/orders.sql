@@ -8,7 +8,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
         $25, $26);
 
 -- name: OrderIDByRequestKey :one
-SELECT id FROM catalog_item_instances WHERE request_key = $1;
+-- request_key <> '' lets the planner use the partial index (WHERE
+-- request_key <> ''): it cannot prove a bound parameter is not '', so
+-- without it every create with an Idempotency-Key scanned the table
+-- (issue 46).
+SELECT id FROM catalog_item_instances WHERE request_key = $1 AND request_key <> '';
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,

@@ -7,7 +7,11 @@ INSERT INTO catalog_item_instances (id, project, catalog_item_id, service_type, 
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: OrderIDByRequestKey :one
-SELECT id FROM catalog_item_instances WHERE request_key = ?;
+-- request_key <> '' lets the planner use the partial index (WHERE
+-- request_key <> ''): it cannot prove a bound parameter is not '', so
+-- without it every create with an Idempotency-Key scanned the table
+-- (issue 46).
+SELECT id FROM catalog_item_instances WHERE request_key = ? AND request_key <> '';
 
 -- name: OrderGet :one
 SELECT id, project, catalog_item_id, service_type, display_name, labels, user_values, parent_id, state, lifecycle,

@@ -3,9 +3,11 @@ INSERT INTO operations (id, project, kind, target, done, metadata, create_time, 
 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8);
 
 -- name: OperationGetByRequestKey :one
+-- request_key <> '': on the partial index (see OrderIDByRequestKey),
+-- not through every operation of the project.
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
 FROM operations
-WHERE project = $1 AND request_key = $2;
+WHERE project = $1 AND request_key = $2 AND request_key <> '';
 
 -- name: OperationGet :one
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time

@@ -3,9 +3,11 @@ INSERT INTO operations (id, project, kind, target, done, metadata, create_time, 
 VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?);
 
 -- name: OperationGetByRequestKey :one
+-- request_key <> '': on the partial index (see OrderIDByRequestKey),
+-- not through every operation of the project.
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
 FROM operations
-WHERE project = ? AND request_key = ?;
+WHERE project = ? AND request_key = ? AND request_key <> '';
 
 -- name: OperationGet :one
 SELECT id, project, kind, target, done, metadata, response, error, create_time, update_time
