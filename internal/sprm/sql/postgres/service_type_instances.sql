@@ -187,9 +187,13 @@ WHERE id = $4 AND resync_claimed_by = $5;
 
 -- name: InstanceResyncReleaseOfDead :exec
 -- params: resync_time, dead_process_ids
--- The instances a dead process had claimed are due again at once.
+-- The instances a dead process had claimed are due again at once. The
+-- <> '' term lets the generic plan, which a cached statement runs by, use
+-- the partial index of resync_claimed_by: it cannot prove the array's
+-- elements are not '' (it walked the resync_time index, every live
+-- instance, without).
 UPDATE service_type_instances SET resync_time = $1, resync_claimed_by = ''
-WHERE resync_claimed_by = ANY($2::text[]) AND resync_time IS NOT NULL;
+WHERE resync_claimed_by = ANY($2::text[]) AND resync_claimed_by <> '' AND resync_time IS NOT NULL;
 
 
 -- name: InstanceOutputs :many
