@@ -15,6 +15,10 @@ import (
 	"github.com/stewardhq/steward/internal/bench"
 )
 
+// requestNumber, in a bench's path or body, is replaced by each request's
+// number.
+const requestNumber = "{n}"
+
 func newBenchCmd(stdout io.Writer) *cobra.Command {
 	var (
 		cfg       bench.Config
@@ -33,13 +37,19 @@ func newBenchCmd(stdout io.Writer) *cobra.Command {
 throughput and p50/p95/p99 latency. Clients are closed-loop: each sends its next
 request when the previous one answered. See BENCHMARKS.md for the recorded runs.
 
+{n} in --path or --body is the request's number (0, 1, …, across clients):
+one run creates orders with ids of its own and another deletes them.
+
 Before the run it measures the floor for --floor-duration (see steward bench
 floor) with as many clients, and prints the run's rate and median latency as
 fractions of the floor's: 0.07 means 7% of what the bare HTTP stack does on
 this machine today. --floor-duration 0 skips it.`,
 		Example: `  steward bench --path /api/v1/health -c 16 -d 10s
   steward bench --method POST --path /api/v1/policies:evaluateRequest \
-    --body '{"service_instance":{"spec":{"service_type":"container"}}}' -n 10000`,
+    --body '{"service_instance":{"spec":{"service_type":"container"}}}' -n 10000
+  steward bench --method POST --path '/api/v1/catalog-item-instances?id=load-{n}' \
+    --body '{"catalog_item_id":"sleeper"}' --unique-idempotency-key -n 1000
+  steward bench --method DELETE --path '/api/v1/catalog-item-instances/load-{n}' -n 1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Headers = map[string]string{}
@@ -56,10 +66,18 @@ this machine today. --floor-duration 0 skips it.`,
 			if body != "" {
 				cfg.Body = []byte(body)
 			}
-			if uniqueKey {
+			numbered := strings.Contains(cfg.Path, requestNumber) || strings.Contains(body, requestNumber)
+			if uniqueKey || numbered {
 				run := strconv.FormatInt(time.Now().UnixNano(), 36)
-				cfg.RequestFunc = func(n int) (string, []byte, http.Header) {
-					return "", nil, http.Header{"Idempotency-Key": {run + "-" + strconv.Itoa(n)}}
+				cfg.RequestFunc = func(n int) (path string, b []byte, h http.Header) {
+					if numbered {
+						path = strings.ReplaceAll(cfg.Path, requestNumber, strconv.Itoa(n))
+						b = []byte(strings.ReplaceAll(body, requestNumber, strconv.Itoa(n)))
+					}
+					if uniqueKey {
+						h = http.Header{"Idempotency-Key": {run + "-" + strconv.Itoa(n)}}
+					}
+					return path, b, h
 				}
 			}
 			var floor bench.Result
