@@ -113,8 +113,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 			if cfg.SentinelDecision, err = decisionFlag("--sentinel-decision", decision); err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("process-provider") && !envSet("process-provider") {
-				cfg.ProcessProvider = cfg.Dev
+			if err := inProcessProvider(cmd, &cfg); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("drain-delay") && !envSet("drain-delay") && cfg.Dev {
 				cfg.DrainDelay = 0 // nothing routes to a laptop's server: Ctrl-C stops it at once
@@ -158,9 +158,11 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take after the drain delay (default 20s)")
 	f.DurationVar(&cfg.DrainDelay, "drain-delay", 5*time.Second, "how long to serve on after SIGTERM with /readyz answering 503, for load balancers to notice (0 with --dev unless set)")
 	f.StringVar(&migrate, "migrate", "auto", "auto: apply pending schema migrations at start; check: refuse to start when any is pending (run `steward migrate` first)")
-	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev; outside --dev only with --process-provider-noop)")
+	f.BoolVar(&cfg.ProcessProvider, "process-provider", false, "run the reference process provider in-process (default on with --dev on SQLite;\n"+
+		"outside --dev only with --process-provider-noop; with --database-url only as --process-provider-noop:\n"+
+		"run `steward provider process` beside the replicas)")
 	f.BoolVar(&cfg.ProcessProviderNoOp, "process-provider-noop", false, "the in-process provider accepts orders without starting processes")
-	f.BoolVar(&cfg.DevCatalog, "dev-catalog", false, "seed the dev catalog (as --process-provider does) for a `steward provider process` beside the server")
+	f.BoolVar(&cfg.DevCatalog, "dev-catalog", false, "seed the dev catalog (default on with --dev; on with --process-provider)")
 	f.StringSliceVar(&cfg.ProcessProviderAllowCommands, "process-provider-allow-command", nil,
 		"a command the in-process provider runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep, the dev catalog's)")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 0, "time between health checks of a provider (default 10s)")
@@ -187,4 +189,43 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 		"empty serves it on --listen")
 	f.StringVar(&cfg.PprofListen, "pprof-listen", "", "serve Go's profiling endpoints on this address (no authentication; for measurements)")
 	return cmd
+}
+
+// replicaProviderHint is what to run instead of an in-process provider on
+// a shared database.
+const replicaProviderHint = "run one provider beside the replicas and give it every replica's URL: " +
+	"steward provider process --steward-url http://replica-1:8080,http://replica-2:8080"
+
+// inProcessProvider settles the in-process provider and the dev catalog
+// from --dev, --database-url and the flags given (issue 46, items 1 and
+// 4). The in-process provider serves only the replica that runs it: on a
+// shared database every replica would register it as process-sp, the last
+// one winning, and a kill -9 of that one left every new order waiting for
+// it to come back. So with --database-url it is off, and asking for it is
+// refused, saying what to run instead; only its no-op form, which runs
+// nothing and is for benchmarks, may still be asked for. The dev catalog is
+// seeded with --dev whether the provider runs here or beside the server.
+func inProcessProvider(cmd *cobra.Command, cfg *server.Config) error {
+	given := func(flag string) bool { return cmd.Flags().Changed(flag) || envSet(flag) }
+	shared := cfg.DatabaseURL != ""
+	if shared && given("process-provider") && cfg.ProcessProvider && !cfg.ProcessProviderNoOp {
+		return &ctl.UsageError{Msg: "--process-provider with --database-url: the in-process provider serves only the replica " +
+			"that runs it, and replicas on one database would each register it as process-sp, the last one winning; " +
+			replicaProviderHint}
+	}
+	if !given("process-provider") {
+		cfg.ProcessProvider = cfg.Dev && (!shared || cfg.ProcessProviderNoOp)
+	}
+	if !given("dev-catalog") {
+		cfg.DevCatalog = cfg.Dev
+	}
+	switch {
+	case cfg.Dev && shared && !cfg.ProcessProvider:
+		cfg.Logger.Warn("no in-process provider on a shared database (--database-url): the catalog's container items " +
+			"need a provider: " + replicaProviderHint)
+	case shared && cfg.ProcessProvider:
+		cfg.Logger.Warn("the no-op in-process provider serves only this replica: for a benchmark of one; " +
+			"several replicas need one provider beside them: " + replicaProviderHint)
+	}
+	return nil
 }

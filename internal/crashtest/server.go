@@ -51,7 +51,8 @@ type serverParams struct {
 
 func newServerProc(p serverParams) *serverProc {
 	addr := fmt.Sprintf("127.0.0.1:%d", p.port)
-	args := []string{"server", "--dev", "--process-provider=false", "--data-dir", p.dataDir, "--listen", addr,
+	// The trials define their own catalog (resync's "sleeper" too).
+	args := []string{"server", "--dev", "--process-provider=false", "--dev-catalog=false", "--data-dir", p.dataDir, "--listen", addr, "--dev-catalog=false",
 		"--health-interval", "1s", "--cleanup-interval", "1s", "--log-level", "info"}
 	if p.databaseURL != "" {
 		args = append(args, "--database-url", p.databaseURL)
