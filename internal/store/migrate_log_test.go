@@ -1,13 +1,12 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/logtest"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -20,10 +19,10 @@ func TestMigrate_LogsOneInfoLineAndEachMigrationAtDebug(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		ctx := context.Background()
-		var logs lockedBuffer
+		var logs logtest.Buffer
 		cfg := storetest.Config(t, engine)
 		cfg.Migrate = store.MigrateSkip
-		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		cfg.Logger = logs.Logger(slog.LevelDebug)
 		db, err := store.Open(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -41,88 +40,45 @@ func TestMigrate_LogsOneInfoLineAndEachMigrationAtDebug(t *testing.T) {
 		}
 		last := applied[len(applied)-3] // Steward's last, before extra's two
 
-		var infos []map[string]any
-		debugs := 0
-		for _, l := range logs.lines(t) {
-			switch l["level"] {
-			case "INFO":
+		var infos []logtest.Line
+		for _, l := range logs.Lines(t) {
+			if l.Level() == "INFO" {
 				infos = append(infos, l)
-			case "DEBUG":
-				if l["msg"] == "applied migration" {
-					debugs++
-				}
 			}
 		}
 		if len(infos) != 1 {
 			t.Fatalf("info lines: %v, want one", infos)
 		}
-		got, _ := json.Marshal(infos[0])
-		want := map[string]any{"msg": "applied migrations", "count": float64(len(applied)),
-			"steward": map[string]any{"from": float64(3), "to": float64(last.Version)},
-			"extra":   map[string]any{"from": float64(0), "to": float64(2)}}
+		got, want := infos[0], map[string]any{"msg": "applied migrations", "count": len(applied),
+			"steward": map[string]any{"from": 3, "to": last.Version}, "extra": map[string]any{"from": 0, "to": 2}}
 		for k, v := range want {
-			if w, _ := json.Marshal(v); !bytes.Equal(mustJSON(t, infos[0][k]), w) {
-				t.Errorf("info line %s: %s is %s, want %s", got, k, mustJSON(t, infos[0][k]), w)
+			if g, w := jsonOf(t, got[k]), jsonOf(t, v); g != w {
+				t.Errorf("info line %v: %s is %s, want %s", got, k, g, w)
 			}
 		}
-		if _, ok := infos[0]["duration"]; !ok {
-			t.Errorf("info line %s has no duration", got)
+		if _, ok := got["duration"]; !ok {
+			t.Errorf("info line %v has no duration", got)
 		}
-		if debugs != len(applied) {
-			t.Errorf("%d debug lines \"applied migration\", want one per migration applied (%d)", debugs, len(applied))
+		debugs := logs.Matching(t, "applied migration")
+		if len(debugs) != len(applied) || debugs[0].Level() != "DEBUG" {
+			t.Errorf("lines \"applied migration\": %v, want one per migration applied (%d), at debug", debugs, len(applied))
 		}
 
-		logs.reset()
+		logs.Reset()
 		if _, err := db.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if l := logs.lines(t); len(l) != 0 {
+		if l := logs.Lines(t); len(l) != 0 {
 			t.Errorf("a migrate with nothing to apply logged %v", l)
 		}
 	})
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func jsonOf(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
-}
-
-// lockedBuffer collects JSON log lines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
-}
-
-func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return string(b)
 }
