@@ -37,6 +37,13 @@ func (b *Buffer) Reset() {
 	b.buf.Reset()
 }
 
+// String is what was written so far, as it was written.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // Lines decodes the lines so far; one that is not a JSON object fails tb.
 func (b *Buffer) Lines(tb testing.TB) []Line {
 	tb.Helper()
