@@ -142,7 +142,7 @@ func (db *DB) logApplied(ctx context.Context, spans []migrationSpan, took time.D
 	if count == 0 {
 		return
 	}
-	db.logger.InfoContext(ctx, "applied migrations", append([]any{"count", count, "duration", took}, attrs...)...)
+	db.logger.InfoContext(ctx, "applied migrations", append([]any{"count", count, "duration", took.Round(time.Millisecond)}, attrs...)...)
 }
 
 // PendingMigrations lists what Migrate would apply, changing nothing.
