@@ -11,7 +11,8 @@ import (
 
 func newAdapterCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.AdapterConfig
-	var path, logLevel string
+	var path string
+	var logs logFlags
 	var check bool
 	var token machineToken
 	cmd := &cobra.Command{
@@ -41,7 +42,7 @@ every user of the machine in ps.`,
 				_, err := io.WriteString(cmd.OutOrStdout(), path+": ok\n")
 				return err
 			}
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -63,6 +64,6 @@ every user of the machine in ps.`,
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")
 	f.DurationVar(&cfg.Timeout, "timeout", 0, "longest one reconcile may take (default 5m)")
 	f.IntVar(&cfg.Workers, "workers", adapter.DefaultWorkers, "reconciles run at once; one order's events are reconciled one after the other")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
 	return cmd
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -126,14 +125,4 @@ func envSet(flag string) bool {
 // EnvName is the environment variable for a flag.
 func EnvName(flag string) string {
 	return "STEWARD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// jsonLogger is the JSON logger of a long-running command, at the level
-// --log-level names.
-func jsonLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

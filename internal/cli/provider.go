@@ -22,7 +22,7 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 
 func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg processprovider.DaemonConfig
-	var logLevel string
+	var logs logFlags
 	var token machineToken
 	cmd := &cobra.Command{
 		Use:   "process",
@@ -43,7 +43,7 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 --token is visible to every user of the machine in ps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 	f.StringSliceVar(&cfg.AllowCommands, "allow-command", nil,
 		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
 	f.BoolVar(&cfg.AllowRoot, "allow-root", false, "run processes as root when started as root (refused otherwise)")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd
 }

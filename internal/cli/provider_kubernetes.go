@@ -12,7 +12,8 @@ import (
 
 func newKubernetesProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg kubeprovider.DaemonConfig
-	var logLevel, kubeconfig, kubeContext string
+	var kubeconfig, kubeContext string
+	var logs logFlags
 	var labels, clusters []string
 	var token machineToken
 	cmd := &cobra.Command{
@@ -48,7 +49,7 @@ Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
 --token (none for a --dev server).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -107,7 +108,7 @@ Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
 	f.StringVar(&cfg.Provider.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in the service host of the outputs")
 	f.Float32Var(&cfg.Provider.QPS, "kube-qps", 100, "requests per second to the API server at most (twice as many in a burst)")
 	f.DurationVar(&cfg.Provider.RepairTimeout, "repair-timeout", 0, "how long a repair waits for the app to run again (default 2m)")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd
 }

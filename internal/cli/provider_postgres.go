@@ -18,7 +18,8 @@ const envPGAdminURL = "STEWARD_PG_ADMIN_URL"
 
 func newPostgresProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg pgprovider.DaemonConfig
-	var logLevel, adminURL, adminURLFile, secretFile string
+	var adminURL, adminURLFile, secretFile string
+	var logs logFlags
 	var labels, targets []string
 	var token machineToken
 	cmd := &cobra.Command{
@@ -50,7 +51,7 @@ reports what differs: the order shows Synced=False naming it. With
 --drift=enforce it puts the database back and says what it fixed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -122,7 +123,7 @@ reports what differs: the order shows Synced=False naming it. With
 	f.StringVar(&cfg.Provider.DumpDir, "dump-dir", "",
 		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
 	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
 	return cmd
 }

@@ -12,7 +12,8 @@ import (
 
 func newSentinelCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.SentinelConfig
-	var logLevel, decision string
+	var decision string
+	var logs logFlags
 	cmd := &cobra.Command{
 		Use:   "sentinel",
 		Short: "Run a sentinel on its own: publish reconcile events for orders that need them",
@@ -25,7 +26,7 @@ published. Its events go to the outbox; give --nats-url to publish them from
 this process as well as from the servers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -45,7 +46,7 @@ this process as well as from the servers.`,
 	f.DurationVar(&cfg.MaxAge, "max-age", 0, "time before any order gets another reconcile event (default 30m)")
 	f.StringVar(&decision, "decision", "", "YAML file with the message_decision (params, result)")
 	f.StringVar(&cfg.Name, "name", "sentinel", "this sentinel's name, in its events' source")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
 	return cmd
 }
 

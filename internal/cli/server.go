@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -87,7 +88,9 @@ func prefixesFlag(flag string, values []string) ([]netip.Prefix, error) {
 
 func newServerCmd(stderr io.Writer) *cobra.Command {
 	var cfg server.Config
-	var logLevel, decision, migrate, natsTokenFile string
+	var decision, migrate, natsTokenFile string
+	var logs logFlags
+	var logRequests bool
 	var allowCIDRs []string
 	var trustedProxies []string
 	cmd := &cobra.Command{
@@ -105,11 +108,14 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 --shutdown-timeout are handed back, to be retried), and the process exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := jsonLogger(stderr, logLevel)
+			logger, err := logs.logger(stderr)
 			if err != nil {
 				return err
 			}
 			cfg.Logger = logger
+			if cfg.Dev && !logRequests {
+				cfg.RequestLogLevel = slog.LevelDebug // a laptop's terminal is for what happens, not every poll
+			}
 			if cfg.SentinelDecision, err = decisionFlag("--sentinel-decision", decision); err != nil {
 				return err
 			}
@@ -153,7 +159,8 @@ closes, requests in flight and running jobs finish (jobs still running after mos
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "external NATS URL (nats://…); empty runs NATS embedded")
 	f.StringVar(&cfg.APIToken, "api-token", "", "a static administrator bearer token; without it (and without --dev) the server\n"+
 		"starts only if its database holds an admin token (steward token create --role admin)")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	logs.register(f)
+	f.BoolVar(&logRequests, "log-requests", false, "with --dev, log each request at info as outside it (--dev logs them at debug)")
 	f.StringVar(&cfg.TraceExporter, "trace-exporter", "", `OpenTelemetry span exporter: "stdout", or empty for none`)
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 0, "how long a graceful stop may take after the drain delay (default 20s)")
 	f.DurationVar(&cfg.DrainDelay, "drain-delay", 5*time.Second, "how long to serve on after SIGTERM with /readyz answering 503, for load balancers to notice (0 with --dev unless set)")

@@ -118,7 +118,12 @@ func (b *Bus) Start(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
+		url := nc.ConnectedUrlRedacted()
 		nc.Close()
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+			// Nothing answers JetStream's API: the server runs without it.
+			return &NoJetStreamError{URL: url}
+		}
 		return fmt.Errorf("events: ensure stream %s: %w", b.cfg.Stream, err)
 	}
 	b.nc, b.js = nc, js

@@ -106,21 +106,28 @@ func startCluster(t *testing.T, n int) []*server.Server {
 			Cluster: server.ClusterOpts{Name: "steward-test", Host: "127.0.0.1", Port: ports[i]},
 			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 		}
-		srv, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Start()
-		t.Cleanup(func() {
-			srv.Shutdown()
-			srv.WaitForShutdown()
-		})
-		if !srv.ReadyForConnections(10 * time.Second) {
-			t.Fatalf("node %d not ready", i+1)
-		}
-		nodes = append(nodes, srv)
+		nodes = append(nodes, startNATS(t, opts))
 	}
 	return nodes
+}
+
+// startNATS starts an in-process NATS server with opts, ready for
+// connections and shut down at cleanup.
+func startNATS(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	})
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatalf("nats server %s not ready", opts.ServerName)
+	}
+	return srv
 }
 
 // clusterURL is the client URL list of nodes, as nats.Connect takes it.

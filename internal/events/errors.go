@@ -1,6 +1,9 @@
 package events
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrNotStarted is returned by [Bus] methods called before [Bus.Start] or
@@ -22,3 +25,14 @@ var (
 	// CloudEvent 1.0 (a missing id, source or type, or undecodable JSON).
 	ErrInvalidEvent = errors.New("events: invalid event")
 )
+
+// NoJetStreamError is [Bus.Start]'s answer when the NATS server at URL
+// runs without JetStream (nats-server without -js), which Steward's stream
+// needs.
+type NoJetStreamError struct {
+	URL string // redacted of any credentials
+}
+
+func (e *NoJetStreamError) Error() string {
+	return fmt.Sprintf("events: the NATS server at %s has no JetStream: start it with -js (nats-server -js)", e.URL)
+}

@@ -28,9 +28,12 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Config configures an API. Logger, Problems and Auth are required.
 type Config struct {
-	Logger   *slog.Logger
-	Problems Problems
-	Auth     auth.Authenticator
+	Logger *slog.Logger
+	// RequestLogLevel is the level of the line logged per request (the
+	// access log). Defaults to info, the zero Level.
+	RequestLogLevel slog.Level
+	Problems        Problems
+	Auth            auth.Authenticator
 	// Spec, when set, validates every request to a route it documents
 	// (parameters and bodies) before the handler runs.
 	Spec *openapi3.T

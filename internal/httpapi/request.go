@@ -106,7 +106,7 @@ func (a *API) end(rec *statusRecorder, r *http.Request, info *requestInfo) {
 	if info.reason != "" {
 		attrs = append(attrs, "reason", info.reason)
 	}
-	a.cfg.Logger.InfoContext(r.Context(), "request", attrs...)
+	a.cfg.Logger.Log(r.Context(), a.cfg.RequestLogLevel, "request", attrs...)
 	if info.span != nil {
 		info.span.SetName(r.Method + " " + path)
 		info.span.SetAttributes(attribute.Int("http.response.status_code", status), attribute.String("http.route", path))

@@ -77,7 +77,9 @@ const DefaultProviderWorkers = 1000
 
 // Config configures a Client. DB is required.
 type Config struct {
-	DB     *store.DB
+	DB *store.DB
+	// Logger receives River's lines: its info lines at debug (they are
+	// routine), its warnings and errors as such. Defaults to discarding.
 	Logger *slog.Logger
 	// ID names this process to River (the client id recorded on the jobs it
 	// fetches), so that [Reap] can find the jobs of a dead process. Use the
@@ -135,7 +137,7 @@ func New(cfg Config) (*Client, error) {
 	timeout := cmp.Or(cfg.JobTimeout, time.Minute)
 	rcfg := &river.Config{
 		ID:     cfg.ID,
-		Logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		Logger: slog.New(riverHandler{cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).Handler()}),
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cmp.Or(cfg.MaxWorkers, 10)},
 			QueueProviders:     {MaxWorkers: cmp.Or(cfg.ProviderWorkers, DefaultProviderWorkers)},

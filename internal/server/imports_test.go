@@ -26,6 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/invalid":         nil,
 	"internal/keylock":         nil,
 	"internal/poll":            nil,
+	"internal/logtest":         nil,
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
 	"internal/limits":          {"internal/invalid"},
@@ -99,7 +100,7 @@ var allowedImports = map[string][]string{
 // testOnly packages may never be imported by production code: only _test.go
 // files and other testOnly packages (apitest uses storetest) may import them.
 var testOnly = []string{"internal/store/storetest", "internal/httpapi/apitest", "pkg/provider/providertest",
-	"internal/poll", "internal/kubetest"}
+	"internal/poll", "internal/logtest", "internal/kubetest"}
 
 func TestImports_FollowTheAllowedGraph(t *testing.T) {
 	root := filepath.Join("..", "..")

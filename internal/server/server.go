@@ -76,6 +76,10 @@ type Config struct {
 	AuthFailureEvery time.Duration
 	// Logger receives every log line. Defaults to discarding them.
 	Logger *slog.Logger
+	// RequestLogLevel is the level of the line logged per request (the
+	// access log). Defaults to info, the zero Level; `steward server
+	// --dev` sets debug unless --log-requests.
+	RequestLogLevel slog.Level
 	// TraceExporter turns on OpenTelemetry tracing: "stdout" writes spans to
 	// standard error. Defaults to "" (off).
 	TraceExporter string

@@ -170,17 +170,18 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.api, err = httpapi.New(httpapi.Config{
-		Audit:          s.audit,
-		Logger:         s.logger.With("component", "http"),
-		Problems:       table,
-		Auth:           s.tokens,
-		Spec:           spec,
-		Idempotency:    s.idempotency,
-		Registerer:     s.registry,
-		Tracer:         s.tracing.tracer(),
-		PageKey:        pageKey,
-		AuthFailures:   httpapi.NewFailureLimiter(s.cfg.AuthFailureBurst, s.cfg.AuthFailureEvery),
-		TrustedProxies: s.cfg.TrustedProxies,
+		Audit:           s.audit,
+		Logger:          s.logger.With("component", "http"),
+		RequestLogLevel: s.cfg.RequestLogLevel,
+		Problems:        table,
+		Auth:            s.tokens,
+		Spec:            spec,
+		Idempotency:     s.idempotency,
+		Registerer:      s.registry,
+		Tracer:          s.tracing.tracer(),
+		PageKey:         pageKey,
+		AuthFailures:    httpapi.NewFailureLimiter(s.cfg.AuthFailureBurst, s.cfg.AuthFailureEvery),
+		TrustedProxies:  s.cfg.TrustedProxies,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -86,24 +87,62 @@ func (e *BehindError) Error() string {
 func (db *DB) Migrate(ctx context.Context, extra ...Migrator) ([]Migration, error) {
 	var applied []Migration
 	err := db.withMigrationLock(ctx, func() error {
-		ours, err := db.gooseUp(ctx)
+		start := time.Now()
+		ours, from, err := db.gooseUp(ctx)
 		if err != nil {
 			return err
 		}
 		applied = ours
+		spans := []migrationSpan{{component: stewardComponent, from: from, applied: ours}}
 		for _, m := range extra {
 			done, err := m.Up(ctx, db)
 			if err != nil {
 				return err
 			}
-			for _, d := range done {
-				d.Component = m.Component
-				applied = append(applied, d)
+			for i := range done {
+				done[i].Component = m.Component
+			}
+			applied = append(applied, done...)
+			if len(done) > 0 {
+				spans = append(spans, migrationSpan{component: m.Component, from: done[0].Version - 1, applied: done})
 			}
 		}
+		db.logApplied(ctx, spans, time.Since(start))
 		return nil
 	})
 	return applied, err
+}
+
+// migrationSpan is what one component's migrations applied: from the
+// version it was at (a Migrator's versions are consecutive, as River's
+// are) to its last applied.
+type migrationSpan struct {
+	component string
+	from      int64
+	applied   []Migration
+}
+
+// logApplied logs a migration that applied anything in one line at info
+// (how many, each component from which version to which, how long), and
+// each migration at debug.
+func (db *DB) logApplied(ctx context.Context, spans []migrationSpan, took time.Duration) {
+	attrs := []any{}
+	count := 0
+	for _, s := range spans {
+		if len(s.applied) == 0 {
+			continue
+		}
+		for _, m := range s.applied {
+			db.logger.DebugContext(ctx, "applied migration", "migration_component", m.Component, "version", m.Version,
+				"duration", m.Duration)
+		}
+		count += len(s.applied)
+		attrs = append(attrs, slog.Group(s.component, "from", s.from, "to", s.applied[len(s.applied)-1].Version))
+	}
+	if count == 0 {
+		return
+	}
+	db.logger.InfoContext(ctx, "applied migrations", append([]any{"count", count, "duration", took.Round(time.Millisecond)}, attrs...)...)
 }
 
 // PendingMigrations lists what Migrate would apply, changing nothing.
@@ -167,20 +206,27 @@ func (db *DB) gooseApplied(ctx context.Context) (map[int64]bool, error) {
 	return applied, rows.Err()
 }
 
-func (db *DB) gooseUp(ctx context.Context) ([]Migration, error) {
-	var applied []Migration
-	err := db.withGoose(func(p *goose.Provider) error {
+// gooseUp applies Steward's pending migrations and returns them, with the
+// version the schema was at before (0: none).
+func (db *DB) gooseUp(ctx context.Context) (applied []Migration, from int64, err error) {
+	err = db.withGoose(func(p *goose.Provider) error {
 		results, err := p.Up(ctx)
 		if err != nil {
 			return fmt.Errorf("store: migrate: %w", err)
 		}
 		for _, r := range results {
-			db.logger.InfoContext(ctx, "applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
 			applied = append(applied, Migration{Component: stewardComponent, Version: r.Source.Version, Duration: r.Duration})
+		}
+		if len(applied) > 0 {
+			for _, src := range p.ListSources() {
+				if src.Version < applied[0].Version {
+					from = max(from, src.Version)
+				}
+			}
 		}
 		return nil
 	})
-	return applied, err
+	return applied, from, err
 }
 
 // MigrateTo moves Steward's schema up or down to version, under the
