@@ -67,7 +67,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return flagsFromEnv(cmd.Flags(), envFlagsOf(cmd))
+			return flagsFromEnv(cmd)
 		},
 	}
 	root.SetOut(stdout)
@@ -86,7 +86,26 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetHelpCommandGroupID("client")
 	root.SetCompletionCommandGroupID("client")
+	completeFromEnv(root)
 	return root
+}
+
+// completeFromEnv has every completion of cmd and its subcommands read the
+// environment first, as a run does: a shell completes the ids of the
+// server STEWARD_SERVER names. Cobra runs no PersistentPreRunE for a
+// completion.
+func completeFromEnv(cmd *cobra.Command) {
+	if complete := cmd.ValidArgsFunction; complete != nil {
+		cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if err := flagsFromEnv(cmd); err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+			}
+			return complete(cmd, args, toComplete)
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		completeFromEnv(sub)
+	}
 }
 
 // envFlagsOf is the set of flags cmd reads from the environment: those its
@@ -100,12 +119,18 @@ func envFlagsOf(cmd *cobra.Command) func(string) bool {
 	return func(name string) bool { return slices.Contains(names, name) }
 }
 
-// flagsFromEnv sets every allowed flag the command line left alone from its
-// environment variable: --database-url ← STEWARD_DATABASE_URL.
-func flagsFromEnv(fs *pflag.FlagSet, allowed func(name string) bool) error {
+// flagsFromEnv sets every flag of cmd it reads from the environment
+// (envFlagsOf) that the command line left alone from its variable
+// (EnvName): --database-url ← STEWARD_DATABASE_URL. It is how every
+// command, and every completion, reads the environment.
+func flagsFromEnv(cmd *cobra.Command) error {
+	return setFromEnv(cmd.Flags(), envFlagsOf(cmd))
+}
+
+func setFromEnv(fs *pflag.FlagSet, allowed func(name string) bool) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil || !allowed(f.Name) {
+		if f.Changed || err != nil || !allowed(f.Name) || rivalGiven(fs, f.Name) {
 			return
 		}
 		name := EnvName(f.Name)
@@ -118,13 +143,47 @@ func flagsFromEnv(fs *pflag.FlagSet, allowed func(name string) bool) error {
 	return err
 }
 
+// rivals are flags that give one setting two ways: when the command line
+// gives one of them, the environment gives neither (--token-file beats
+// STEWARD_TOKEN, and --token beats STEWARD_TOKEN_FILE).
+var rivals = [][]string{{"token", "token-file"}}
+
+// rivalGiven says whether the command line gave a rival of the flag.
+func rivalGiven(fs *pflag.FlagSet, flag string) bool {
+	for _, group := range rivals {
+		if !slices.Contains(group, flag) {
+			continue
+		}
+		for _, other := range group {
+			if f := fs.Lookup(other); other != flag && f != nil && f.Changed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func envSet(flag string) bool {
 	_, ok := os.LookupEnv(EnvName(flag))
 	return ok
 }
 
-// EnvName is the environment variable for a flag.
+// envServer and envToken are where every command that takes a Steward URL
+// or a bearer token reads them when its command line gives none: the
+// client's --server and --token, a provider's --steward-url and --token,
+// an adapter's --server and --token, the completions.
+const (
+	envServer = "STEWARD_SERVER"
+	envToken  = "STEWARD_TOKEN"
+)
+
+// EnvName is the environment variable for a flag: STEWARD_<FLAG>, upper
+// case with - as _, except that a provider's --steward-url is the Steward
+// URL every command reads from STEWARD_SERVER.
 func EnvName(flag string) string {
+	if flag == "steward-url" {
+		return envServer
+	}
 	return "STEWARD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 

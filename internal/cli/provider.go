@@ -32,15 +32,17 @@ spec.process.command, args and env name the process; restart_policy and
 max_restarts say what happens when it exits. The provider registers with
 Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED,
 retrying each report until Steward takes it. Give every Steward replica's
-URL with --steward-url: the provider moves on to the next one that answers.
+URL with --steward-url (or STEWARD_SERVER, comma-separated): the provider
+moves on to the next one that answers.
 The processes run as this user without isolation: run it as a user of its
 own, never as root (it refuses to, unless --allow-root), and name the
 commands it may run with --allow-command (by default only sleep, the dev
 catalog's).
 
 Its bearer token (a service_account bound to the provider; none for a --dev
-server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
---token is visible to every user of the machine in ps.`,
+server) comes from --token-file or --token, else STEWARD_TOKEN_FILE or
+STEWARD_TOKEN; a token given as --token is visible to every user of the
+machine in ps. A flag on the command line beats the environment.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -61,8 +63,7 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
-		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
 	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
@@ -71,7 +72,7 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
 	f.BoolVar(&cfg.AllowRoot, "allow-root", false, "run processes as root when started as root (refused otherwise)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 

@@ -34,9 +34,11 @@ The owners' passwords are derived from the provider's secret key
 (--secret-file, created on first start): keep the file, and give every
 process serving the same server the same one.
 
-The provider registers with Steward (retrying until accepted) under --name,
+The provider registers with Steward (--steward-url, or STEWARD_SERVER;
+retrying until accepted) under --name,
 with each --label as its metadata (policies may place orders by them, e.g.
-region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.
+region=eu). Its bearer token comes from --token-file or --token, else
+STEWARD_TOKEN_FILE or STEWARD_TOKEN.
 
 One process may serve several servers: give each as --target
 name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v…] (or
@@ -101,8 +103,7 @@ reports what differs: the order shows Synced=False naming it. With
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
-		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", pgprovider.Name, "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9102", "address of the provider API")
 	f.StringVar(&adminURL, "admin-url", "", "postgres://user:password@host:port/database of the server and its admin role (env "+
@@ -123,7 +124,7 @@ reports what differs: the order shows Synced=False naming it. With
 		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
 	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 
