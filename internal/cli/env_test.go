@@ -49,6 +49,30 @@ func newFakeSteward(t *testing.T, token string) *fakeSteward {
 	return f
 }
 
+// runProvider runs `steward args…` (a provider) in this process until it
+// registered with f, then stops it and wants exit 0.
+func (f *fakeSteward) runProvider(t *testing.T, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	var errOut syncBuffer
+	before := len(f.registeredWith())
+	go func() { done <- cli.MainContext(ctx, args, strings.NewReader(""), io.Discard, &errOut) }()
+	poll.Until(t, "the provider registered", func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("steward %s: exit %d before registering\n%s", strings.Join(args, " "), code, errOut.String())
+		default:
+		}
+		return len(f.registeredWith()) > before
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("steward %s stopped: exit %d\n%s", strings.Join(args, " "), code, errOut.String())
+	}
+}
+
 func (f *fakeSteward) registeredWith() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -78,26 +102,8 @@ func TestProviderProcess_StewardServerAndTokenFromEnv(t *testing.T) {
 	steward := newFakeSteward(t, "")
 	run := func(args ...string) {
 		t.Helper()
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan int, 1)
-		var errOut syncBuffer
-		before := len(steward.registeredWith())
-		go func() {
-			done <- cli.MainContext(ctx, append([]string{"provider", "process", "--listen", "127.0.0.1:0",
-				"--work-dir", t.TempDir(), "--allow-root"}, args...), strings.NewReader(""), io.Discard, &errOut)
-		}()
-		poll.Until(t, "the provider registered", func() bool {
-			select {
-			case code := <-done:
-				t.Fatalf("steward provider process %s: exit %d before registering\n%s", strings.Join(args, " "), code, errOut.String())
-			default:
-			}
-			return len(steward.registeredWith()) > before
-		})
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("stopped: exit %d\n%s", code, errOut.String())
-		}
+		steward.runProvider(t, append([]string{"provider", "process", "--listen", "127.0.0.1:0", "--work-dir", t.TempDir(), "--allow-root"},
+			args...)...)
 	}
 
 	t.Setenv("STEWARD_SERVER", steward.URL)

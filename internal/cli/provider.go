@@ -20,6 +20,9 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+var processState = providerState{provider: "process", legacy: "process-provider-data",
+	what: "the work directory of the instances this provider runs", flag: "--work-dir"}
+
 func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg processprovider.DaemonConfig
 	var logLevel string
@@ -42,7 +45,13 @@ catalog's).
 Its bearer token (a service_account bound to the provider; none for a --dev
 server) comes from --token-file or --token, else STEWARD_TOKEN_FILE or
 STEWARD_TOKEN; a token given as --token is visible to every user of the
-machine in ps. A flag on the command line beats the environment.`,
+machine in ps. A flag on the command line beats the environment.
+
+The provider's state (what it runs, for a restart to find again) and its
+processes' working directories are kept in --work-dir, by default
+$XDG_STATE_HOME/steward/process (~/.local/state/steward/process), created
+0700; it refuses to start while a process-provider-data an earlier version
+made in the current directory is there, and says where it now belongs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := jsonLogger(stderr, logLevel)
@@ -52,6 +61,11 @@ machine in ps. A flag on the command line beats the environment.`,
 			cfg.Logger = logger
 			if cfg.Token, err = token.resolve(); err != nil {
 				return err
+			}
+			if cfg.WorkDir == "" {
+				if cfg.WorkDir, err = processState.path("", ""); err != nil {
+					return err
+				}
 			}
 			d := processprovider.NewDaemon(cfg)
 			if err := d.Start(cmd.Context()); err != nil {
@@ -66,7 +80,8 @@ machine in ps. A flag on the command line beats the environment.`,
 	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
-	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
+	f.StringVar(&cfg.WorkDir, "work-dir", "",
+		"directory of the provider's state and its processes' working directories and logs (default: "+stateDirHint(processState)+")")
 	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
 	f.StringSliceVar(&cfg.AllowCommands, "allow-command", nil,
 		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
