@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -72,7 +73,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ctl.UsageError{Msg: err.Error()} })
+	root.SetFlagErrorFunc(ctl.FlagError)
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a server):"},
 		&cobra.Group{ID: "run", Title: "Running Steward:"})
 	for _, c := range []*cobra.Command{newServerCmd(stderr), newBenchCmd(stdout), newProviderCmd(stderr), newTokenCmd(stdout),
@@ -87,7 +88,32 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetHelpCommandGroupID("client")
 	root.SetCompletionCommandGroupID("client")
 	completeFromEnv(root)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands has each command below root that only groups
+// others (steward provider, steward config) refuse a mistyped subcommand
+// as root does, with cobra's suggestions: cobra checks only the root's, and
+// would print the group's help and exit 0.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+				cmd.SuggestionsMinimumDistance = cmp.Or(cmd.SuggestionsMinimumDistance, 2) // cobra's default
+				if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+					msg += "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t") + "\n"
+				}
+				return &ctl.UsageError{Msg: msg}
+			}
+		}
+		refuseUnknownSubcommands(sub)
+	}
 }
 
 // completeFromEnv has every completion of cmd and its subcommands read the
