@@ -29,8 +29,9 @@ is handled by one of them at a time; each replica reconciles --workers events at
 once, an order's events one after the other. An event is acknowledged only after its
 report is stored; a transient failure brings it back with a backoff.
 
-Its bearer token (a service_account bound to the adapter) comes from
---token-file, STEWARD_TOKEN or --token; a token given as --token is visible to
+Steward's URL comes from --server or STEWARD_SERVER, and its bearer token (a
+service_account bound to the adapter) from --token-file or --token, else
+STEWARD_TOKEN_FILE or STEWARD_TOKEN; a token given as --token is visible to
 every user of the machine in ps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,9 +58,8 @@ every user of the machine in ps.`,
 	f.StringVar(&path, "config", "", "the adapter's task config (YAML)")
 	_ = cmd.MarkFlagRequired("config")
 	f.BoolVar(&check, "check", false, "check the config and exit")
-	f.StringSliceVar(&cfg.StewardURLs, "server", []string{"http://127.0.0.1:8080"},
-		"Steward's API URL; repeat it (or separate by commas) for several replicas, tried in turn while one cannot be reached")
-	token.register(cmd, "bearer token for Steward's API (env STEWARD_TOKEN)")
+	registerStewardURLs(cmd, "server", &cfg.StewardURLs)
+	token.register(cmd, "bearer token for Steward's API")
 	f.StringVar(&cfg.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS URL of Steward's JetStream (steward server --nats-listen)")
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (empty: in-cluster)")
 	f.DurationVar(&cfg.Timeout, "timeout", 0, "longest one reconcile may take (default 5m)")

@@ -134,6 +134,14 @@ func TestClient_AgainstDevServer(t *testing.T) {
 		}
 	})
 
+	t.Run("an order of an unknown item names it and the items there are", func(t *testing.T) {
+		code, _, stderr := c.run("order", "sleepr")
+		if code != 1 || !strings.Contains(stderr, `no catalog item "sleepr" (did you mean sleeper?); the catalog items are `) ||
+			!strings.Contains(stderr, "sleeper-cluster") {
+			t.Errorf("order sleepr: exit %d\n%s", code, stderr)
+		}
+	})
+
 	code, stdout, stderr := c.run("order", "sleeper", "--id", "hello", "--set", `process.args=["600"]`, "--wait", "-o", "json")
 	if code != 0 {
 		t.Fatalf("order --wait: exit %d\n%s\n%s", code, stdout, stderr)
@@ -309,6 +317,7 @@ rego_code: |
 		if code := <-done; code != 0 {
 			t.Errorf("get --watch ended with exit %d when interrupted, want 0", code)
 		}
+		checkColumns(t, out.String(), []string{"ID", "CATALOG ITEM", "STATE", "READY", "HEALTH", "PROVIDER", "AGE"})
 	})
 
 	t.Run("completion offers ids from the server", func(t *testing.T) {

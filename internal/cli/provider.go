@@ -20,6 +20,9 @@ func newProviderCmd(stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+var processState = providerState{provider: "process", legacy: "process-provider-data",
+	what: "the work directory of the instances this provider runs", flag: "--work-dir"}
+
 func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg processprovider.DaemonConfig
 	var logs logFlags
@@ -32,15 +35,23 @@ spec.process.command, args and env name the process; restart_policy and
 max_restarts say what happens when it exits. The provider registers with
 Steward (retrying until accepted) and reports RUNNING, FAILED and DELETED,
 retrying each report until Steward takes it. Give every Steward replica's
-URL with --steward-url: the provider moves on to the next one that answers.
+URL with --steward-url (or STEWARD_SERVER, comma-separated): the provider
+moves on to the next one that answers.
 The processes run as this user without isolation: run it as a user of its
 own, never as root (it refuses to, unless --allow-root), and name the
 commands it may run with --allow-command (by default only sleep, the dev
 catalog's).
 
 Its bearer token (a service_account bound to the provider; none for a --dev
-server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
---token is visible to every user of the machine in ps.`,
+server) comes from --token-file or --token, else STEWARD_TOKEN_FILE or
+STEWARD_TOKEN; a token given as --token is visible to every user of the
+machine in ps. A flag on the command line beats the environment.
+
+The provider's state (what it runs, for a restart to find again) and its
+processes' working directories are kept in --work-dir, by default
+$XDG_STATE_HOME/steward/process (~/.local/state/steward/process), created
+0700; it refuses to start while a process-provider-data an earlier version
+made in the current directory is there, and says where it now belongs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := logs.logger(stderr)
@@ -50,6 +61,11 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 			cfg.Logger = logger
 			if cfg.Token, err = token.resolve(); err != nil {
 				return err
+			}
+			if cfg.WorkDir == "" {
+				if cfg.WorkDir, err = processState.path("", ""); err != nil {
+					return err
+				}
 			}
 			d := processprovider.NewDaemon(cfg)
 			if err := d.Start(cmd.Context()); err != nil {
@@ -61,17 +77,17 @@ server) comes from --token-file, STEWARD_TOKEN or --token; a token given as
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
-		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
-	f.StringVar(&cfg.WorkDir, "work-dir", "process-provider-data", "directory for the processes' working directories and logs")
+	f.StringVar(&cfg.WorkDir, "work-dir", "",
+		"directory of the provider's state and its processes' working directories and logs (default: "+stateDirHint(processState)+")")
 	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
 	f.StringSliceVar(&cfg.AllowCommands, "allow-command", nil,
 		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
 	f.BoolVar(&cfg.AllowRoot, "allow-root", false, "run processes as root when started as root (refused otherwise)")
 	logs.register(f)
-	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 

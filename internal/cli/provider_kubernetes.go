@@ -45,8 +45,9 @@ name=N,kubeconfig=F[,context=C][,listen=ADDR][,label=k=v…] instead of
 provider of its own, so policies place orders on one or another (by name or
 by label, such as region=eu).
 
-Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
---token (none for a --dev server).`,
+Steward's URL comes from --steward-url or STEWARD_SERVER, and its bearer
+token from --token-file or --token, else STEWARD_TOKEN_FILE or STEWARD_TOKEN
+(none for a --dev server).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := logs.logger(stderr)
@@ -92,8 +93,7 @@ Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
-		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", kubeprovider.Name, "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9103", "address of the provider API")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig file of the cluster to serve")
@@ -109,7 +109,7 @@ Its bearer token for Steward comes from --token-file, STEWARD_TOKEN or
 	f.Float32Var(&cfg.Provider.QPS, "kube-qps", 100, "requests per second to the API server at most (twice as many in a burst)")
 	f.DurationVar(&cfg.Provider.RepairTimeout, "repair-timeout", 0, "how long a repair waits for the app to run again (default 2m)")
 	logs.register(f)
-	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 

@@ -16,9 +16,15 @@ import (
 // envPGAdminURL gives the admin URL without putting it on the command line.
 const envPGAdminURL = "STEWARD_PG_ADMIN_URL"
 
+// pgKeyFile is the secret key's file in the data directory.
+const pgKeyFile = "postgres-provider.key"
+
+var pgState = providerState{provider: "postgres", legacy: pgKeyFile, what: "a secret key the owners' passwords are derived from",
+	flag: "--secret-file"}
+
 func newPostgresProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg pgprovider.DaemonConfig
-	var adminURL, adminURLFile, secretFile string
+	var adminURL, adminURLFile, secretFile, dataDir string
 	var logs logFlags
 	var labels, targets []string
 	var token machineToken
@@ -32,12 +38,16 @@ comes from --admin-url-file, ` + envPGAdminURL + ` or --admin-url (visible in ps
 and its password appears in no log, event or error.
 
 The owners' passwords are derived from the provider's secret key
-(--secret-file, created on first start): keep the file, and give every
-process serving the same server the same one.
+(--secret-file, default postgres-provider.key in --data-dir, created 0600 on
+first start): keep the file, and give every process serving the same server
+the same one. The provider refuses to start while a postgres-provider.key
+an earlier version wrote in the current directory is there, and says where
+it now belongs.
 
-The provider registers with Steward (retrying until accepted) under --name,
-with each --label as its metadata (policies may place orders by them, e.g.
-region=eu). Its bearer token comes from --token-file, STEWARD_TOKEN or --token.
+The provider registers with Steward (--steward-url, or STEWARD_SERVER;
+retrying until accepted) under --name, with each --label as its metadata
+(policies may place orders by them, e.g. region=eu). Its bearer token comes
+from --token-file or --token, else STEWARD_TOKEN_FILE or STEWARD_TOKEN.
 
 One process may serve several servers: give each as --target
 name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v…] (or
@@ -64,6 +74,11 @@ reports what differs: the order shows Synced=False naming it. With
 			}
 			if cfg.Token, err = token.resolve(); err != nil {
 				return err
+			}
+			if secretFile == "" {
+				if secretFile, err = pgState.path(dataDir, pgKeyFile); err != nil {
+					return err
+				}
 			}
 			key, err := pgprovider.LoadOrCreateKey(secretFile)
 			if err != nil {
@@ -102,8 +117,7 @@ reports what differs: the order shows Synced=False naming it. With
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.StewardURLs, "steward-url", []string{"http://127.0.0.1:8080"},
-		"Steward's base URL; repeat it (or separate with commas) for several replicas, tried in turn when one cannot be reached")
+	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
 	f.StringVar(&cfg.Name, "name", pgprovider.Name, "name to register under")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9102", "address of the provider API")
 	f.StringVar(&adminURL, "admin-url", "", "postgres://user:password@host:port/database of the server and its admin role (env "+
@@ -122,9 +136,10 @@ reports what differs: the order shows Synced=False naming it. With
 		"what a comparison does with a difference: report (the order shows Synced=False) or enforce (put it back, and say so)")
 	f.StringVar(&cfg.Provider.DumpDir, "dump-dir", "",
 		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
-	f.StringVar(&secretFile, "secret-file", "postgres-provider.key", "the provider's secret key, created on first start")
+	f.StringVar(&secretFile, "secret-file", "", "the provider's secret key, created on first start (default: "+pgKeyFile+" in --data-dir)")
+	f.StringVar(&dataDir, "data-dir", "", "the directory of the provider's state, its secret key (default: "+stateDirHint(pgState)+")")
 	logs.register(f)
-	token.register(cmd, "bearer token for Steward (env STEWARD_TOKEN; empty for a --dev server)")
+	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 

@@ -27,7 +27,7 @@ import (
 //
 // What the test changes, and only in how the commands reach each other:
 // /tmp/ is a directory of the test's; the server listens on 127.0.0.1:0
-// and the others find it through STEWARD_SERVER and STEWARD_STEWARD_URL;
+// and the others (the provider too) find it through STEWARD_SERVER;
 // the provider listens on 127.0.0.1:0 and keeps its key in the test's
 // directory (STEWARD_LISTEN, STEWARD_SECRET_FILE), as a user's environment
 // could say.
@@ -79,7 +79,7 @@ func TestReadme_DatabasesWalkthrough(t *testing.T) {
 				}
 				return m != nil
 			})
-			env = append(env, "STEWARD_SERVER="+server, "STEWARD_STEWARD_URL="+server)
+			env = append(env, "STEWARD_SERVER="+server)
 		case st.args[0] == "steward" && sub == "provider":
 			startBackground(t, env, moduleDir, args)
 			poll.Until(t, "the postgres provider is registered", func() bool {

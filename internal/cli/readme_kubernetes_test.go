@@ -30,8 +30,8 @@ import (
 //
 // What the test changes, and only in how the commands reach each other:
 // /tmp/ is a directory of the test's; the server and the provider listen
-// on 127.0.0.1:0, and the others find the server through STEWARD_SERVER
-// and STEWARD_STEWARD_URL.
+// on 127.0.0.1:0, and the others (the provider too) find the server
+// through STEWARD_SERVER.
 func TestReadme_KubernetesWalkthrough(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -93,7 +93,7 @@ func TestReadme_KubernetesWalkthrough(t *testing.T) {
 				}
 				return m != nil
 			})
-			env = append(env, "STEWARD_SERVER="+server, "STEWARD_STEWARD_URL="+server)
+			env = append(env, "STEWARD_SERVER="+server)
 		case st.args[0] == "steward" && sub == "provider":
 			startBackground(t, env, moduleDir, args)
 			poll.Until(t, "the kubernetes provider is registered", func() bool {

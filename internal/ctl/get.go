@@ -211,7 +211,14 @@ func (e *env) watchList(ctx context.Context, c *conn, p printer, q listQuery, se
 	for _, o := range seen {
 		last[o.name(p.k)] = version(o)
 	}
+	// The rows keep the first table's column widths; a row that does not
+	// fit widens them, and the header is printed again above it.
 	cols := p.columns()
+	rows := make([][]string, len(seen))
+	for i, o := range seen {
+		rows[i] = p.cells(cols, o)
+	}
+	widths := newLayout(headers(cols), rows)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -264,9 +271,13 @@ func (e *env) watchList(ctx context.Context, c *conn, p printer, q listQuery, se
 			case outName:
 				_, err = fmt.Fprintln(p.w, n)
 			default:
-				// Rows of a watch are not aligned with the first table's
-				// columns beyond tab stops; kubectl does the same.
-				_, err = fmt.Fprintln(p.w, strings.ReplaceAll(p.row(cols, o), "\t", "   "))
+				row := p.cells(cols, o)
+				if widths.fit(row) {
+					err = widths.print(p.w, headers(cols))
+				}
+				if err == nil {
+					err = widths.print(p.w, row)
+				}
 			}
 			if err != nil {
 				return err

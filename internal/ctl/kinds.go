@@ -294,7 +294,50 @@ func findKind(name string) (*kind, error) {
 			return k, nil
 		}
 	}
-	return nil, usagef("unknown kind %q; the kinds are %s", name, strings.Join(kindNames(), ", "))
+	var words []string
+	for _, k := range kinds {
+		words = append(append(words, k.name), k.aliases...)
+	}
+	var near []string
+	seen := map[*kind]bool{}
+	for _, w := range closest(name, words, len(words)) {
+		if k := kindOf(w); !seen[k] && len(near) < 2 {
+			seen[k] = true
+			near = append(near, w)
+		}
+	}
+	return nil, usagef("unknown kind %q%s; the kinds are %s", name, didYouMean(near), kindList())
+}
+
+// kindOf is the kind a name or alias names.
+func kindOf(word string) *kind {
+	for _, k := range kinds {
+		if k.name == word || slices.Contains(k.aliases, word) {
+			return k
+		}
+	}
+	return nil
+}
+
+// kindList names every kind with its short aliases, as an unknown kind's
+// message lists them: "catalog-item-instances (orders, cii), …". The
+// singulars are left out: each is its plural without the s.
+func kindList() string {
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		all := append([]string{k.name}, k.aliases...)
+		var short []string
+		for _, a := range k.aliases {
+			if !slices.Contains(all, a+"s") && !slices.Contains(all, strings.TrimSuffix(a, "y")+"ies") {
+				short = append(short, a)
+			}
+		}
+		parts[i] = k.name
+		if len(short) > 0 {
+			parts[i] += " (" + strings.Join(short, ", ") + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func kindNames() []string {

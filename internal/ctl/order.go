@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 )
 
 var (
-	orders     = mustKind("catalog-item-instances")
-	operations = mustKind("operations")
+	orders       = mustKind("catalog-item-instances")
+	operations   = mustKind("operations")
+	catalogItems = mustKind("catalog-items")
 )
 
 func mustKind(name string) *kind {
@@ -62,7 +64,7 @@ func (e *env) orderCmd() *cobra.Command {
 		Example: "  steward order sleeper --id hello --set 'process.args=[\"600\"]' --wait\n" +
 			"  steward order small-fedora-vm --set vcpu.count=2 --set size=small -l env=dev",
 		Args:              usageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: e.completeIDs(&cf, mustKind("catalog-items")),
+		ValidArgsFunction: e.completeIDs(&cf, catalogItems),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(out); err != nil {
 				return err
@@ -94,9 +96,10 @@ func (e *env) orderCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+			err = e.startAndFollow(cmd.Context(), c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
 				return api.CreateCatalogItemInstance(ctx, &client.CreateCatalogItemInstanceParams{Id: opt(id)}, body)
 			}, orders, out, wait, waitFor{what: "settled"}, wf)
+			return c.nameUnknownItem(cmd.Context(), err, args[0])
 		},
 	}
 	cf.register(cmd)
@@ -110,6 +113,48 @@ func (e *env) orderCmd() *cobra.Command {
 	f.BoolVar(&wait, "wait", false, "follow the order until it settles")
 	f.StringVarP(&out, "output", "o", "", "json, yaml, wide or name (default: a table)")
 	return cmd
+}
+
+// itemsListed is how many catalog items an unknown item's message lists;
+// from a larger catalog it names the closest ones only.
+const itemsListed = 12
+
+// nameUnknownItem turns the server's "catalog item not found" for an order
+// of item into one that names it and lists the items there are (the
+// closest ones, when there are many); any other error is returned as it is.
+func (c *conn) nameUnknownItem(ctx context.Context, err error, item string) error {
+	var p *client.ProblemError
+	if !errors.As(err, &p) || p.Reason != "CATALOG_ITEM_NOT_FOUND" {
+		return err
+	}
+	objs, lerr := c.listObjects(ctx, catalogItems, listQuery{limit: 1000})
+	if lerr != nil {
+		return err
+	}
+	ids := make([]string, len(objs))
+	for i, o := range objs {
+		ids[i] = o.str("id")
+	}
+	named := *p
+	named.Detail = unknownItemDetail(item, ids)
+	return &named
+}
+
+// unknownItemDetail says that no catalog item is item, and which ones
+// there are: all of ids, or from a larger catalog the closest to item.
+func unknownItemDetail(item string, ids []string) string {
+	detail := fmt.Sprintf("no catalog item %q", item)
+	near := closest(item, ids, 5)
+	switch {
+	case len(ids) == 0:
+		return detail + "; the catalog has no items"
+	case len(ids) <= itemsListed:
+		return detail + didYouMean(near[:min(1, len(near))]) + "; the catalog items are " + strings.Join(ids, ", ")
+	case len(near) > 0:
+		return detail + fmt.Sprintf("; the closest of the %d catalog items: %s (steward get items lists them all)",
+			len(ids), strings.Join(near, ", "))
+	}
+	return detail + fmt.Sprintf("; none of the %d catalog items is close: steward get items lists them", len(ids))
 }
 
 // startAndFollow makes a call that answers a resource of kind k (a new

@@ -7,8 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -247,17 +247,70 @@ func (p printer) list(objs []object) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 8, 3, ' ', 0)
 	cols := p.columns()
-	headers := make([]string, len(cols))
+	rows := make([][]string, len(objs))
+	for i, o := range objs {
+		rows[i] = p.cells(cols, o)
+	}
+	t := newLayout(headers(cols), rows)
+	if err := t.print(p.w, headers(cols)); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := t.print(p.w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func headers(cols []column) []string {
+	h := make([]string, len(cols))
 	for i, c := range cols {
-		headers[i] = c.header
+		h[i] = c.header
 	}
-	fmt.Fprintln(tw, strings.Join(headers, "\t"))
-	for _, o := range objs {
-		fmt.Fprintln(tw, p.row(cols, o))
+	return h
+}
+
+// layout is a table's column widths, the widest cell of each column but
+// the last, which is printed as it is; three spaces part the columns.
+type layout struct{ widths []int }
+
+// columnGap is the space between two columns.
+const columnGap = 3
+
+func newLayout(header []string, rows [][]string) *layout {
+	t := &layout{widths: make([]int, len(header))}
+	t.fit(header)
+	for _, r := range rows {
+		t.fit(r)
 	}
-	return tw.Flush()
+	return t
+}
+
+// fit widens the columns a row's cells do not fit in, and says whether
+// any was.
+func (t *layout) fit(cells []string) (grew bool) {
+	for i, c := range cells[:max(0, len(cells)-1)] {
+		if n := utf8.RuneCountInString(c); n > t.widths[i] {
+			t.widths[i], grew = n, true
+		}
+	}
+	return grew
+}
+
+// print writes one line of cells, each padded to its column's width.
+func (t *layout) print(w io.Writer, cells []string) error {
+	var b strings.Builder
+	for i, c := range cells {
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			b.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)+columnGap))
+		}
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // one prints a single object: its one-row table, or the object itself.
@@ -282,17 +335,18 @@ func (p printer) columns() []column {
 	return cols
 }
 
-func (p printer) row(cols []column, o object) string {
+// cells are an object's cells in a table: "<none>" for an empty one, and
+// no tab or newline, which would break the table's alignment.
+func (p printer) cells(cols []column, o object) []string {
 	cells := make([]string, len(cols))
 	for i, c := range cols {
 		cells[i] = c.cell(o, p.now)
 		if cells[i] == "" {
 			cells[i] = "<none>"
 		}
-		// A tab or newline in a value would break the table's alignment.
 		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(cells[i])
 	}
-	return strings.Join(cells, "\t")
+	return cells
 }
 
 // encode writes v as indented JSON, or as YAML.
