@@ -33,6 +33,8 @@ func problems() httpapi.Problems {
 	isInvalid := func(err error) bool { var e *invalid.Error; return errors.As(err, &e) }
 	return append(httpapi.BaseProblems(),
 		httpapi.Mapping{Match: isInvalid, Status: http.StatusBadRequest, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
+		httpapi.Mapping{Match: func(err error) bool { var e *invalid.ImmutableError; return errors.As(err, &e) },
+			Status: http.StatusBadRequest, Reason: "IMMUTABLE", Title: "Member cannot be changed"},
 		httpapi.Mapping{Err: store.ErrInvalidPageToken, Status: http.StatusBadRequest, Reason: "INVALID_PAGE_TOKEN", Title: "Invalid page token"},
 		httpapi.Mapping{Err: store.ErrStale, Status: http.StatusPreconditionFailed, Reason: "PRECONDITION_FAILED", Title: "Precondition failed"},
 		httpapi.Mapping{Err: catalog.ErrServiceTypeNotFound, Status: http.StatusNotFound, Reason: "SERVICE_TYPE_NOT_FOUND", Title: "Service type not found"},

@@ -195,7 +195,7 @@ func applyPatch(it *Item, p ItemPatch) error {
 	if p.ServiceType != nil {
 		var st *string
 		if err := json.Unmarshal(p.ServiceType, &st); err != nil || st == nil || *st != it.ServiceType {
-			errs.Add("service_type", "cannot change (it is %q): create another catalog item", it.ServiceType)
+			return invalid.Immutable("service_type", it.ServiceType)
 		}
 	}
 	if p.Defaults != nil {

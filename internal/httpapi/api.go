@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,9 @@ type API struct {
 	// allProjects are the list routes that take ProjectHeader
 	// auth.AllProjects from an admin (ListsAllProjects).
 	allProjects map[string]bool
+	// handlers are the registered handlers by pattern, for the reads
+	// checkImmutable makes; written before serving, read-only after.
+	handlers map[string]HandlerFunc
 }
 
 // ListsAllProjects lets an admin send `Steward-Project: *` to the list
@@ -130,7 +134,7 @@ func New(cfg Config) (*API, error) {
 	if len(cfg.PageKey) < pageKeySize {
 		return nil, fmt.Errorf("httpapi: Config.PageKey has %d bytes, want at least %d", len(cfg.PageKey), pageKeySize)
 	}
-	a := &API{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer)}
+	a := &API{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer), handlers: map[string]HandlerFunc{}}
 	if cfg.Spec != nil {
 		v, err := newValidator(cfg.Spec)
 		if err != nil {
@@ -149,6 +153,7 @@ func (a *API) Handle(pattern string, h HandlerFunc) {
 	if a.validator != nil && a.validator.routes[pattern] == nil {
 		a.undocumented = append(a.undocumented, pattern)
 	}
+	a.handlers[pattern] = h
 	a.mux.Handle(muxPattern(pattern), a.route(pattern, h, true))
 }
 
@@ -237,7 +242,7 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 		}
 		// Before the audit record begins: a create's id may come from its body.
-		stripErr := a.stripOutputOnly(r, pattern)
+		immutable, stripErr := a.stripOutputOnly(r, pattern)
 		if audit {
 			r = r.WithContext(a.cfg.Audit.Begin(r.Context(), a.auditEntry(r, pattern)))
 			defer func() { a.cfg.Audit.Finish(r.Context(), statusOf(w), info.reason) }()
@@ -256,6 +261,10 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 				return
 			}
 		}
+		if err := a.checkImmutable(r, pattern, immutable); err != nil {
+			a.WriteError(w, r, err)
+			return
+		}
 		if r.Method == http.MethodPost && a.cfg.Idempotency != nil && r.Header.Get(IdempotencyKeyHeader) != "" {
 			a.cfg.Idempotency.serve(w, r, a, h)
 			return
@@ -267,10 +276,11 @@ func (a *API) route(pattern string, h HandlerFunc, authenticate bool) http.Handl
 }
 
 // stripOutputOnly drops the output-only members of a create or update
-// body (outputOnly).
-func (a *API) stripOutputOnly(r *http.Request, pattern string) error {
+// body and returns the immutable members an update's body names
+// (outputOnly).
+func (a *API) stripOutputOnly(r *http.Request, pattern string) (map[string]json.RawMessage, error) {
 	if a.validator == nil || a.validator.outputOnly[pattern] == nil || checkQuery(r.URL.RawQuery) != nil {
-		return nil
+		return nil, nil
 	}
 	return a.validator.outputOnly[pattern].strip(r)
 }

@@ -25,6 +25,10 @@ type outputOnly struct {
 	// not take "id" itself: a body's "id" names the new resource when the
 	// query does not, and must equal it when it does.
 	namesID bool
+	// immutable, on an update, are the members of the resource fixed at
+	// create (its schema's x-steward-immutable), output-only or not: a
+	// body naming one is checked against the resource (checkImmutable).
+	immutable map[string]bool
 }
 
 // outputOnlyMembers works out a route's output-only members from the
@@ -61,6 +65,9 @@ func outputOnlyMembers(route *routers.Route) *outputOnly {
 			o.members[name] = true
 		}
 	}
+	if update {
+		o.immutable = immutableMembers(answer)
+	}
 	if create && !taken["id"] {
 		for _, p := range route.Operation.Parameters {
 			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery && p.Value.Name == "id" {
@@ -68,7 +75,7 @@ func outputOnlyMembers(route *routers.Route) *outputOnly {
 			}
 		}
 	}
-	if len(o.members) == 0 && !o.namesID {
+	if len(o.members) == 0 && !o.namesID && len(o.immutable) == 0 {
 		return nil
 	}
 	return o
@@ -104,32 +111,41 @@ func properties(s *openapi3.Schema) map[string]bool {
 }
 
 // strip removes the output-only members from r's body and, on a create,
-// moves a body's "id" to ?id=. A body that is not a JSON object is left for
-// the validator to refuse. It runs before the request is audited, so the
-// record names the id the body gave.
-func (o *outputOnly) strip(r *http.Request) error {
+// moves a body's "id" to ?id=. On an update it returns the immutable
+// members the body names, with their values, for checkImmutable. A body
+// that is not a JSON object is left for the validator to refuse. It runs
+// before the request is audited, so the record names the id the body gave.
+func (o *outputOnly) strip(r *http.Request) (named map[string]json.RawMessage, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return decodeError(err)
+		return nil, decodeError(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) != nil {
-		return nil
+		return nil, nil
+	}
+	for name, raw := range members {
+		if o.immutable[name] {
+			if named == nil {
+				named = map[string]json.RawMessage{}
+			}
+			named[name] = raw
+		}
 	}
 	changed := false
 	if raw, ok := members["id"]; ok && o.namesID {
 		var id string
 		if err := json.Unmarshal(raw, &id); err != nil {
-			return invalid.New("id", "must be a string")
+			return nil, invalid.New("id", "must be a string")
 		}
 		q := r.URL.Query()
 		switch query := q.Get("id"); {
 		case q.Has("id") && query != id:
-			return &idMismatchError{query: query, body: id}
+			return nil, &idMismatchError{query: query, body: id}
 		case !q.Has("id"):
 			q.Set("id", id)
 			r.URL.RawQuery = q.Encode()
@@ -144,14 +160,14 @@ func (o *outputOnly) strip(r *http.Request) error {
 		}
 	}
 	if !changed {
-		return nil
+		return named, nil
 	}
 	if body, err = json.Marshal(members); err != nil {
-		return fmt.Errorf("httpapi: re-encode the body: %w", err)
+		return nil, fmt.Errorf("httpapi: re-encode the body: %w", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	return nil
+	return named, nil
 }
 
 // idMismatchError refuses a create whose body names another id than ?id=.

@@ -1,9 +1,11 @@
 // Package invalid carries field validation failures from any domain to the
 // HTTP layer, which answers them with 400 INVALID_ARGUMENT and a "fields"
-// member naming each bad field (STYLE §5).
+// member naming each bad field (STYLE §5), and updates that would change a
+// member fixed at create, answered 400 IMMUTABLE ([ImmutableError]).
 package invalid
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -55,4 +57,43 @@ func (es *Errors) Err() error {
 		return nil
 	}
 	return &Error{Fields: es.fields}
+}
+
+// ImmutableError refuses an update that gives a member fixed at create (a
+// policy's policy_type, an order's catalog_item_id, any resource's id) a
+// value other than its current one: AIP-203's IMMUTABLE, answered 400
+// IMMUTABLE with a "fields" member naming each such member. Naming the member
+// with its current value is no change and is not refused, so a resource read
+// with GET can be sent back. Build it with [Immutable].
+type ImmutableError struct {
+	Fields []Field
+}
+
+// Immutable returns an ImmutableError for member, whose message shows its
+// current value as JSON (`cannot be changed (it is "GLOBAL")`).
+func Immutable(member string, current any) *ImmutableError {
+	shown, err := json.Marshal(current)
+	if err != nil {
+		shown = fmt.Appendf(nil, "%v", current)
+	}
+	return &ImmutableError{Fields: []Field{{Field: member, Message: "cannot be changed (it is " + string(shown) + ")"}}}
+}
+
+// Add records another member that the update would change.
+func (e *ImmutableError) Add(member string, current any) {
+	e.Fields = append(e.Fields, Immutable(member, current).Fields...)
+}
+
+// Error names each member: `policy_type cannot be changed (it is "GLOBAL")`.
+func (e *ImmutableError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + " " + f.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ProblemFields adds the members to the problem+json body, as [Error] does.
+func (e *ImmutableError) ProblemFields() map[string]any {
+	return map[string]any{"fields": e.Fields}
 }

@@ -151,7 +151,7 @@ func (patch Patch) apply(p Policy) (Policy, error) {
 		return Policy{}, fmt.Errorf("decode patched policy: %w", err)
 	}
 	if m.PolicyType != p.PolicyType {
-		return Policy{}, invalid.New("policy_type", "cannot change: create a new policy in the other level")
+		return Policy{}, invalid.Immutable("policy_type", p.PolicyType)
 	}
 	p.DisplayName, p.Priority, p.LabelSelector, p.RegoCode, p.Enabled =
 		m.DisplayName, m.Priority, m.LabelSelector, m.RegoCode, m.Enabled

@@ -25,6 +25,7 @@ import (
 func problems() httpapi.Problems {
 	return append(httpapi.BaseProblems(),
 		httpapi.Mapping{Match: isInvalid, Status: http.StatusBadRequest, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
+		httpapi.Mapping{Match: isImmutable, Status: http.StatusBadRequest, Reason: "IMMUTABLE", Title: "Member cannot be changed"},
 		httpapi.Mapping{Err: store.ErrInvalidPageToken, Status: http.StatusBadRequest, Reason: "INVALID_PAGE_TOKEN", Title: "Invalid page token"},
 		httpapi.Mapping{Err: store.ErrStale, Status: http.StatusPreconditionFailed, Reason: "PRECONDITION_FAILED", Title: "Precondition failed"},
 		httpapi.Mapping{Err: auth.ErrUnauthenticated, Status: http.StatusUnauthorized, Reason: "UNAUTHENTICATED", Title: "Unauthenticated"},
@@ -120,5 +121,10 @@ func isProviderError(err error) bool {
 
 func isInvalid(err error) bool {
 	var e *invalid.Error
+	return errors.As(err, &e)
+}
+
+func isImmutable(err error) bool {
+	var e *invalid.ImmutableError
 	return errors.As(err, &e)
 }

@@ -1131,7 +1131,7 @@ type CatalogItemInUseProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1330,7 +1330,8 @@ type CatalogItemInstanceUpdate struct {
 
 // CatalogItemUpdate A merge patch of a catalog item: `display_name` replaces (null: back to the id),
 // `defaults` merges (null members remove properties; null empties them), `fields`
-// replaces the list (null empties it). `service_type` cannot change.
+// replaces the list (null empties it). `service_type` cannot change: any other
+// value than the current one is 400 `IMMUTABLE`.
 type CatalogItemUpdate struct {
 	Defaults    *map[string]interface{} `json:"defaults,omitempty"`
 	DisplayName *string                 `json:"display_name,omitempty"`
@@ -1639,7 +1640,7 @@ type InstanceOutcomeProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1699,7 +1700,7 @@ type InvalidPolicyProblem struct {
 	Detail *string   `json:"detail,omitempty"`
 	Errors *[]string `json:"errors,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1828,7 +1829,7 @@ type LifecycleInUseProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1878,11 +1879,13 @@ type LifecycleInUseProblem struct {
 // LifecycleInput A lifecycle definition as a create or a replacement sends it: in full
 // (`initial_state`, `states`, `transfers`) or as `compact`. With `compact`, the full
 // members must be left out or equal its expansion. Closed, but a GET's answer may be
-// sent back as it is: its read-only members (`path`, `builtin`, `create_time`,
-// `update_time`, `etag`) are listed here, accepted and ignored; any other member is
-// refused with 400 `INVALID_ARGUMENT` naming it.
+// sent back as it is: its read-only members are listed here and accepted
+// (`update_time` and `etag` are ignored; `id`, `path`, `builtin` and `create_time`
+// on a replacement must be the lifecycle's, else 400 `IMMUTABLE`); any other member
+// is refused with 400 `INVALID_ARGUMENT` naming it.
 type LifecycleInput struct {
-	// Builtin Read-only (a GET's answer sent back); ignored.
+	// Builtin Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
+	// lifecycle's (else 400 `IMMUTABLE`).
 	Builtin *bool `json:"builtin,omitempty"`
 
 	// Compact A lifecycle in compact form, expanded by the server. `states` maps each state's
@@ -1899,7 +1902,8 @@ type LifecycleInput struct {
 	// line's transfers, then the abort edges, then the on_delete ones.
 	Compact *LifecycleCompact `json:"compact,omitempty"`
 
-	// CreateTime Read-only (a GET's answer sent back); ignored.
+	// CreateTime Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
+	// lifecycle's (else 400 `IMMUTABLE`).
 	CreateTime *string `json:"create_time,omitempty"`
 
 	// Etag Read-only (a GET's answer sent back); ignored. Send the etag in `If-Match`.
@@ -1907,7 +1911,7 @@ type LifecycleInput struct {
 
 	// Id On a create, the id when `?id=` is absent (they must agree when both are
 	// given; a new id follows AEP-122, as `ClientId`); on a replacement, the path's
-	// id if present.
+	// id if present (another is 400 `IMMUTABLE`).
 	//
 	//
 	// Example: approval
@@ -1918,7 +1922,8 @@ type LifecycleInput struct {
 	// Example: start
 	InitialState *string `json:"initial_state,omitempty"`
 
-	// Path Read-only (a GET's answer sent back); ignored.
+	// Path Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
+	// lifecycle's (else 400 `IMMUTABLE`).
 	Path      *string                   `json:"path,omitempty"`
 	States    *[]LifecycleStateInput    `json:"states,omitempty"`
 	Transfers *[]LifecycleTransferInput `json:"transfers,omitempty"`
@@ -2303,7 +2308,7 @@ type PolicyProblem struct {
 	// Field With `POLICY_CONFLICT`, the field at stake (`provider` for the provider choice).
 	Field *string `json:"field,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2358,7 +2363,9 @@ type PolicyProblem struct {
 // PolicyType A policy's level; every GLOBAL policy runs before every TENANT one, those before every USER one.
 type PolicyType string
 
-// PolicyUpdate A JSON merge patch of a policy; absent members are kept.
+// PolicyUpdate A JSON merge patch of a policy; absent members are kept. `policy_type` cannot
+// change: a GET's answer sent back may name it with its current value, any other
+// is 400 `IMMUTABLE`.
 type PolicyUpdate struct {
 	DisplayName *string `json:"display_name,omitempty"`
 	Enabled     *bool   `json:"enabled,omitempty"`
@@ -2378,7 +2385,7 @@ type Problem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2506,7 +2513,7 @@ type ProviderErrorProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2665,7 +2672,8 @@ type ProviderStatus string
 
 // ProviderUpdate A merge patch of a provider's registration: members present replace the current
 // ones; `null` clears `operations` or removes `metadata`/`capacity` entries (or all
-// of them). `name` cannot change.
+// of them). `name` cannot change: a GET's answer sent back may name it with its
+// current value, any other is 400 `IMMUTABLE`.
 type ProviderUpdate struct {
 	// Capacity Capacity dimensions to set (an integer ≥ 0) or remove (`null`).
 	Capacity *map[string]*int64 `json:"capacity,omitempty"`
@@ -2787,7 +2795,7 @@ type RepairProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -6769,8 +6777,8 @@ type ClientInterface interface {
 	// ReplaceLifecycleWithBody Replace a lifecycle
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-	// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-	// and full members sent beside `compact` must equal its expansion (set `compact` to
+	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -6784,8 +6792,8 @@ type ClientInterface interface {
 	// ReplaceLifecycle Replace a lifecycle
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-	// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-	// and full members sent beside `compact` must equal its expansion (set `compact` to
+	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -8626,8 +8634,8 @@ func (c *Client) GetLifecycle(ctx context.Context, lifecycleId LifecycleId, reqE
 // ReplaceLifecycleWithBody Replace a lifecycle
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-// and full members sent beside `compact` must equal its expansion (set `compact` to
+// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -8651,8 +8659,8 @@ func (c *Client) ReplaceLifecycleWithBody(ctx context.Context, lifecycleId Lifec
 // ReplaceLifecycle Replace a lifecycle
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-// and full members sent beside `compact` must equal its expansion (set `compact` to
+// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -15101,8 +15109,8 @@ type ClientWithResponsesInterface interface {
 	// ReplaceLifecycleWithBodyWithResponse Replace a lifecycle
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-	// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-	// and full members sent beside `compact` must equal its expansion (set `compact` to
+	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -15116,8 +15124,8 @@ type ClientWithResponsesInterface interface {
 	// ReplaceLifecycleWithResponse Replace a lifecycle
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-	// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-	// and full members sent beside `compact` must equal its expansion (set `compact` to
+	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -22215,8 +22223,8 @@ func (c *ClientWithResponses) GetLifecycleWithResponse(ctx context.Context, life
 // ReplaceLifecycleWithBodyWithResponse Replace a lifecycle
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-// and full members sent beside `compact` must equal its expansion (set `compact` to
+// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -22236,8 +22244,8 @@ func (c *ClientWithResponses) ReplaceLifecycleWithBodyWithResponse(ctx context.C
 // ReplaceLifecycleWithResponse Replace a lifecycle
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
-// may be sent back as it is: read-only members are ignored, `id` must be the path's,
-// and full members sent beside `compact` must equal its expansion (set `compact` to
+// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
+// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
