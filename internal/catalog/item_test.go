@@ -28,10 +28,15 @@ func item(tb testing.TB, s string) Item {
 func fieldsOf(tb testing.TB, err error) []invalid.Field {
 	tb.Helper()
 	var inv *invalid.Error
-	if !errors.As(err, &inv) {
-		tb.Fatalf("error = %v (%T), want *invalid.Error", err, err)
+	var imm *invalid.ImmutableError
+	switch {
+	case errors.As(err, &inv):
+		return inv.Fields
+	case errors.As(err, &imm):
+		return imm.Fields
 	}
-	return inv.Fields
+	tb.Fatalf("error = %v (%T), want *invalid.Error or *invalid.ImmutableError", err, err)
+	return nil
 }
 
 func TestCheckItem(t *testing.T) {

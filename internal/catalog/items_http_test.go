@@ -157,7 +157,7 @@ func TestCatalogItem_PatchIsAMergePatchAndHonoursIfMatch(t *testing.T) {
 		e.do(t, "PATCH", "/api/v1/catalog-items/small-fedora-vm", `{"display_name": "Stale"}`, "If-Match", v1.ETag).
 			wantProblem(t, http.StatusPreconditionFailed, "PRECONDITION_FAILED")
 		p := e.do(t, "PATCH", "/api/v1/catalog-items/small-fedora-vm", `{"service_type": "container"}`).
-			wantProblem(t, http.StatusBadRequest, "IMMUTABLE")
+			wantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		if len(p.Fields) != 1 || p.Fields[0].Field != "service_type" {
 			t.Errorf("service_type change: fields %+v", p.Fields)
 		}

@@ -67,7 +67,7 @@ func TestAPI_ImmutableMembersAreCheckedAgainstTheResource(t *testing.T) {
 	api, err := httpapi.New(httpapi.Config{Logger: slog.New(slog.NewTextHandler(t.Output(), nil)), Auth: tokenAuth{}, Spec: spec,
 		Problems: append(httpapi.BaseProblems(),
 			httpapi.Mapping{Match: func(err error) bool { var e *invalid.ImmutableError; return errors.As(err, &e) },
-				Status: 400, Reason: "IMMUTABLE", Title: "Member cannot be changed"},
+				Status: 400, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
 			httpapi.Mapping{Err: errWidgetGone, Status: 404, Reason: "WIDGET_NOT_FOUND", Title: "Widget not found"})})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestAPI_ImmutableMembersAreCheckedAgainstTheResource(t *testing.T) {
 			if tc.fields == nil {
 				return
 			}
-			if got := a.reason(t); got != "IMMUTABLE" {
+			if got := a.reason(t); got != "INVALID_ARGUMENT" {
 				t.Fatalf("reason = %s, want IMMUTABLE", got)
 			}
 			var p struct{ Fields []invalid.Field }

@@ -235,7 +235,7 @@ func TestLifecycle_ReplaceHonoursIfMatch(t *testing.T) {
 		}
 		body := mini()
 		body["id"] = "other"
-		p = s.Do(t, "PUT", "/api/v1/lifecycles/mini", body).WantProblem(t, http.StatusBadRequest, "IMMUTABLE")
+		p = s.Do(t, "PUT", "/api/v1/lifecycles/mini", body).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		if diff := cmp.Diff([]string{"id"}, fields(p)); diff != "" {
 			t.Errorf("id change: fields -want +got:\n%s", diff)
 		}

@@ -28,7 +28,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Match: func(err error) bool { var e *invalid.Error; return errors.As(err, &e) },
 			Status: http.StatusBadRequest, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
 		httpapi.Mapping{Match: func(err error) bool { var e *invalid.ImmutableError; return errors.As(err, &e) },
-			Status: http.StatusBadRequest, Reason: "IMMUTABLE", Title: "Member cannot be changed"},
+			Status: http.StatusBadRequest, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
 		httpapi.Mapping{Err: store.ErrStale, Status: http.StatusPreconditionFailed, Reason: "PRECONDITION_FAILED", Title: "Precondition failed"},
 		httpapi.Mapping{Err: policy.ErrPolicyNotFound, Status: http.StatusNotFound, Reason: "POLICY_NOT_FOUND", Title: "Policy not found"},
 		httpapi.Mapping{Err: policy.ErrPolicyExists, Status: http.StatusConflict, Reason: "POLICY_ALREADY_EXISTS", Title: "Policy already exists"},

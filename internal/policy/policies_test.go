@@ -72,7 +72,7 @@ func TestPolicies_CreateGetListPatchDelete(t *testing.T) {
 			problem(t, http.StatusPreconditionFailed, "PRECONDITION_FAILED")
 		e.do(t, "DELETE", "/api/v1/policies/small-vms", nil, "If-Match", created.ETag).
 			problem(t, http.StatusPreconditionFailed, "PRECONDITION_FAILED")
-		e.do(t, "PATCH", "/api/v1/policies/small-vms", map[string]any{"policy_type": "USER"}).problem(t, http.StatusBadRequest, "IMMUTABLE")
+		e.do(t, "PATCH", "/api/v1/policies/small-vms", map[string]any{"policy_type": "USER"}).problem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		e.do(t, "PATCH", "/api/v1/policies/small-vms", map[string]any{"priority": "high"}).problem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 		e.do(t, "PATCH", "/api/v1/policies/nope", map[string]any{"priority": 3}).problem(t, http.StatusNotFound, "POLICY_NOT_FOUND")
 

@@ -128,7 +128,7 @@ func TestUpdate_ImmutableMembersRefused(t *testing.T) {
 					t.Run(member, func(t *testing.T) {
 						body := u.body()
 						body[member] = u.changed[member]
-						p := s.Do(t, u.method, u.path, body).WantProblem(t, http.StatusBadRequest, "IMMUTABLE")
+						p := s.Do(t, u.method, u.path, body).WantProblem(t, http.StatusBadRequest, "INVALID_ARGUMENT")
 						if msgs := fieldsNamed(p, member); len(p.Fields) != 1 || len(msgs) != 1 ||
 							!strings.HasPrefix(msgs[0], "cannot be changed (it is ") {
 							t.Errorf("fields = %v, want one: %s: cannot be changed (it is …)", p.Fields, member)

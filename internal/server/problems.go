@@ -25,7 +25,6 @@ import (
 func problems() httpapi.Problems {
 	return append(httpapi.BaseProblems(),
 		httpapi.Mapping{Match: isInvalid, Status: http.StatusBadRequest, Reason: "INVALID_ARGUMENT", Title: "Invalid argument"},
-		httpapi.Mapping{Match: isImmutable, Status: http.StatusBadRequest, Reason: "IMMUTABLE", Title: "Member cannot be changed"},
 		httpapi.Mapping{Err: store.ErrInvalidPageToken, Status: http.StatusBadRequest, Reason: "INVALID_PAGE_TOKEN", Title: "Invalid page token"},
 		httpapi.Mapping{Err: store.ErrStale, Status: http.StatusPreconditionFailed, Reason: "PRECONDITION_FAILED", Title: "Precondition failed"},
 		httpapi.Mapping{Err: auth.ErrUnauthenticated, Status: http.StatusUnauthorized, Reason: "UNAUTHENTICATED", Title: "Unauthenticated"},
@@ -119,12 +118,11 @@ func isProviderError(err error) bool {
 	return errors.As(err, &e)
 }
 
+// isInvalid matches invalid input, a member fixed at create given another
+// value too: the contract answers both INVALID_ARGUMENT naming the member
+// (AIP-203's IMMUTABLE is the kind, not the reason).
 func isInvalid(err error) bool {
 	var e *invalid.Error
-	return errors.As(err, &e)
-}
-
-func isImmutable(err error) bool {
-	var e *invalid.ImmutableError
-	return errors.As(err, &e)
+	var imm *invalid.ImmutableError
+	return errors.As(err, &e) || errors.As(err, &imm)
 }
