@@ -91,7 +91,7 @@ func TestAPI_ImmutableMembersAreCheckedAgainstTheResource(t *testing.T) {
 	cases := []struct {
 		name, path, body string
 		status           int
-		// fields are an IMMUTABLE problem's.
+		// fields are an immutable-member problem's.
 		fields []invalid.Field
 	}{
 		{name: "another kind", path: "/api/v1/gadgets/g1", body: `{"name":"new","kind":"fan"}`, status: 400,
@@ -119,7 +119,7 @@ func TestAPI_ImmutableMembersAreCheckedAgainstTheResource(t *testing.T) {
 				return
 			}
 			if got := a.reason(t); got != "INVALID_ARGUMENT" {
-				t.Fatalf("reason = %s, want IMMUTABLE", got)
+				t.Fatalf("reason = %s, want INVALID_ARGUMENT", got)
 			}
 			var p struct{ Fields []invalid.Field }
 			if err := json.Unmarshal(a.body, &p); err != nil {

@@ -1,7 +1,7 @@
 // Package invalid carries field validation failures from any domain to the
 // HTTP layer, which answers them with 400 INVALID_ARGUMENT and a "fields"
 // member naming each bad field (STYLE §5), and updates that would change a
-// member fixed at create, answered 400 IMMUTABLE ([ImmutableError]).
+// member fixed at create, answered 400 INVALID_ARGUMENT ([ImmutableError]).
 package invalid
 
 import (
@@ -62,7 +62,7 @@ func (es *Errors) Err() error {
 // ImmutableError refuses an update that gives a member fixed at create (a
 // policy's policy_type, an order's catalog_item_id, any resource's id) a
 // value other than its current one: AIP-203's IMMUTABLE, answered 400
-// IMMUTABLE with a "fields" member naming each such member. Naming the member
+// INVALID_ARGUMENT with a "fields" member naming each such member. Naming the member
 // with its current value is no change and is not refused, so a resource read
 // with GET can be sent back. Build it with [Immutable].
 type ImmutableError struct {

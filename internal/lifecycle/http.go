@@ -39,7 +39,7 @@ func writeLifecycle(w http.ResponseWriter, status int, l Lifecycle) error {
 
 // sourceBody is a POST or PUT body: a definition in full or compact form.
 // id is optional; POST takes it when ?id= is absent, and on PUT it must be
-// the path's (400 IMMUTABLE), so that a GET's answer can be sent back.
+// the path's (400 INVALID_ARGUMENT), so that a GET's answer can be sent back.
 type sourceBody struct {
 	ID string `json:"id"`
 	statemachine.Definition
@@ -99,7 +99,7 @@ func (s *Service) handleReplace(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	// A body's id other than the path's was refused as IMMUTABLE before
+	// A body's id other than the path's was refused (a member fixed at create) before
 	// (httpapi, from x-steward-immutable).
 	l, err := s.Replace(r.Context(), ReplaceParams{ID: r.PathValue("lifecycle_id"), Source: body.source(), IfMatch: ifMatch})
 	if err != nil {

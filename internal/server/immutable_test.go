@@ -97,7 +97,7 @@ func immutableUpdates() map[string]immutableUpdate {
 // Issue 46, item 2: an update that gives a member fixed at create (a
 // policy's policy_type, a catalog item's service_type, an order's
 // catalog_item_id, a provider's name, any resource's id, path and
-// create_time) another value is refused with 400 IMMUTABLE naming it, and
+// create_time) another value is refused with 400 INVALID_ARGUMENT naming it, and
 // changes nothing, where it used to answer 200 and keep the old value. The
 // same update naming each member with its current value is accepted. The
 // members come from api/openapi.yaml (x-steward-immutable), so one listed

@@ -1131,7 +1131,7 @@ type CatalogItemInUseProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1331,7 +1331,7 @@ type CatalogItemInstanceUpdate struct {
 // CatalogItemUpdate A merge patch of a catalog item: `display_name` replaces (null: back to the id),
 // `defaults` merges (null members remove properties; null empties them), `fields`
 // replaces the list (null empties it). `service_type` cannot change: any other
-// value than the current one is 400 `IMMUTABLE`.
+// value than the current one is 400 `INVALID_ARGUMENT`.
 type CatalogItemUpdate struct {
 	Defaults    *map[string]interface{} `json:"defaults,omitempty"`
 	DisplayName *string                 `json:"display_name,omitempty"`
@@ -1640,7 +1640,7 @@ type InstanceOutcomeProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1700,7 +1700,7 @@ type InvalidPolicyProblem struct {
 	Detail *string   `json:"detail,omitempty"`
 	Errors *[]string `json:"errors,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1829,7 +1829,7 @@ type LifecycleInUseProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -1881,11 +1881,11 @@ type LifecycleInUseProblem struct {
 // members must be left out or equal its expansion. Closed, but a GET's answer may be
 // sent back as it is: its read-only members are listed here and accepted
 // (`update_time` and `etag` are ignored; `id`, `path`, `builtin` and `create_time`
-// on a replacement must be the lifecycle's, else 400 `IMMUTABLE`); any other member
+// on a replacement must be the lifecycle's, else 400 `INVALID_ARGUMENT`); any other member
 // is refused with 400 `INVALID_ARGUMENT` naming it.
 type LifecycleInput struct {
 	// Builtin Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
-	// lifecycle's (else 400 `IMMUTABLE`).
+	// lifecycle's (else 400 `INVALID_ARGUMENT`).
 	Builtin *bool `json:"builtin,omitempty"`
 
 	// Compact A lifecycle in compact form, expanded by the server. `states` maps each state's
@@ -1903,7 +1903,7 @@ type LifecycleInput struct {
 	Compact *LifecycleCompact `json:"compact,omitempty"`
 
 	// CreateTime Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
-	// lifecycle's (else 400 `IMMUTABLE`).
+	// lifecycle's (else 400 `INVALID_ARGUMENT`).
 	CreateTime *string `json:"create_time,omitempty"`
 
 	// Etag Read-only (a GET's answer sent back); ignored. Send the etag in `If-Match`.
@@ -1911,7 +1911,7 @@ type LifecycleInput struct {
 
 	// Id On a create, the id when `?id=` is absent (they must agree when both are
 	// given; a new id follows AEP-122, as `ClientId`); on a replacement, the path's
-	// id if present (another is 400 `IMMUTABLE`).
+	// id if present (another is 400 `INVALID_ARGUMENT`).
 	//
 	//
 	// Example: approval
@@ -1923,7 +1923,7 @@ type LifecycleInput struct {
 	InitialState *string `json:"initial_state,omitempty"`
 
 	// Path Read-only (a GET's answer sent back): ignored on a create; on a replacement, the
-	// lifecycle's (else 400 `IMMUTABLE`).
+	// lifecycle's (else 400 `INVALID_ARGUMENT`).
 	Path      *string                   `json:"path,omitempty"`
 	States    *[]LifecycleStateInput    `json:"states,omitempty"`
 	Transfers *[]LifecycleTransferInput `json:"transfers,omitempty"`
@@ -2308,7 +2308,7 @@ type PolicyProblem struct {
 	// Field With `POLICY_CONFLICT`, the field at stake (`provider` for the provider choice).
 	Field *string `json:"field,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2365,7 +2365,7 @@ type PolicyType string
 
 // PolicyUpdate A JSON merge patch of a policy; absent members are kept. `policy_type` cannot
 // change: a GET's answer sent back may name it with its current value, any other
-// is 400 `IMMUTABLE`.
+// is 400 `INVALID_ARGUMENT`.
 type PolicyUpdate struct {
 	DisplayName *string `json:"display_name,omitempty"`
 	Enabled     *bool   `json:"enabled,omitempty"`
@@ -2385,7 +2385,7 @@ type Problem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2513,7 +2513,7 @@ type ProviderErrorProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -2673,7 +2673,7 @@ type ProviderStatus string
 // ProviderUpdate A merge patch of a provider's registration: members present replace the current
 // ones; `null` clears `operations` or removes `metadata`/`capacity` entries (or all
 // of them). `name` cannot change: a GET's answer sent back may name it with its
-// current value, any other is 400 `IMMUTABLE`.
+// current value, any other is 400 `INVALID_ARGUMENT`.
 type ProviderUpdate struct {
 	// Capacity Capacity dimensions to set (an integer ≥ 0) or remove (`null`).
 	Capacity *map[string]*int64 `json:"capacity,omitempty"`
@@ -2795,7 +2795,7 @@ type RepairProblem struct {
 	// Example: operation "0192c5e1-…" not found
 	Detail *string `json:"detail,omitempty"`
 
-	// Fields With `INVALID_ARGUMENT`, each rejected input and why; with `IMMUTABLE`, each member an update would change and its current value.
+	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
 		// Field The input's path (`spec.vcpu.count`) or parameter name.
 		//
@@ -6778,7 +6778,7 @@ type ClientInterface interface {
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+	// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -6793,7 +6793,7 @@ type ClientInterface interface {
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+	// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -8635,7 +8635,7 @@ func (c *Client) GetLifecycle(ctx context.Context, lifecycleId LifecycleId, reqE
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 // may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -8660,7 +8660,7 @@ func (c *Client) ReplaceLifecycleWithBody(ctx context.Context, lifecycleId Lifec
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 // may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -15110,7 +15110,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+	// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -15125,7 +15125,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 	// may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-	// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+	// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 	// null to edit the full form). Orders following the lifecycle use the new
 	// definition from their next transfer on. The built-ins are read-only (409
 	// `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -22224,7 +22224,7 @@ func (c *ClientWithResponses) GetLifecycleWithResponse(ctx context.Context, life
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 // may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
@@ -22245,7 +22245,7 @@ func (c *ClientWithResponses) ReplaceLifecycleWithBodyWithResponse(ctx context.C
 //
 // Replaces a stored lifecycle's definition, checked as a create's is. A GET's answer
 // may be sent back as it is: `update_time` and `etag` are ignored, `id`, `path`,
-// `builtin` and `create_time` must be the lifecycle's (400 `IMMUTABLE`), and full members sent beside `compact` must equal its expansion (set `compact` to
+// `builtin` and `create_time` must be the lifecycle's (400 `INVALID_ARGUMENT`), and full members sent beside `compact` must equal its expansion (set `compact` to
 // null to edit the full form). Orders following the lifecycle use the new
 // definition from their next transfer on. The built-ins are read-only (409
 // `LIFECYCLE_READ_ONLY`). `If-Match` with the lifecycle's `etag` makes the
