@@ -121,16 +121,26 @@ func TestClient_AgainstDevServer(t *testing.T) {
 	})
 
 	t.Run("get lists the seeded catalog as a table", func(t *testing.T) {
-		rows := table(c.ok("get", "items"))
-		if strings.Join(rows[0], " ") != "ID SERVICE TYPE DISPLAY NAME AGE" {
+		code, stdout, stderr := c.run("get", "items")
+		if code != 0 {
+			t.Fatalf("get items: exit %d: %s", code, stderr)
+		}
+		rows := table(stdout)
+		if strings.Join(rows[0], " ") != "ID SERVICE TYPE PROVIDERS DISPLAY NAME AGE" {
 			t.Fatalf("header %q", rows[0])
 		}
-		found := false
+		// Issue 46, item 4: an item no healthy provider serves says so,
+		// with what starts one (the in-process provider serves sleeper).
+		providers := map[string]string{}
 		for _, r := range rows[1:] {
-			found = found || (r[0] == "sleeper" && r[1] == "container")
+			providers[r[0]] = r[1] + " " + r[2] + " " + r[3]
 		}
-		if !found {
-			t.Fatalf("no sleeper row in %q", rows)
+		if providers["sleeper"] != "container 1 healthy" || providers["web-app"] != "container-app none healthy" {
+			t.Fatalf("items' providers %q, want sleeper served by one healthy provider and web-app by none", providers)
+		}
+		if !strings.Contains(stderr, "no healthy provider serves web-app (container-app)") ||
+			!strings.Contains(stderr, "start one: steward provider kubernetes") {
+			t.Fatalf("get items' note on stderr: %q; want web-app named with the command that starts its provider", stderr)
 		}
 	})
 

@@ -105,7 +105,12 @@ func (e *env) getCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var note string
+			if k == catalogItems && p.table() {
+				note = c.served(cmd.Context(), objs)
+			}
 			if err := p.list(objs); err != nil || !watch {
+				printNote(e.stderr, note)
 				return err
 			}
 			return e.watchList(cmd.Context(), c, p, q, objs, interval)

@@ -132,8 +132,9 @@ var kinds = []*kind{
 			return api.UpdateCatalogItemWithBody(ctx, id, &client.UpdateCatalogItemParams{IfMatch: opt(ifMatch)}, contentMerge, body)
 		},
 		createSchema: "CatalogItemCreate", updateSchema: "CatalogItemUpdate",
-		columns: []column{idCol, {"SERVICE TYPE", field("service_type")}, {"DISPLAY NAME", field("display_name")}, ageCol},
-		wide:    []column{{"EDITABLE", editableFields}},
+		columns: []column{idCol, {"SERVICE TYPE", field("service_type")}, {"PROVIDERS", providersCell},
+			{"DISPLAY NAME", field("display_name")}, ageCol},
+		wide: []column{{"EDITABLE", editableFields}},
 	},
 	{
 		name: "catalog-item-instances", aliases: []string{"catalog-item-instance", "orders", "order", "cii"},

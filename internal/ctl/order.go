@@ -16,9 +16,10 @@ import (
 )
 
 var (
-	orders       = mustKind("catalog-item-instances")
-	operations   = mustKind("operations")
-	catalogItems = mustKind("catalog-items")
+	orders        = mustKind("catalog-item-instances")
+	operations    = mustKind("operations")
+	catalogItems  = mustKind("catalog-items")
+	providersKind = mustKind("providers")
 )
 
 func mustKind(name string) *kind {

@@ -365,3 +365,6 @@ func (p printer) encode(v any) error {
 	_, err = fmt.Fprintf(p.w, "%s\n", b)
 	return err
 }
+
+// table reports whether p prints a table (plain or wide).
+func (p printer) table() bool { return p.format == outTable || p.format == outWide }
