@@ -138,6 +138,60 @@ func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, s *session
 		"page_token": trimmed(r, "page")}), nil, &page); err != nil {
 		return err
 	}
-	c.render(w, "catalog", s, map[string]any{"Items": page.Results, "Admin": c.isAdmin(r, s), "Next": nextPage("/ui/catalog", page.NextPageToken, nil)})
+	// Issue 46, item 4: an item no healthy provider serves must not look
+	// orderable; best effort, as the catalog is readable without them.
+	served, known := c.servedTypes(r, s)
+	type card struct {
+		ID, DisplayName, ServiceType string
+		// Unserved is set when no healthy provider serves the type; Start
+		// is the command that starts its reference provider, if any.
+		Unserved bool
+		Start    string
+	}
+	cards := make([]card, len(page.Results))
+	for i, it := range page.Results {
+		cards[i] = card{ID: it.ID, DisplayName: it.DisplayName, ServiceType: it.ServiceType,
+			Unserved: known && !served[it.ServiceType], Start: ReferenceProviders[it.ServiceType]}
+	}
+	c.render(w, "catalog", s, map[string]any{"Items": cards, "Admin": c.isAdmin(r, s), "Next": nextPage("/ui/catalog", page.NextPageToken, nil)})
 	return nil
+}
+
+// servedTypes are the service types a healthy provider serves; known is
+// false when the providers could not be read.
+func (c *Console) servedTypes(r *http.Request, s *session) (served map[string]bool, known bool) {
+	served = map[string]bool{}
+	token := ""
+	for range 10 { // 1,000 providers: more than a catalog page needs
+		var page struct {
+			Results []struct {
+				ServiceTypes []string `json:"service_types"`
+			} `json:"results"`
+			NextPageToken string `json:"next_page_token"`
+		}
+		if err := c.call(r, s, http.MethodGet, query("/api/v1/providers", map[string]string{"status": "healthy",
+			"max_page_size": "100", "page_token": token}), nil, &page); err != nil {
+			return nil, false
+		}
+		for _, p := range page.Results {
+			for _, t := range p.ServiceTypes {
+				served[t] = true
+			}
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	return served, true
+}
+
+// ReferenceProviders is the command that starts the reference provider of
+// each service type the dev catalog orders (ctl's get items says the same;
+// TestCatalog_ItemsWithoutAProviderSaySo holds them together).
+var ReferenceProviders = map[string]string{
+	"container":          "steward provider process",
+	"process-cluster":    "steward provider process",
+	"namespaced-process": "steward provider process",
+	"postgres-database":  "steward provider postgres",
+	"container-app":      "steward provider kubernetes",
 }

@@ -21,6 +21,10 @@ var referenceProviders = map[string]string{
 	"container-app":      "steward provider kubernetes",
 }
 
+// ReferenceProviders returns, by service type, the command that starts its
+// reference provider (for the console, which says the same).
+func ReferenceProviders() map[string]string { return maps.Clone(referenceProviders) }
+
 // providersMember is where served annotates an item with its providers,
 // for the PROVIDERS column; absent when they could not be read.
 const providersMember = "_providers"
