@@ -9,3 +9,15 @@ import _ "embed"
 //
 //go:embed openapi.yaml
 var OpenAPIYAML []byte
+
+// Revision counts the changes to the API that a client may depend on: a
+// route, a member or a meaning added. The server says its revision in
+// GET /api/v1/health (`api_revision`; a server older than revision 1 says
+// none), and a client compares it with its own, so that it explains a
+// server too old for a command instead of showing a bare 404 or reading
+// a header the server does not know (issue 46, item 7). Bump it with any
+// such change, and name in the client what needs the new revision.
+//
+//	1: api_revision itself; every project's lists (Steward-Project: *)
+//	   and GET /api/v1/whoami predate it.
+const Revision = 1

@@ -31,6 +31,7 @@ func (c *conn) call(ctx context.Context, do func(context.Context, client.ClientI
 		return nil, rsp, c.transportError(err)
 	}
 	if err := client.Check(rsp, body); err != nil {
+		c.explainUnknownRoute(ctx, err)
 		return body, rsp, err
 	}
 	return body, rsp, nil

@@ -97,6 +97,8 @@ type conn struct {
 	// project, when set, is sent as the Steward-Project header of every
 	// request (auth.AllProjects for get -A).
 	project string
+	// self is what the server said of itself, read once (serverSelf).
+	self *serverSelf
 }
 
 // connect resolves the server and token: a flag (or its STEWARD_*

@@ -82,6 +82,11 @@ func (e *env) getCmd() *cobra.Command {
 				return err
 			}
 			if everyProj {
+				// An older server reads Steward-Project: * as a project
+				// named "*", and lists nothing.
+				if err := c.requireRevision(cmd.Context(), 1, "-A (every project's)"); err != nil {
+					return err
+				}
 				c.project = allProjects
 			}
 			p := printer{w: e.stdout, k: k, format: output, now: e.now(), allProjects: everyProj}

@@ -1,15 +1,11 @@
 package ctl
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/internal/buildinfo"
-	"github.com/stewardhq/steward/pkg/client"
 )
 
 // versionCmd is `steward version`: this binary's version and the server's.
@@ -54,26 +50,19 @@ func (e *env) versionCmd() *cobra.Command {
 	return cmd
 }
 
-// serverVersion asks the server's health endpoint for its version.
+// serverVersion asks the server's health endpoint for its version, and
+// says on stderr when the server's API revision differs from the client's.
 func (e *env) serverVersion(cmd *cobra.Command, cf *connFlags) (string, error) {
 	c, err := cf.connect(cmd)
 	if err != nil {
 		return "", err
 	}
-	body, _, err := c.call(cmd.Context(), func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
-		return api.GetHealth(ctx)
-	})
+	self, err := c.serverSelf(cmd.Context())
 	if err != nil {
 		return "", err
 	}
-	var h struct {
-		Version string `json:"version"`
+	if w := skewWarning(self); w != "" {
+		fmt.Fprintln(e.stderr, w)
 	}
-	if err := json.Unmarshal(body, &h); err != nil {
-		return "", fmt.Errorf("the server's health answer: %w", err)
-	}
-	if h.Version == "" {
-		return "unknown (the server does not say; older than the client)", nil
-	}
-	return h.Version, nil
+	return self.version, nil
 }

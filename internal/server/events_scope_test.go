@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"github.com/stewardhq/steward/api"
+
 	"net/http"
 	"strings"
 	"testing"
@@ -24,10 +26,12 @@ func TestHealth_SaysEventsStayInsideTheReplica(t *testing.T) {
 			Status      string   `json:"status"`
 			EventsScope string   `json:"events_scope"`
 			Warnings    []string `json:"warnings"`
+			// Issue 46, item 7: what a client compares its own with.
+			APIRevision int `json:"api_revision"`
 		}
 		s.Do(t, "GET", "/api/v1/health", nil).Want(t, http.StatusOK).JSON(t, &h)
-		if h.Status != "ok" || h.EventsScope != "replica" || h.Warnings == nil {
-			t.Fatalf("health = %+v, want ok, events_scope replica, warnings a list", h)
+		if h.Status != "ok" || h.EventsScope != "replica" || h.Warnings == nil || h.APIRevision != api.Revision {
+			t.Fatalf("health = %+v, want ok, events_scope replica, warnings a list, api_revision %d", h, api.Revision)
 		}
 		const says = "events stay inside this replica"
 		logged := strings.Contains(logs.String(), `"level":"WARN","msg":"`+says)

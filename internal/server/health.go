@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/stewardhq/steward/api"
+
 	"context"
 	"net/http"
 	"time"
@@ -29,7 +31,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope, warnings := s.eventsScope()
 	return httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks,
-		"version": buildinfo.Version(), "events_scope": scope, "warnings": warnings})
+		"version": buildinfo.Version(), "api_revision": api.Revision, "events_scope": scope, "warnings": warnings})
 }
 
 // eventsScopeWarning is what a server on a shared PostgreSQL with its own

@@ -1593,6 +1593,15 @@ type EvaluateResponseStatus string
 
 // Health defines model for Health.
 type Health struct {
+	// ApiRevision The revision of this API the server serves: a count of the changes a client may
+	// depend on (a route, a member or a meaning added). A client built for a higher
+	// revision says that the server is older, instead of showing a bare 404 for a route
+	// the server does not have; a server without the member predates revision 1.
+	//
+	//
+	// Example: 1
+	ApiRevision int `json:"api_revision"`
+
 	// Checks One entry per dependency; `ok` or the error message of its check.
 	Checks Health_Checks `json:"checks"`
 
