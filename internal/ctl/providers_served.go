@@ -32,7 +32,7 @@ const providersMember = "_providers"
 // served annotates each catalog item with how many healthy providers serve
 // its service type ("2 healthy", "none healthy"), and returns, for the
 // items none serves, a note saying so and what starts one. An item that
-// looks orderable but has no provider waits in creating. Reading the
+// looks orderable but has no provider is refused (503). Reading the
 // providers is best effort: the table goes on without the column's values.
 func (c *conn) served(ctx context.Context, items []object) string {
 	providers, err := c.listObjects(ctx, providersKind, listQuery{})
@@ -67,7 +67,7 @@ func (c *conn) served(ctx context.Context, items []object) string {
 		if cmd, ok := referenceProviders[typ]; ok {
 			start = "start one: " + cmd
 		}
-		fmt.Fprintf(&b, "no healthy provider serves %s (%s): ordering it waits in creating; %s\n",
+		fmt.Fprintf(&b, "no healthy provider serves %s (%s): an order is refused (503 NO_PROVIDER_AVAILABLE) until one runs; %s\n",
 			strings.Join(unserved[typ], ", "), typ, start)
 	}
 	return b.String()
