@@ -104,6 +104,9 @@ type Kill struct {
 	// leader, or the stream's after a NATS node's kill).
 	Reaped      time.Duration `json:"reaped,omitempty"`
 	LeaderMoved time.Duration `json:"leader_moved,omitempty"`
+	// SentinelLed is, after River's leader's SIGKILL, the time until a live
+	// replica's sentinel led (its decision cycles moved with the leader).
+	SentinelLed time.Duration `json:"sentinel_led,omitempty"`
 	// Unready is, after a SIGTERM, the time until /readyz first answered
 	// 503; Exited the time until the process exited.
 	Unready time.Duration `json:"unready,omitempty"`
@@ -275,6 +278,9 @@ func (k Kill) clusterTimes() string {
 	}
 	if k.LeaderMoved > 0 {
 		parts = append(parts, "a live leader after "+ms(k.LeaderMoved))
+	}
+	if k.SentinelLed > 0 {
+		parts = append(parts, "its sentinel leading after "+ms(k.SentinelLed))
 	}
 	return strings.Join(append(parts, "healthy again after "+ms(k.Ready)), ", ")
 }

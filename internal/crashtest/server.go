@@ -188,6 +188,26 @@ func (s *serverProc) readyzDown(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), `"draining":"stopping`)
 }
 
+// sentinelLeads says whether the process's sentinel runs the decision
+// cycles (its /metrics shows steward_sentinel_leading 1).
+func (s *serverProc) sentinelLeads(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/metrics", nil)
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(line, "steward_sentinel_leading") && strings.HasSuffix(line, " 1") {
+			return true
+		}
+	}
+	return false
+}
+
 // stop ends the running incarnation, gracefully if it can within grace,
 // else with SIGKILL; it returns once the process is reaped. It is safe to
 // call when nothing runs.
