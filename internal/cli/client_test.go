@@ -206,11 +206,29 @@ func TestClient_AgainstDevServer(t *testing.T) {
 		// The report may land before the create's answer is recorded (the
 		// answer then records nothing), so it changed PENDING or the
 		// answer's PROVISIONING.
+		// Its message, the status message now, is shown once, above.
 		report := regexp.MustCompile(`process-sp: restart_count <none> -> 0; status (PENDING|PROVISIONING) -> RUNNING; ` +
-			`status_message (starting)? -> running as pid \d+`)
-		if !report.MatchString(out) {
-			t.Errorf("describe has no report from process-sp to RUNNING:\n%s", out)
+			`status_message (starting)? -> \(see Status Message\)`)
+		if !report.MatchString(out) || !regexp.MustCompile(`(?m)^Status Message: +running as pid \d+$`).MatchString(out) {
+			t.Errorf("describe has no report from process-sp to RUNNING, its message in Status Message:\n%s", out)
 		}
+	})
+
+	// Issue 46: a failed process says why (its stderr), and describe says
+	// it once.
+	t.Run("describe of a failed order shows its reason once", func(t *testing.T) {
+		code, _, stderr := c.run("order", "sleeper", "--id", "broken", "--set", `process.args=["notanumber"]`,
+			"--set", "restart_policy=never", "--wait")
+		const reason = "stderr: sleep: invalid time interval"
+		if code != 1 || !strings.Contains(stderr, reason) {
+			t.Fatalf("order --wait of a failing process: exit %d, want 1 saying %q:\n%s", code, reason, stderr)
+		}
+		out := c.ok("describe", "order", "broken")
+		if n := strings.Count(out, "invalid time interval"); n != 1 ||
+			!regexp.MustCompile(`(?m)^Status Message: +process exited with status 1; restart_policy never; `+reason).MatchString(out) {
+			t.Errorf("describe shows the reason %d times, want once, in Status Message:\n%s", n, out)
+		}
+		c.ok("delete", "order", "broken", "--wait")
 	})
 
 	t.Run("API errors exit 1 with the problem; usage errors exit 2", func(t *testing.T) {

@@ -324,6 +324,38 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 	}
 }
 
+// Issue 46: a failed order's page says why (the process's stderr) once, as
+// its Status: the last error, the Ready condition and the lifecycle log,
+// which quote the status message, do not repeat it.
+func TestConsole_OrderPageShowsAFailureOnce(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, store.SQLite, func(c *server.Config) { c.ProcessProvider = true })
+	waitForProvider(t, s)
+	s.Do(t, "POST", "/api/v1/catalog-item-instances?id=broken", map[string]any{"catalog_item_id": "sleeper",
+		"user_values": []map[string]any{{"path": "process.args", "value": []string{"notanumber"}},
+			{"path": "restart_policy", "value": "never"}}}).Want(t, http.StatusCreated)
+	poll.Until(t, "order broken failed", func() bool {
+		var o struct {
+			State string `json:"state"`
+		}
+		s.Do(t, "GET", "/api/v1/catalog-item-instances/broken", nil).Want(t, http.StatusOK).JSON(t, &o)
+		return o.State == "failed"
+	})
+	p := newBrowser(t, s.URL()).get("/ui/orders/broken")
+	if p.status != http.StatusOK {
+		t.Fatalf("order page: %d %s", p.status, p.body)
+	}
+	status := "<dt>Status</dt><dd>FAILED: process exited with status 1; restart_policy never; stderr: sleep: invalid time interval"
+	if n := strings.Count(p.body, "invalid time interval"); n != 1 || !strings.Contains(p.body, status) {
+		t.Errorf("the order page shows the reason %d times, want once, in its Status:\n%s", n, p.body)
+	}
+	for _, want := range []string{`<dt>Last error</dt><dd class="error">resource `, "<td>Ready</td><td>False</td><td>Failed</td><td>resource "} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the order page does not show %q", want)
+		}
+	}
+}
+
 // waitForProvider waits until the in-process provider registered.
 func waitForProvider(t *testing.T, s *apitest.Server) {
 	t.Helper()

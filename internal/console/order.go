@@ -60,6 +60,7 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return err
 	}
 	slices.Reverse(events.Results) // newest first
+	sayStatusOnce(&o, events.Results)
 	sections, err := c.orderSections(r, s, o)
 	if err != nil {
 		return err
@@ -70,6 +71,31 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Admin": o.DeletedAt != nil && c.isAdmin(r, s),
 		"Notice": trimmed(r, "notice"), "Sections": sections})
 	return nil
+}
+
+// sayStatusOnce cuts the repeats of o's status message, which the page
+// shows as its Status, out of its last error, its conditions' messages and
+// its lifecycle log's errors. The lifecycle quotes the message there
+// ("resource … is FAILED: <message>"), and a failure detail makes it long:
+// a text that ends ": <message>" loses that end, and one that is only the
+// message says "(see Status)".
+func sayStatusOnce(o *orderDetail, events []eventRow) {
+	once := func(text *string) {
+		switch msg := o.StatusMessage; {
+		case msg == "":
+		case *text == msg:
+			*text = "(see Status)"
+		default:
+			*text, _ = strings.CutSuffix(*text, ": "+msg)
+		}
+	}
+	once(&o.LastError)
+	for i := range o.Conditions {
+		once(&o.Conditions[i].Message)
+	}
+	for i := range events {
+		once(&events[i].Error)
+	}
 }
 
 // attributeRows lays the candidate, active and rollback sets side by side,

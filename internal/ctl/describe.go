@@ -48,12 +48,15 @@ func (e *env) describeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if k == orders {
+				sayStatusOnce(o)
+			}
 			var b bytes.Buffer
 			if err := describe(&b, o); err != nil {
 				return err
 			}
 			if k == orders {
-				if err := e.describeOrderLogs(cmd.Context(), &b, c, id); err != nil {
+				if err := e.describeOrderLogs(cmd.Context(), &b, c, id, o.str("status_message")); err != nil {
 					return err
 				}
 			}
@@ -156,12 +159,51 @@ func memberOrder(raw []byte) ([]string, error) {
 	return keys, nil
 }
 
+// seeStatusMessage stands where an order's status message would be
+// repeated (see withoutStatusMessage).
+const seeStatusMessage = "(see Status Message)"
+
+// withoutStatusMessage is text without the order's status message msg that
+// it repeats. The lifecycle quotes the message in the order's last error,
+// its Ready condition and its log ("resource … is FAILED: <message>"), and
+// a failure detail makes it long, so describe shows it once, as Status
+// Message: a text that ends ": <message>" loses that end, and one that is
+// the message says seeStatusMessage.
+func withoutStatusMessage(text, msg string) string {
+	switch {
+	case msg == "":
+		return text
+	case text == msg:
+		return seeStatusMessage
+	}
+	text, _ = strings.CutSuffix(text, ": "+msg)
+	return text
+}
+
+// sayStatusOnce cuts the repeats of order o's status message out of its
+// last error and its conditions' messages.
+func sayStatusOnce(o object) {
+	msg := o.str("status_message")
+	if s, ok := o.m["last_error"].(string); ok {
+		o.m["last_error"] = withoutStatusMessage(s, msg)
+	}
+	conds, _ := o.m["conditions"].([]any)
+	for _, c := range conds {
+		if c, ok := c.(map[string]any); ok {
+			if s, ok := c["message"].(string); ok {
+				c["message"] = withoutStatusMessage(s, msg)
+			}
+		}
+	}
+}
+
 // eventDetail is what an event says beyond its transfer: why it failed,
-// or who reported what, e.g. "process-sp: restart_count 0 -> 1".
-func eventDetail(ev object) string {
+// or who reported what, e.g. "process-sp: restart_count 0 -> 1"; without
+// the repeats of the order's status message msg (withoutStatusMessage).
+func eventDetail(ev object, msg string) string {
 	changes, _ := ev.m["changes"].(map[string]any)
 	if len(changes) == 0 {
-		return ev.str("error")
+		return withoutStatusMessage(ev.str("error"), msg)
 	}
 	parts := make([]string, 0, len(changes))
 	for _, member := range slices.Sorted(maps.Keys(changes)) {
@@ -170,13 +212,18 @@ func eventDetail(ev object) string {
 		if c["from"] == nil {
 			from = "<none>"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s -> %s", member, from, text(c["to"])))
+		to := text(c["to"])
+		if member == "status_message" {
+			to = withoutStatusMessage(to, msg)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s -> %s", member, from, to))
 	}
 	return ev.str("reported_by") + ": " + strings.Join(parts, "; ")
 }
 
-// describeOrderLogs adds an order's lifecycle log and adapter statuses.
-func (e *env) describeOrderLogs(ctx context.Context, w io.Writer, c *conn, id string) error {
+// describeOrderLogs adds an order's lifecycle log and adapter statuses;
+// msg is its status message, which describe has shown.
+func (e *env) describeOrderLogs(ctx context.Context, w io.Writer, c *conn, id, msg string) error {
 	events := &kind{name: "events", list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
 		return api.ListCatalogItemInstanceEvents(ctx, id, nil, eds...)
 	}}
@@ -193,7 +240,7 @@ func (e *env) describeOrderLogs(ctx context.Context, w io.Writer, c *conn, id st
 		now := e.now()
 		for _, ev := range evs {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.str("version"), age("time")(ev, now), ev.str("trigger"),
-				ev.str("from"), ev.str("to"), ev.str("operation"), eventDetail(ev))
+				ev.str("from"), ev.str("to"), ev.str("operation"), eventDetail(ev, msg))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -86,11 +86,14 @@ func TestTables_Golden(t *testing.T) {
 }
 
 // Issue 13: describe of an order lists every member in the server's order.
+// Issue 46: its status message, a failure detail and all, is shown once:
+// the last error and the Ready condition that quote it do not repeat it.
 func TestDescribe_Golden(t *testing.T) {
 	for _, o := range fixture(t, orders) {
 		if o.str("id") != "bad" {
 			continue
 		}
+		sayStatusOnce(o) // as describe does for an order
 		var b bytes.Buffer
 		if err := describe(&b, o); err != nil {
 			t.Fatal(err)
@@ -108,6 +111,29 @@ func TestShortDuration(t *testing.T) {
 	} {
 		if got := shortDuration(d); got != want {
 			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// Issue 46: the lifecycle log does not repeat the status message that
+// describe shows above it, in a report or in a failed transfer.
+func TestEventDetail_StatusMessageOnce(t *testing.T) {
+	const msg = "process exited with status 1; restart_policy never; stderr: sleep: invalid time interval 'x'"
+	for name, tc := range map[string]struct{ event, want string }{
+		"report": {`{"reported_by": "process-sp", "changes": {"status": {"from": "RUNNING", "to": "FAILED"},
+			"status_message": {"from": "running as pid 7", "to": "` + msg + `"}}}`,
+			"process-sp: status RUNNING -> FAILED; status_message running as pid 7 -> (see Status Message)"},
+		"earlier report": {`{"reported_by": "process-sp", "changes": {"status_message": {"from": "starting", "to": "running as pid 7"}}}`,
+			"process-sp: status_message starting -> running as pid 7"},
+		"failed transfer": {`{"error": "resource i-1 is FAILED: ` + msg + `"}`, "resource i-1 is FAILED"},
+		"another error":   {`{"error": "resource i-1 is FAILED: exited with status 2"}`, "resource i-1 is FAILED: exited with status 2"},
+	} {
+		ev, err := decodeObject([]byte(tc.event))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := eventDetail(ev, msg); got != tc.want {
+			t.Errorf("%s: eventDetail = %q, want %q", name, got, tc.want)
 		}
 	}
 }

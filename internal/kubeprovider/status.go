@@ -3,10 +3,11 @@ package kubeprovider
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // The instance statuses an app reports (API.md's InstanceStatus).
@@ -73,23 +74,41 @@ func Observe(d *appsv1.Deployment, pods []corev1.Pod) Observed {
 	return o
 }
 
-// failingPod describes the first pod whose container cannot start, or "".
+// failingPod describes the first pod whose container cannot start, or "":
+// the pod, the container and its failure detail (containerFailure).
 func failingPod(pods []corev1.Pod) string {
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			w := cs.State.Waiting
-			if w == nil || !slices.Contains(failingReasons, w.Reason) {
-				continue
+			if w := cs.State.Waiting; w != nil && slices.Contains(failingReasons, w.Reason) {
+				return fmt.Sprintf("pod %s: container %s: %s", p.Name, cs.Name, containerFailure(cs))
 			}
-			msg := fmt.Sprintf("pod %s: container %s: %s", p.Name, cs.Name, w.Reason)
-			if m := strings.TrimSpace(w.Message); m != "" {
-				msg += ": " + m
-			}
-			return msg
 		}
 	}
 	return ""
+}
+
+// containerFailure is the failure detail of a container that waits to
+// start again: its waiting reason and message, then how it last ended (exit
+// code, reason and message; the message is the termination log, or the
+// log's tail under terminationMessagePolicy FallbackToLogsOnError), on one
+// line and bounded as provider.Detail bounds it, the end kept.
+func containerFailure(cs corev1.ContainerStatus) string {
+	w := cs.State.Waiting
+	s := w.Reason
+	if m := provider.Detail(w.Message); m != "" {
+		s += ": " + m
+	}
+	if t := cs.LastTerminationState.Terminated; t != nil {
+		s += fmt.Sprintf("; last exit code %d", t.ExitCode)
+		if t.Reason != "" {
+			s += " (" + t.Reason + ")"
+		}
+		if m := provider.Detail(t.Message); m != "" {
+			s += ": " + m
+		}
+	}
+	return provider.Detail(s)
 }

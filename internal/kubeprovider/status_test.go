@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stewardhq/steward/internal/kubeprovider"
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 func deploymentWith(replicas int32, generation int64, st appsv1.DeploymentStatus) *appsv1.Deployment {
@@ -53,5 +54,28 @@ func TestObserve_StatusFromTheDeploymentAndItsPods(t *testing.T) {
 		if got.Status != tc.status || got.Degraded != tc.degraded || !strings.Contains(got.Message, tc.message) {
 			t.Errorf("%s: %+v, want %s (degraded %v) saying %q", name, got, tc.status, tc.degraded, tc.message)
 		}
+	}
+}
+
+func TestObserve_CrashLoopSaysHowTheContainerLastEnded(t *testing.T) {
+	t.Parallel()
+	crashing := waitingPod("CrashLoopBackOff", "back-off 10s restarting failed container=app pod=app-1")
+	crashing.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error",
+		Message: "starting\nsleep: invalid time interval 'notanumber'\nTry 'sleep --help' for more information.\n"}
+	got := kubeprovider.Observe(deploymentWith(1, 2, appsv1.DeploymentStatus{ObservedGeneration: 2}), []corev1.Pod{crashing})
+	want := "pod app-1: container app: CrashLoopBackOff: back-off 10s restarting failed container=app pod=app-1; " +
+		"last exit code 1 (Error): starting | sleep: invalid time interval 'notanumber' | Try 'sleep --help' for more information."
+	if got.Status != kubeprovider.StatusFailed || got.Message != want {
+		t.Errorf("Observe = %s %q, want FAILED %q", got.Status, got.Message, want)
+	}
+
+	// A long termination message is cut to the bound, its end kept.
+	crashing.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message = strings.Repeat("x", 5000) + " the end"
+	got = kubeprovider.Observe(deploymentWith(1, 2, appsv1.DeploymentStatus{ObservedGeneration: 2}), []corev1.Pod{crashing})
+	detail := strings.TrimPrefix(got.Message, "pod app-1: container app: ")
+	if len(detail) > provider.MaxDetailLen || !strings.HasSuffix(detail, "x the end") {
+		t.Errorf("Observe of a long termination message: %d bytes %q…, want at most %d ending in the message's end",
+			len(detail), detail[:min(len(detail), 40)], provider.MaxDetailLen)
 	}
 }

@@ -263,7 +263,7 @@ func (c *countingReader) Read(b []byte) (int, error) {
 func (p *Provider) endCopy(ctx context.Context, instanceID string, s spec, cause error) {
 	d := desired{ConnectionLimit: s.ConnectionLimit, Extensions: s.Extensions, RetainOnDelete: s.RetainOnDelete}
 	if cause != nil {
-		d.Copy, d.CopyError = copyFailed, truncate(cause.Error(), 900)
+		d.Copy, d.CopyError = copyFailed, failureDetail(cause)
 	}
 	if _, err := p.admin.Exec(ctx, "COMMENT ON DATABASE "+ident(s.Database)+" IS "+literal(desiredMark(instanceID, d))); err != nil {
 		p.log.ErrorContext(ctx, "record the end of a copy", "instance_id", instanceID, "error", err)
@@ -308,13 +308,6 @@ func (p *Provider) report(ctx context.Context, inst provider.Instance) {
 		// Steward reads the instance back when no report comes (resync).
 		p.log.WarnContext(ctx, "report the end of a copy", "instance_id", inst.InstanceID, "error", err)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // pgRestore is the pg_restore to run, found as pg_dump is.

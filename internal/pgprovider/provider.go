@@ -205,7 +205,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 		return provider.Instance{}, err
 	}
 	if err := p.ownerConnects(ctx, req.InstanceID, o); err != nil {
-		return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusFailed, Message: err.Error()}, nil
+		return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusFailed, Message: failureDetail(err)}, nil
 	}
 	p.log.InfoContext(ctx, "database ready", "instance_id", req.InstanceID, "database", s.Database, "owner", s.Owner)
 	return provider.Instance{InstanceID: req.InstanceID, Status: provider.StatusRunning,
@@ -367,7 +367,7 @@ func (p *Provider) Get(ctx context.Context, instanceID string) (provider.Instanc
 		return p.copyStatus(ctx, instanceID, o.database)
 	}
 	if err := p.ownerConnects(ctx, instanceID, o); err != nil {
-		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: err.Error(),
+		return provider.Instance{InstanceID: instanceID, Status: provider.StatusFailed, Message: failureDetail(err),
 			Outputs: p.outputs(ctx, o.database)}, nil
 	}
 	return provider.Instance{InstanceID: instanceID, Status: provider.StatusRunning, Outputs: p.outputs(ctx, o.database)}, nil

@@ -161,7 +161,7 @@
 //	exec failed                → FAILED (report; message says why, e.g. command not found)
 //	exit, restarted            → stays RUNNING (reported: the exit, then the new pid; restart_count counts)
 //	exit 0, not restarted      → COMPLETED (report; message starts "completed:")
-//	other exit, not restarted  → FAILED (report; message gives the exit status or signal)
+//	other exit, not restarted  → FAILED (report; message gives the exit status or signal, then the stderr tail)
 //	Update, new spec           → PROVISIONING (answer and report), then as after Create
 //	Update, same spec          → unchanged (answer; nothing restarted, no report)
 //	repair starts the process  → RUNNING again if FAILED (report)
@@ -182,6 +182,13 @@
 // it as a success (Ready True, reason Completed). A non-zero exit, a
 // signal or an unknown exit that is not restarted stays FAILED. One that
 // should come back after exiting 0 wants policy always.
+//
+// A FAILED message ends with what the process last wrote to stderr, as a
+// failure detail (provider.Detail: its last 5 lines since it started, on
+// one line joined by " | ", at most 1 KiB): "process exited with status 1;
+// gave up after 5 restarts (max_restarts 5); stderr: sleep: invalid time
+// interval 'notanumber' | Try 'sleep --help' for more information." The
+// messages of restarts do not carry it; stderr.log keeps everything.
 //
 // Every change of status or message is reported, each with ObservedTime
 // from Config.Now and restart_count: how many times the current spec's

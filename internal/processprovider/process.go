@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stewardhq/steward/pkg/provider"
 )
 
 // defaultPath is the PATH a process gets when the provider has none.
@@ -33,6 +35,10 @@ type process struct {
 	// provider process that has died, whose children init took over) is
 	// watched through /proc only, and its exit status is unknown.
 	child bool
+	// stderrFrom is how long stderr.log was when the process started, so
+	// its last lines are its own (see stderrTail); 0 for an adopted one,
+	// whose start is not known.
+	stderrFrom int64
 }
 
 // exit is how a process ended.
@@ -92,6 +98,10 @@ func startProcess(m *member, s spec) (*process, error) {
 		return nil, err
 	}
 	defer stderr.Close()
+	var stderrFrom int64
+	if fi, err := stderr.Stat(); err == nil {
+		stderrFrom = fi.Size()
+	}
 
 	// NOTE: exec.Command resolves a bare command name with the provider's
 	// PATH, not with a PATH set in spec.process.env.
@@ -112,7 +122,7 @@ func startProcess(m *member, s spec) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	proc := &process{pid: cmd.Process.Pid, child: true}
+	proc := &process{pid: cmd.Process.Pid, child: true, stderrFrom: stderrFrom}
 	// The supervisor reaps the child itself (wait4 in poll); os/exec's
 	// handle is not needed.
 	_ = cmd.Process.Release()
@@ -164,6 +174,42 @@ func sameAndAlive(pid int, startTime uint64) bool {
 		return false
 	}
 	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// stderrTailBytes is how much of the end of stderr.log stderrTail reads:
+// enough for provider.MaxDetailLines lines of provider.MaxDetailLen bytes.
+const stderrTailBytes = 4 * provider.MaxDetailLen
+
+// withStderr adds to why, the message of member m's process that failed
+// for good, the last lines the process wrote to stderr (after offset from
+// of stderr.log), as a failure detail: "…; stderr: <lines>".
+func withStderr(why string, m *member, from int64) string {
+	if tail := stderrTail(filepath.Join(m.dir, "stderr.log"), from); tail != "" {
+		return why + "; stderr: " + tail
+	}
+	return why
+}
+
+// stderrTail is the failure detail (provider.Detail) of what was written
+// to the log file name after offset from: its last lines, bounded. A file
+// that cannot be read gives "".
+func stderrTail(name string, from int64) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	start := max(from, fi.Size()-stderrTailBytes)
+	if start >= fi.Size() {
+		return ""
+	}
+	b := make([]byte, fi.Size()-start)
+	n, _ := f.ReadAt(b, start)
+	return provider.Detail(string(b[:n]))
 }
 
 // openLog opens a log file for appending, so restarts keep earlier output.

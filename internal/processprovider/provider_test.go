@@ -193,6 +193,32 @@ func TestCreate_RestartPolicy(t *testing.T) {
 	}
 }
 
+func TestCreate_FailedSaysTheLastLinesOfStderr(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	const id = "stderr"
+	// Each run writes seven lines to stderr, numbered by run: the message
+	// says the last five of the last run, once.
+	script := `echo run >> runs.txt; n=$(wc -l < runs.txt); for i in 1 2 3 4 5 6 7; do echo \"line $i of run $n\" >&2; done; exit 1`
+	b.mustCreate(t, id, `{"process": {"command": ["/bin/sh", "-c", "`+script+`"]}, "max_restarts": 1}`)
+	r := b.nextFor(t, id)
+	for r.Status == provider.StatusRunning {
+		if strings.Contains(r.Message, "stderr") {
+			t.Errorf("restarting message %q has the stderr tail; only the failure has", r.Message)
+		}
+		r = b.nextFor(t, id)
+	}
+	want := "process exited with status 1; gave up after 1 restarts (max_restarts 1); stderr: " +
+		"line 3 of run 2 | line 4 of run 2 | line 5 of run 2 | line 6 of run 2 | line 7 of run 2"
+	if r.Status != provider.StatusFailed || r.Message != want {
+		t.Fatalf("report = %s %q, want FAILED %q", r.Status, r.Message, want)
+	}
+	if got, err := b.p.Get(context.Background(), id); err != nil || got.Message != want {
+		t.Errorf("Get = %+v, %v; want the message %q", got, err, want)
+	}
+	b.mustDelete(t, id)
+}
+
 func TestCreate_LongRunEndsTheRestartStreak(t *testing.T) {
 	t.Parallel()
 	// Every run "lasts" an hour, past RestartResetAfter, so max_restarts 1

@@ -104,7 +104,8 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 		restart, why := decide(s, consecutive, e)
 		if !restart {
 			log.Info("process ended while the provider was down; not restarting", "exit", e.String())
-			p.memberEnded(in, m, gen, completed(s, e), why+" (it ended while the provider was down)")
+			// Its start is not known: the log's last lines say why.
+			p.processEnded(in, m, gen, s, e, why+" (it ended while the provider was down)", 0)
 			return
 		}
 		consecutive++
@@ -152,7 +153,7 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 			log.Info("process stopped", "pid", proc.pid, "exit", e.String())
 			return
 		}
-		pid := proc.pid
+		pid, stderrFrom := proc.pid, proc.stderrFrom
 		proc = nil
 		last = e.String()
 		if p.cfg.Now().Sub(startedAt) >= p.cfg.RestartResetAfter {
@@ -161,7 +162,7 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 		restart, why := decide(s, consecutive, e)
 		if !restart {
 			log.Info("process ended; not restarting", "pid", pid, "exit", e.String())
-			p.memberEnded(in, m, gen, completed(s, e), why)
+			p.processEnded(in, m, gen, s, e, why, stderrFrom)
 			return
 		}
 		consecutive++
@@ -176,6 +177,17 @@ func (p *Provider) run(in *instance, h *runHandle, s spec, gen int, log *slog.Lo
 			return
 		}
 	}
+}
+
+// processEnded records that m's process ended as e for good, with why
+// (from decide): completed, or failed, when why gets the last lines the
+// process wrote to stderr after offset stderrFrom of stderr.log.
+func (p *Provider) processEnded(in *instance, m *member, gen int, s spec, e exit, why string, stderrFrom int64) {
+	done := completed(s, e)
+	if !done {
+		why = withStderr(why, m, stderrFrom)
+	}
+	p.memberEnded(in, m, gen, done, why)
 }
 
 // await watches the process, polling it every WatchInterval, until it ends

@@ -133,3 +133,40 @@ func TestProcessProvider_OrderUpdatedInPlaceThenDeleted(t *testing.T) {
 		poll(t, "the order is terminated", func() bool { return get().State == "terminated" })
 	})
 }
+
+// Issue 46: an order whose process fails says why, through the API: its
+// status message (and so its last error and Ready condition) ends with the
+// process's last lines of stderr.
+func TestProcessProvider_FailedOrderSaysWhy(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true })
+		select {
+		case <-s.ProcessProvider().Registered():
+		case <-deadline(t):
+			t.Fatal("the in-process provider never registered")
+		}
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=broken", map[string]any{
+			"catalog_item_id": "sleeper", "user_values": []any{
+				map[string]any{"path": "process.args", "value": []string{"notanumber"}},
+				map[string]any{"path": "restart_policy", "value": "never"}},
+		}).Want(t, http.StatusCreated)
+		var o struct {
+			State         string `json:"state"`
+			Status        string `json:"status"`
+			StatusMessage string `json:"status_message"`
+			LastError     string `json:"last_error"`
+		}
+		poll(t, "the order failed", func() bool {
+			s.Do(t, "GET", "/api/v1/catalog-item-instances/broken", nil).Want(t, 200).JSON(t, &o)
+			return o.State == "failed"
+		})
+		const want = "process exited with status 1; restart_policy never; stderr: sleep: invalid time interval "
+		if o.Status != "FAILED" || !strings.HasPrefix(o.StatusMessage, want) || !strings.Contains(o.StatusMessage, "notanumber") ||
+			!strings.HasSuffix(o.LastError, o.StatusMessage) {
+			t.Errorf("order = %+v, want FAILED with a status message starting %q and naming the argument, "+
+				"which the last error ends with", o, want)
+		}
+	})
+}
