@@ -17,10 +17,10 @@ import (
 // smallTables hold configuration, not inventory: a few rows each, which a
 // statement may read whole. Every other table grows with orders, requests
 // or time.
-// event_outbox is a queue: a row goes once published, and the relay reads
-// the oldest up to a limit.
+// event_outbox and order_changes are queues, as long as their backlog: a
+// row goes once published, or once its order's reconcile took it.
 var smallTables = []string{"catalog_items", "policies", "policy_revision", "providers", "provider_live_instances",
-	"server_secrets", "service_types", "steward_processes", "event_outbox"}
+	"server_secrets", "service_types", "steward_processes", "event_outbox", "order_changes"}
 
 // planned matches the statements that have a plan (not SAVEPOINT, SET, …),
 // after any leading comment lines.
