@@ -176,31 +176,33 @@ func (s *serverProc) terminate(ctx context.Context, within time.Duration) (unrea
 
 // readyzDown reports whether /readyz answers 503 saying the server drains.
 func (s *serverProc) readyzDown(ctx context.Context) bool {
+	status, body, ok := s.get(ctx, "/readyz")
+	return ok && status == http.StatusServiceUnavailable && strings.Contains(body, `"draining":"stopping`)
+}
+
+// get asks the process for path within half a second; ok is false when it
+// did not answer.
+func (s *serverProc) get(ctx context.Context, path string) (status int, body string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return false
+		return 0, "", false
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), `"draining":"stopping`)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, string(b), err == nil
 }
 
 // sentinelLeads says whether the process's sentinel runs the decision
 // cycles (its /metrics shows steward_sentinel_leading 1).
 func (s *serverProc) sentinelLeads(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/metrics", nil)
-	resp, err := s.hc.Do(req)
-	if err != nil {
+	_, body, ok := s.get(ctx, "/metrics")
+	if !ok {
 		return false
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	for line := range strings.SplitSeq(string(body), "\n") {
+	for line := range strings.SplitSeq(body, "\n") {
 		if strings.HasPrefix(line, "steward_sentinel_leading") && strings.HasSuffix(line, " 1") {
 			return true
 		}
