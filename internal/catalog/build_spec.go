@@ -122,6 +122,18 @@ func applyValues(ctx context.Context, types *ServiceTypes, item Item, fieldAt ma
 	return spec, nil
 }
 
+// DisplayNameAt returns the display name of the item's field at path (a
+// location in the spec, in the syntax of [schema.Path.String]), or of the
+// nearest field above it: how the item names what a refusal is about. It
+// is "" when there is none, or it has no display name.
+func (it Item) DisplayNameAt(path string) string {
+	_, fieldAt, err := fieldIndex(it)
+	if err != nil {
+		return ""
+	}
+	return displayNameAt(it, fieldAt, path)
+}
+
 // displayNameAt returns the display name of the item's field at the
 // location path (an error field's syntax, relative to the spec), or of the
 // nearest field above it; "" when there is none or it has none.
