@@ -9,7 +9,6 @@ import (
 
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
-	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
 // Issue 46, item 14: a refused order value is named as the catalog item
@@ -68,12 +67,7 @@ func TestOrders_RefusedValuesAreNamedAsTheItemNamesThem(t *testing.T) {
 		}
 
 		// PATCH: the service type's own pattern, said in its description.
-		var o order
-		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=named", map[string]any{"catalog_item_id": "named-vm"}).
-			Want(t, http.StatusCreated).JSON(t, &o)
-		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
-		e.report(t, o.InstanceID, "RUNNING")
-		e.waitState(t, "named", "up")
+		e.upOf(t, "named", "named-vm")
 		p = e.s.Do(t, "PATCH", "/api/v1/catalog-item-instances/named", map[string]any{"user_values": []any{
 			map[string]any{"path": "vcpu.count", "value": 3},
 			map[string]any{"path": "metadata.name", "value": "Not A Name"},
