@@ -28,7 +28,9 @@ type Field struct {
 
 // Name is how a person is told which input was refused: Path, followed
 // by the display name in parentheses, when there is a Path ("image
-// (Container image)"), else Field.
+// (Container image)"), else Field. Clients name fields the same way
+// (pkg/client's InvalidField.Name), so they can tell that a problem's
+// detail only lists its fields.
 func (f Field) Name() string {
 	switch {
 	case f.Path == "":

@@ -1133,13 +1133,43 @@ type CatalogItemInUseProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1641,13 +1671,43 @@ type InstanceOutcomeProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1701,13 +1761,43 @@ type InvalidPolicyProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1830,13 +1920,43 @@ type LifecycleInUseProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2305,13 +2425,43 @@ type PolicyProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2380,13 +2530,43 @@ type Problem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2508,13 +2688,43 @@ type ProviderErrorProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2789,13 +2999,43 @@ type RepairProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why.
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -6186,8 +6426,9 @@ type ClientInterface interface {
 	// CreateCatalogItemInstanceWithBody Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -6210,8 +6451,9 @@ type ClientInterface interface {
 	// CreateCatalogItemInstance Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -7693,8 +7935,9 @@ func (c *Client) ListCatalogItemInstances(ctx context.Context, params *ListCatal
 // CreateCatalogItemInstanceWithBody Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -7727,8 +7970,9 @@ func (c *Client) CreateCatalogItemInstanceWithBody(ctx context.Context, params *
 // CreateCatalogItemInstance Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -14484,8 +14728,9 @@ type ClientWithResponsesInterface interface {
 	// CreateCatalogItemInstanceWithBodyWithResponse Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -14508,8 +14753,9 @@ type ClientWithResponsesInterface interface {
 	// CreateCatalogItemInstanceWithResponse Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -21388,8 +21634,9 @@ func (c *ClientWithResponses) ListCatalogItemInstancesWithResponse(ctx context.C
 // CreateCatalogItemInstanceWithBodyWithResponse Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -21418,8 +21665,9 @@ func (c *ClientWithResponses) CreateCatalogItemInstanceWithBodyWithResponse(ctx 
 // CreateCatalogItemInstanceWithResponse Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
