@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/schema"
@@ -30,6 +31,12 @@ type UserValue struct {
 //   - the whole spec satisfies the service type's schema. A failure at or
 //     under a user value's path names the value ("user_values[1].value"),
 //     any other the spec ("spec.guest_os": "is required").
+//
+// Each failure also names the location as the item and the service type
+// name it, in [invalid.Field.Path] ("vcpu.count", "env[0].name"), with the
+// display name of the item's field there or above it, so a person is told
+// "vcpu.count (vCPUs): must be at most 4" and a client can still find the
+// value it sent.
 //
 // Failures are an [*invalid.Error]; any other error means the stored item
 // or its service type is broken. It does no I/O, does not change item or
@@ -95,17 +102,49 @@ func applyValues(ctx context.Context, types *ServiceTypes, item Item, fieldAt ma
 	}
 	spec["service_type"] = item.ServiceType
 	if err := types.ValidateSpec(ctx, item.ServiceType, spec); err != nil {
-		return nil, renameFields(err, func(field string) string {
+		return nil, mapFields(err, func(f invalid.Field) invalid.Field {
 			// The last value to write a location is the one to fix.
 			for i := len(set) - 1; i >= 0; i-- {
-				if rest, ok := schema.UnderPath(field, set[i].Under("spec")); ok {
-					return fmt.Sprintf("user_values[%d].value%s", i, rest)
+				if rest, ok := schema.UnderPath(f.Field, set[i].Under("spec")); ok {
+					f.Field = fmt.Sprintf("user_values[%d].value%s", i, rest)
+					f.Path = set[i].String() + rest
+					f.DisplayName = displayNameAt(item, fieldAt, f.Path)
+					return f
 				}
 			}
-			return field
+			if rest, ok := schema.UnderPath(f.Field, "spec"); ok && rest != "" {
+				f.Path = strings.TrimPrefix(rest, ".")
+				f.DisplayName = displayNameAt(item, fieldAt, f.Path)
+			}
+			return f
 		})
 	}
 	return spec, nil
+}
+
+// DisplayNameAt returns the display name of the item's field at path (a
+// location in the spec, in the syntax of [schema.Path.String]), or of the
+// nearest field above it: how the item names what a refusal is about. It
+// is "" when there is none, or it has no display name.
+func (it Item) DisplayNameAt(path string) string {
+	_, fieldAt, err := fieldIndex(it)
+	if err != nil {
+		return ""
+	}
+	return displayNameAt(it, fieldAt, path)
+}
+
+// displayNameAt returns the display name of the item's field at the
+// location path (an error field's syntax, relative to the spec), or of the
+// nearest field above it; "" when there is none or it has none.
+func displayNameAt(item Item, fieldAt map[string]int, path string) string {
+	best, name := -1, ""
+	for canonical, i := range fieldAt {
+		if _, ok := schema.UnderPath(path, canonical); ok && len(canonical) > best {
+			best, name = len(canonical), item.Fields[i].DisplayName
+		}
+	}
+	return name
 }
 
 // setUserValues sets each value at its editable field of item in spec,
@@ -120,22 +159,31 @@ func setUserValues(item Item, fieldAt map[string]int, spec map[string]any,
 		name := fmt.Sprintf("user_values[%d]", i)
 		p, err := schema.ParsePath(uv.Path)
 		if err != nil {
-			errs.Add(name+".path", "%v", err)
+			errs.AddField(invalid.Field{Field: name + ".path", Message: err.Error(), Path: uv.Path})
 			continue
 		}
-		j, ok := fieldAt[p.String()]
+		// refuse names the value's field as the item does.
+		at := p.String()
+		j, ok := fieldAt[at]
+		refuse := func(field, msg string) {
+			f := invalid.Field{Field: name + field, Message: msg, Path: at}
+			if ok {
+				f.DisplayName = item.Fields[j].DisplayName
+			}
+			errs.AddField(f)
+		}
 		if !ok || !item.Fields[j].Editable {
-			errs.Add(name+".path", "is not an editable field of catalog item %s", item.ID)
+			refuse(".path", "is not an editable field of catalog item "+item.ID)
 			continue
 		}
-		if k, dup := seen[p.String()]; dup {
-			errs.Add(name+".path", "duplicates user_values[%d].path", k)
+		if k, dup := seen[at]; dup {
+			refuse(".path", fmt.Sprintf("duplicates user_values[%d].path", k))
 			continue
 		}
-		seen[p.String()] = i
+		seen[at] = i
 		v, err := normalizeJSON(uv.Value)
 		if err != nil {
-			errs.Add(name+".value", "must be a JSON value")
+			refuse(".value", "must be a JSON value")
 			continue
 		}
 		if raw := item.Fields[j].ValidationSchema; raw != nil {
@@ -143,12 +191,17 @@ func setUserValues(item Item, fieldAt map[string]int, spec map[string]any,
 			if err != nil {
 				return nil, fmt.Errorf("catalog item %s: fields[%d].validation_schema: %w", item.ID, j, err)
 			}
-			if err := addInvalid(&errs, cs.Validate(name+".value", v)); err != nil {
+			err = mapFields(cs.Validate(name+".value", v), func(f invalid.Field) invalid.Field {
+				rest, _ := schema.UnderPath(f.Field, name+".value")
+				f.Path, f.DisplayName = at+rest, item.Fields[j].DisplayName
+				return f
+			})
+			if err := addInvalid(&errs, err); err != nil {
 				return nil, err
 			}
 		}
 		if err := p.Set(spec, v); err != nil {
-			errs.Add(name+".path", "%v", err)
+			refuse(".path", err.Error())
 			continue
 		}
 		set[i] = p

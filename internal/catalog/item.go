@@ -288,7 +288,7 @@ func addInvalid(errs *invalid.Errors, err error) error {
 		return err
 	}
 	for _, f := range inv.Fields {
-		errs.Add(f.Field, "%s", f.Message)
+		errs.AddField(f)
 	}
 	return nil
 }
@@ -296,13 +296,22 @@ func addInvalid(errs *invalid.Errors, err error) error {
 // renameFields returns err with each field of an [*invalid.Error] renamed
 // by rename; any other error is returned as it is.
 func renameFields(err error, rename func(string) string) error {
+	return mapFields(err, func(f invalid.Field) invalid.Field {
+		f.Field = rename(f.Field)
+		return f
+	})
+}
+
+// mapFields returns err with each field of an [*invalid.Error] replaced by
+// what fn makes of it; any other error is returned as it is, nil as nil.
+func mapFields(err error, fn func(invalid.Field) invalid.Field) error {
 	var inv *invalid.Error
 	if !errors.As(err, &inv) {
 		return err
 	}
 	out := &invalid.Error{Fields: make([]invalid.Field, len(inv.Fields))}
 	for i, f := range inv.Fields {
-		out.Fields[i] = invalid.Field{Field: rename(f.Field), Message: f.Message}
+		out.Fields[i] = fn(f)
 	}
 	return out
 }

@@ -214,7 +214,8 @@ func TestBuildSpec_FromStoredItem(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = e.svc.BuildSpec(t.Context(), it, []catalog.UserValue{{Path: "metadata.name", Value: "web-1"}, {Path: "vcpu.count", Value: 9.0}})
-		if diff := cmp.Diff(&invalid.Error{Fields: []invalid.Field{{Field: "user_values[1].value", Message: "must be at most 4"}}}, err); diff != "" {
+		if diff := cmp.Diff(&invalid.Error{Fields: []invalid.Field{{Field: "user_values[1].value", Message: "must be at most 4",
+			Path: "vcpu.count", DisplayName: "vCPUs"}}}, err); diff != "" {
 			t.Errorf("BuildSpec(vcpu.count 9): -want +got:\n%s", diff)
 		}
 		got, err := e.svc.BuildSpec(t.Context(), it, []catalog.UserValue{{Path: "metadata.name", Value: "web-1"}, {Path: "vcpu.count", Value: 4.0}})

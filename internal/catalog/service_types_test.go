@@ -201,13 +201,13 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			reason:      "A string where an integer belongs is named by its path.",
 			serviceType: "vm",
 			spec:        `{"service_type":"vm","vcpu":{"count":"2"},"memory":{"size":"2GB"},"guest_os":{"type":"x"}}`,
-			want:        []invalid.Field{{Field: "spec.vcpu.count", Message: "must be integer, not string"}},
+			want:        []invalid.Field{{Field: "spec.vcpu.count", Message: "must be an integer, not a string"}},
 		},
 		"Fraction": {
 			reason:      "2.5 vCPUs is not an integer.",
 			serviceType: "vm",
 			spec:        `{"service_type":"vm","vcpu":{"count":2.5},"memory":{"size":"2GB"},"guest_os":{"type":"x"}}`,
-			want:        []invalid.Field{{Field: "spec.vcpu.count", Message: "must be integer, not number"}},
+			want:        []invalid.Field{{Field: "spec.vcpu.count", Message: "must be an integer, not a number"}},
 		},
 		"BelowMinimum": {
 			reason:      "A VM needs at least one vCPU.",
@@ -219,7 +219,7 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			reason:      "Memory needs a unit suffix.",
 			serviceType: "vm",
 			spec:        `{"service_type":"vm","vcpu":{"count":2},"memory":{"size":"2G"},"guest_os":{"type":"x"}}`,
-			want:        []invalid.Field{{Field: "spec.memory.size", Message: "must match the pattern ^[0-9]+(MB|GB|TB)$"}},
+			want:        []invalid.Field{{Field: "spec.memory.size", Message: "does not have the form this field takes", Detail: "pattern ^[0-9]+(MB|GB|TB)$"}},
 		},
 		"MissingRequired": {
 			reason:      "A missing property is named itself, under its parent.",
@@ -256,7 +256,7 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			reason:      "metadata.name is a DNS label.",
 			serviceType: "vm",
 			spec:        `{` + vm + `,"metadata":{"name":"Fedora_VM"}}`,
-			want:        []invalid.Field{{Field: "spec.metadata.name", Message: "must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}},
+			want:        []invalid.Field{{Field: "spec.metadata.name", Message: "does not have the form this field takes: Resource name, a DNS label.", Detail: "pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}},
 		},
 		"LongName": {
 			reason:      "A DNS label has at most 63 characters.",
@@ -274,7 +274,7 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			reason:      "Label values are strings; an odd key is quoted in the path.",
 			serviceType: "vm",
 			spec:        `{` + vm + `,"metadata":{"name":"a","labels":{"app.kubernetes.io/tier":1}}}`,
-			want:        []invalid.Field{{Field: `spec.metadata.labels["app.kubernetes.io/tier"]`, Message: "must be string, not number"}},
+			want:        []invalid.Field{{Field: `spec.metadata.labels["app.kubernetes.io/tier"]`, Message: "must be a string, not a number"}},
 		},
 		"ServiceTypeMismatch": {
 			reason:      "A spec written for another type fails that type's const.",
@@ -305,7 +305,7 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			serviceType: "vm",
 			spec:        `{` + vm + `,"storage":{"disks":[{"name":"boot","capacity":"lots"},{"name":"data"}]}}`,
 			want: []invalid.Field{
-				{Field: "spec.storage.disks[0].capacity", Message: "must match the pattern ^[0-9]+(MB|GB|TB)$"},
+				{Field: "spec.storage.disks[0].capacity", Message: "does not have the form this field takes", Detail: "pattern ^[0-9]+(MB|GB|TB)$"},
 				{Field: "spec.storage.disks[1].capacity", Message: "is required"},
 			},
 		},
@@ -328,9 +328,9 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 				{Field: "spec.network.ports[2].container_port", Message: "must be at most 65535"},
 				{Field: "spec.process.command", Message: "must have at least 1 item"},
 				{Field: "spec.process.env[0].name", Message: "is required"},
-				{Field: "spec.process.env[1].name", Message: "must match the pattern ^[^=]+$"},
-				{Field: "spec.resources.cpu.min", Message: "must match the pattern ^[1-9][0-9]*m?$"},
-				{Field: "spec.resources.memory.max", Message: "must match the pattern ^[0-9]+(MB|GB|TB)$"},
+				{Field: "spec.process.env[1].name", Message: "does not have the form this field takes", Detail: "pattern ^[^=]+$"},
+				{Field: "spec.resources.cpu.min", Message: "does not have the form this field takes", Detail: "pattern ^[1-9][0-9]*m?$"},
+				{Field: "spec.resources.memory.max", Message: "does not have the form this field takes", Detail: "pattern ^[0-9]+(MB|GB|TB)$"},
 				{Field: "spec.restart_policy", Message: `must be one of "always", "on_failure", "never"`},
 			},
 		},
@@ -339,10 +339,10 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			serviceType: "database",
 			spec:        `{"service_type":"database","engine":"PostgreSQL","version":16,"replicas":0,"network":{"visibility":"none"}}`,
 			want: []invalid.Field{
-				{Field: "spec.engine", Message: "must match the pattern ^[a-z][a-z0-9-]*$"},
+				{Field: "spec.engine", Message: "does not have the form this field takes: Database engine, lowercase. The provider serving the instance decides which engines it runs.", Detail: "pattern ^[a-z][a-z0-9-]*$"},
 				{Field: "spec.network.visibility", Message: `must be one of "internal", "external"`},
 				{Field: "spec.replicas", Message: "must be at least 1"},
-				{Field: "spec.version", Message: "must be string, not number"},
+				{Field: "spec.version", Message: "must be a string, not a number"},
 			},
 		},
 		"ClusterFields": {
@@ -359,8 +359,8 @@ func TestServiceTypes_ValidateSpec_Rejects(t *testing.T) {
 			serviceType: "cluster",
 			spec:        `{"service_type":"cluster","version":"1.30","nodes":3,"provider_hints":{"openshift":"4.15"}}`,
 			want: []invalid.Field{
-				{Field: "spec.nodes", Message: "must be object, not number"},
-				{Field: "spec.provider_hints.openshift", Message: "must be object, not string"},
+				{Field: "spec.nodes", Message: "must be an object, not a number"},
+				{Field: "spec.provider_hints.openshift", Message: "must be an object, not a string"},
 			},
 		},
 	}

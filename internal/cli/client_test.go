@@ -234,8 +234,25 @@ func TestClient_AgainstDevServer(t *testing.T) {
 	t.Run("API errors exit 1 with the problem; usage errors exit 2", func(t *testing.T) {
 		code, _, stderr := c.run("order", "sleeper", "--set", "process.argz=1")
 		if code != 1 || !strings.Contains(stderr, "(400 INVALID_ARGUMENT)") ||
-			!strings.Contains(stderr, "  - user_values[0].path: ") {
+			!strings.Contains(stderr, "  - process.argz: is not an editable field of catalog item sleeper\n    user_values[0].path\n") {
 			t.Errorf("order with an unknown field: exit %d\n%s", code, stderr)
+		}
+		// Issue 46, item 14: a bad value is named as the item names it, in
+		// words; where it is in the request and the pattern come second.
+		code, _, stderr = c.run("order", "web-app", "--set", "replicas=99", "--set", "image=Not An Image")
+		if want := "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
+			"  - image (Image): does not have the form this field takes: The container image, as a registry reference " +
+			"(nginx:1.27, registry.example.com/team/app@sha256:…): lowercase but for the tag, no spaces.\n" +
+			"    user_values[1].value; pattern ^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(…\n" +
+			"  - replicas (Replicas): must be at most 50\n" +
+			"    user_values[0].value\n"; code != 1 || stderr != want {
+			t.Errorf("order with bad values: exit %d\n%s\nwant:\n%s", code, stderr, want)
+		}
+		code, _, stderr = c.run("order", "sleeper", "--set", "restart_policy=sometimes") // README's
+		if want := "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
+			"  - restart_policy (Restart policy): must be one of \"always\", \"on_failure\", \"never\"\n" +
+			"    user_values[0].value\n"; code != 1 || stderr != want {
+			t.Errorf("order with a value off the enum: exit %d\n%s\nwant:\n%s", code, stderr, want)
 		}
 		code, _, stderr = c.run("get", "order", "nope")
 		if code != 1 || !strings.Contains(stderr, "404 ") {

@@ -26,9 +26,19 @@ func PrintError(w io.Writer, cmdPath string, err error) {
 		fmt.Fprintf(w, "steward: %s (%d %s)\n", p.Title, p.Status, p.Reason)
 		// The invalid fields, or a policy's Rego errors, a line each; the
 		// detail when it says more than they do (it often lists them again).
-		var items []string
+		// A field named as the catalog item names it ("image") is followed
+		// by where it is in the request and the technical detail.
+		var items, more []string
 		for _, f := range p.Fields {
-			items = append(items, f.Field+": "+f.Message)
+			items = append(items, f.Name()+": "+f.Message)
+			var second []string
+			if f.Name() != f.Field {
+				second = append(second, f.Field)
+			}
+			if f.Detail != "" {
+				second = append(second, f.Detail)
+			}
+			more = append(more, strings.Join(second, "; "))
 		}
 		opaErrors, _ := p.Members["errors"].([]any)
 		for _, e := range opaErrors {
@@ -37,8 +47,11 @@ func PrintError(w io.Writer, cmdPath string, err error) {
 		if p.Detail != "" && !repeats(p.Detail, items) {
 			fmt.Fprintf(w, "  %s\n", p.Detail)
 		}
-		for _, it := range items {
+		for i, it := range items {
 			fmt.Fprintf(w, "  - %s\n", it)
+			if i < len(more) && more[i] != "" {
+				fmt.Fprintf(w, "    %s\n", more[i])
+			}
 		}
 		var extra []string
 		for k := range p.Members {

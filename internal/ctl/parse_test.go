@@ -296,7 +296,9 @@ func TestHealthColumn(t *testing.T) {
 
 // Issue 22, item 16: a 400's fields and an INVALID_POLICY's errors are
 // printed once, not again in the detail that lists them; a detail that
-// says more is kept.
+// says more is kept. Issue 46, item 14: a field the server names by its
+// path in the catalog item is printed so, with its request field and
+// detail on the next line.
 func TestPrintError_TextOnce(t *testing.T) {
 	problem := func(body string) error {
 		rsp := &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/problem+json"}}}
@@ -309,6 +311,13 @@ func TestPrintError_TextOnce(t *testing.T) {
 		`{"title":"Invalid policy","status":400,"reason":"INVALID_POLICY","detail":"invalid policy: 1:1: rego_parse_error; no main rule",` +
 			`"errors":["1:1: rego_parse_error","no main rule"],"policy_id":"p"}`: "steward: Invalid policy (400 INVALID_POLICY)\n" +
 			"  - 1:1: rego_parse_error\n  - no main rule\n  policy_id: p\n",
+		`{"title":"Invalid argument","status":400,"reason":"INVALID_ARGUMENT",` +
+			`"detail":"invalid argument: image (Image): does not have the form this field takes; replicas: must be at least 1",` +
+			`"fields":[{"field":"user_values[0].value","path":"image","display_name":"Image",` +
+			`"message":"does not have the form this field takes","detail":"pattern ^[a-z]+$"},` +
+			`{"field":"user_values[1].value","path":"replicas","message":"must be at least 1"}]}`: "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
+			"  - image (Image): does not have the form this field takes\n    user_values[0].value; pattern ^[a-z]+$\n" +
+			"  - replicas: must be at least 1\n    user_values[1].value\n",
 		`{"title":"Invalid argument","status":400,"reason":"INVALID_ARGUMENT","detail":"the body and ?id= differ",` +
 			`"fields":[{"field":"id","message":"is b"}]}`: "steward: Invalid argument (400 INVALID_ARGUMENT)\n" +
 			"  the body and ?id= differ\n  - id: is b\n",

@@ -15,6 +15,33 @@ import (
 type Field struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Path, on a refusal of an order's value, names the location in the
+	// spec as the catalog item and the service type name it ("image",
+	// "env[0].name"), where Field names it in the request
+	// ("user_values[2].value").
+	Path string `json:"path,omitempty"`
+	// DisplayName is the display name of the catalog item field at or
+	// above Path, when it has one.
+	DisplayName string `json:"display_name,omitempty"`
+	// Detail is a second, technical detail of the refusal that Message
+	// puts in words (the pattern a value must match, truncated).
+	Detail string `json:"detail,omitempty"`
+}
+
+// Name is how a person is told which input was refused: Path, followed
+// by the display name in parentheses, when there is a Path ("image
+// (Container image)"), else Field. Clients name fields the same way
+// (pkg/client's InvalidField.Name), so they can tell that a problem's
+// detail only lists its fields.
+func (f Field) Name() string {
+	switch {
+	case f.Path == "":
+		return f.Field
+	case f.DisplayName == "" || f.DisplayName == f.Path:
+		return f.Path
+	default:
+		return f.Path + " (" + f.DisplayName + ")"
+	}
 }
 
 // Error reports one or more invalid fields. Build it with [New] or [Errors.Add].
@@ -31,7 +58,7 @@ func New(field, format string, args ...any) *Error {
 func (e *Error) Error() string {
 	parts := make([]string, len(e.Fields))
 	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Message
+		parts[i] = f.Name() + ": " + f.Message
 	}
 	return "invalid argument: " + strings.Join(parts, "; ")
 }
@@ -96,4 +123,9 @@ func (e *ImmutableError) Error() string {
 // ProblemFields adds the members to the problem+json body, as [Error] does.
 func (e *ImmutableError) ProblemFields() map[string]any {
 	return map[string]any{"fields": e.Fields}
+}
+
+// AddField records f as it is.
+func (es *Errors) AddField(f Field) {
+	es.fields = append(es.fields, f)
 }

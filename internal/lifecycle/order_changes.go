@@ -204,9 +204,10 @@ func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPa
 		base = o.Attributes.Candidate
 	}
 	next := deepCopyMap(base)
+	var item catalog.Item // known when the PATCH sets user values
 	if patch.UserValues != nil {
-		item, err := s.cfg.Catalog.Item(ctx, o.CatalogItemID)
-		if err != nil {
+		var err error
+		if item, err = s.cfg.Catalog.Item(ctx, o.CatalogItemID); err != nil {
 			return nil, err
 		}
 		if next, err = s.cfg.Catalog.ApplyUserValues(ctx, item, next, patch.UserValues); err != nil {
@@ -246,7 +247,7 @@ func (s *Service) patchedAttributes(ctx context.Context, o *Order, patch OrderPa
 	if bad := sch.NotUpdatable(base, next); len(bad) > 0 {
 		fields := make([]invalid.Field, 0, len(bad))
 		for path, mod := range bad {
-			fields = append(fields, invalid.Field{Field: path,
+			fields = append(fields, invalid.Field{Field: path, Path: path, DisplayName: item.DisplayNameAt(path),
 				Message: fmt.Sprintf("is %q: only rw+ attributes change after creation", mod)})
 		}
 		return nil, newAttributeNotUpdatable(fields)

@@ -80,7 +80,7 @@ func (s *Service) CreateOrder(ctx context.Context, p CreateOrderParams) (Order, 
 	if err != nil {
 		return Order{}, err
 	}
-	if err := checkCreateModifiers(sch, p.UserValues); err != nil {
+	if err := checkCreateModifiers(sch, item, p.UserValues); err != nil {
 		return Order{}, err
 	}
 	def, err := s.definition(ctx, s.cfg.DB, st.Lifecycle)
@@ -175,14 +175,15 @@ func (s *Service) orderOfRequest(ctx context.Context, p CreateOrderParams) (Orde
 }
 
 // checkCreateModifiers refuses user values at attributes the server or
-// provider sets (x-modifier r).
-func checkCreateModifiers(sch *schema.Schema, values []catalog.UserValue) error {
+// provider sets (x-modifier r), naming each as item does.
+func checkCreateModifiers(sch *schema.Schema, item catalog.Item, values []catalog.UserValue) error {
 	var fields []invalid.Field
 	for i, uv := range values {
 		p, err := schema.ParsePath(uv.Path)
 		if err == nil && sch.Modifier(p) == schema.ModifierR {
 			fields = append(fields, invalid.Field{Field: fmt.Sprintf("user_values[%d].path", i),
-				Message: fmt.Sprintf("%s is set by the server or provider (x-modifier r)", p)})
+				Message: fmt.Sprintf("%s is set by the server or provider (x-modifier r)", p),
+				Path:    p.String(), DisplayName: item.DisplayNameAt(p.String())})
 		}
 	}
 	if len(fields) > 0 {

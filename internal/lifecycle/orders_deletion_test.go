@@ -151,12 +151,7 @@ func TestDeletion_WaitsForRequiredAdaptersThatNeverReported(t *testing.T) {
 		t.Parallel()
 		e := setupOrders(t, engine, false)
 		e.withType(t, "app", map[string]any{"required_adapters": []any{"dns"}})
-		var o order
-		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=shop", map[string]any{"catalog_item_id": "app"}).
-			Want(t, http.StatusCreated).JSON(t, &o)
-		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
-		e.report(t, o.InstanceID, "RUNNING")
-		e.waitState(t, "shop", "up")
+		o := e.upOf(t, "shop", "app")
 
 		e.deleteOrder(t, "shop")
 		e.p.WaitForCall(t, providertest.MethodDelete, o.InstanceID)

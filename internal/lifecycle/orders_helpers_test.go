@@ -147,7 +147,23 @@ func (e *orders) report(t testing.TB, instanceID, status string) {
 // up creates an order and reports its instance RUNNING.
 func (e *orders) up(t testing.TB, id string, vcpus int) order {
 	t.Helper()
-	o := e.create(t, id, vcpus)
+	return e.running(t, id, e.create(t, id, vcpus))
+}
+
+// upOf creates an order of item without user values and reports its
+// instance RUNNING.
+func (e *orders) upOf(t testing.TB, id, item string) order {
+	t.Helper()
+	var o order
+	e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{"catalog_item_id": item}).
+		Want(t, http.StatusCreated).JSON(t, &o)
+	return e.running(t, id, o)
+}
+
+// running reports the instance of the order created as o RUNNING, and
+// returns the order once it is up.
+func (e *orders) running(t testing.TB, id string, o order) order {
+	t.Helper()
 	e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
 	e.report(t, o.InstanceID, "RUNNING")
 	return e.waitState(t, id, "up")

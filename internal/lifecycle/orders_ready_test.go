@@ -33,12 +33,7 @@ func TestReady_AggregatesRequiredAdapters(t *testing.T) {
 		t.Parallel()
 		e := setupOrders(t, engine, true)
 		e.withType(t, "app", map[string]any{"required_adapters": []any{"dns", "k8s"}})
-		var o order
-		e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id=shop", map[string]any{"catalog_item_id": "app"}).
-			Want(t, http.StatusCreated).JSON(t, &o)
-		e.p.WaitForCall(t, providertest.MethodCreate, o.InstanceID)
-		e.report(t, o.InstanceID, "RUNNING")
-		o = e.waitState(t, "shop", "up")
+		o := e.upOf(t, "shop", "app")
 
 		check := func(when, wantReady string, wantIn []string, wantOut []string) {
 			t.Helper()

@@ -37,10 +37,10 @@ func (f flattener) fields(verr *jsonschema.ValidationError) []invalid.Field {
 	entries := f.walk(verr)
 	fields := make([]invalid.Field, 0, len(entries))
 	for _, e := range entries {
-		fields = append(fields, invalid.Field{Field: e.field, Message: e.message})
+		fields = append(fields, invalid.Field{Field: e.field, Message: e.message, Detail: e.detail})
 	}
 	slices.SortFunc(fields, func(a, b invalid.Field) int {
-		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
+		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message), cmp.Compare(a.Detail, b.Detail))
 	})
 	return slices.Compact(fields)
 }
@@ -49,8 +49,10 @@ func (f flattener) fields(verr *jsonschema.ValidationError) []invalid.Field {
 // absent, parent to the field of the object that lacks it: anyOf/oneOf
 // alternatives that only differ in what they require collapse into one
 // message. wrongType marks a type mismatch, which tells alternatives apart.
+// detail is what message cannot put in words (a pattern).
 type entry struct {
 	field, message  string
+	detail          string
 	missing, parent string
 	wrongType       bool
 }
@@ -125,10 +127,20 @@ func (f flattener) closed(e *jsonschema.ValidationError) []entry {
 	case *kind.Type:
 		return []entry{{field: f.path(loc), message: describe(k), wrongType: true}}
 	case *kind.Contains:
-		if d := f.containsDescription(e.SchemaURL); d != "" {
+		contains, _ := f.schemaAt(e.SchemaURL)["contains"].(map[string]any)
+		if d, _ := contains["description"].(string); d != "" {
 			return f.leaf(loc, "must include "+d)
 		}
 		return f.leaf(loc, "must include an item matching the contains schema")
+	case *kind.Pattern:
+		// A regular expression is no answer for a person: the schema's own
+		// words say what the form is, when it has them, and the pattern
+		// follows as the detail.
+		msg := describe(k)
+		if d, _ := f.schemaAt(e.SchemaURL)["description"].(string); d != "" {
+			msg += ": " + d
+		}
+		return []entry{{field: f.path(loc), message: msg, detail: "pattern " + truncate(k.Want, maxPatternDetail)}}
 	default:
 		return f.leaf(loc, describe(e.ErrorKind))
 	}
@@ -239,12 +251,12 @@ func writeKey(b *strings.Builder, key string) {
 	}
 }
 
-// containsDescription returns the description of the "contains" schema of
-// the schema at url ("a disk named boot"), or "" when there is none.
-func (f flattener) containsDescription(url string) string {
+// schemaAt returns the schema object at url in the document (where
+// messages find a "description"), or nil.
+func (f flattener) schemaAt(url string) map[string]any {
 	_, frag, ok := strings.Cut(url, "#")
 	if !ok || f.doc == nil {
-		return ""
+		return nil
 	}
 	node := f.doc
 	if frag != "" {
@@ -256,18 +268,29 @@ func (f flattener) containsDescription(url string) string {
 			case []any:
 				i, err := strconv.Atoi(tok)
 				if err != nil || i < 0 || i >= len(n) {
-					return ""
+					return nil
 				}
 				node = n[i]
 			default:
-				return ""
+				return nil
 			}
 		}
 	}
 	obj, _ := node.(map[string]any)
-	contains, _ := obj["contains"].(map[string]any)
-	d, _ := contains["description"].(string)
-	return d
+	return obj
+}
+
+// maxPatternDetail is how much of a pattern a failure's detail shows, in
+// characters: enough to recognise it, not 200 characters of it.
+const maxPatternDetail = 64
+
+// truncate returns s cut to n characters, with an ellipsis when cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // describe words a leaf failure for a client, without echoing the value
@@ -275,7 +298,11 @@ func (f flattener) containsDescription(url string) string {
 func describe(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
 	case *kind.Type:
-		return fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = article(w)
+		}
+		return fmt.Sprintf("must be %s, not %s", strings.Join(want, " or "), article(k.Got))
 	case *kind.Const:
 		return "must be " + display(k.Want)
 	case *kind.Enum:
@@ -288,7 +315,7 @@ func describe(k jsonschema.ErrorKind) string {
 		}
 		return "must be one of " + strings.Join(want, ", ")
 	case *kind.Pattern:
-		return "must match the pattern " + k.Want
+		return "does not have the form this field takes"
 	case *kind.Format:
 		return "must be a valid " + k.Want
 	case *kind.MinLength:
@@ -323,6 +350,19 @@ func describe(k jsonschema.ErrorKind) string {
 		return "must not match the schema under \"not\""
 	default:
 		return k.LocalizedString(printer)
+	}
+}
+
+// article puts "a" or "an" before a JSON type's name ("an integer");
+// null stays null.
+func article(typ string) string {
+	switch {
+	case typ == "null":
+		return typ
+	case strings.ContainsAny(typ[:min(1, len(typ))], "aeiou"):
+		return "an " + typ
+	default:
+		return "a " + typ
 	}
 }
 

@@ -196,15 +196,24 @@ func TestValidate_Messages(t *testing.T) {
 			schema: `{"properties":{"port":{"anyOf":[{"type":"string","pattern":"^[a-z]+$","minLength":3},{"type":"integer","minimum":1}]}}}`,
 			value:  `{"port":"8"}`,
 			want: []invalid.Field{
+				{Field: "spec.port", Message: "does not have the form this field takes", Detail: "pattern ^[a-z]+$"},
 				{Field: "spec.port", Message: "must be at least 3 characters long"},
-				{Field: "spec.port", Message: "must match the pattern ^[a-z]+$"},
 			},
+		},
+		"PatternDescribed": {
+			reason: "A pattern is said in the schema's words where it has them; the pattern is the detail, cut short.",
+			schema: `{"properties":{"image":{"type":"string","description":"A registry reference, lowercase.",` +
+				`"pattern":"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$"}}}`,
+			value: `{"image":"Not An Image"}`,
+			want: []invalid.Field{{Field: "spec.image",
+				Message: "does not have the form this field takes: A registry reference, lowercase.",
+				Detail:  "pattern ^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(…"}},
 		},
 		"AnyOfTie": {
 			reason: "On a tie the first alternative is reported.",
 			schema: `{"properties":{"port":{"anyOf":[{"type":"integer"},{"type":"string"}]}}}`,
 			value:  `{"port":true}`,
-			want:   []invalid.Field{{Field: "spec.port", Message: "must be integer, not boolean"}},
+			want:   []invalid.Field{{Field: "spec.port", Message: "must be an integer, not a boolean"}},
 		},
 		"Not": {
 			reason: "not is reported at the value.",
@@ -223,8 +232,8 @@ func TestValidate_Messages(t *testing.T) {
 			schema: `{"properties":{"m":{"items":{"items":{"type":"string"}}},"o":{"properties":{"0":{"type":"string"}}}}}`,
 			value:  `{"m":[["a"],["b",1]],"o":{"0":1}}`,
 			want: []invalid.Field{
-				{Field: "spec.m[1][1]", Message: "must be string, not number"},
-				{Field: "spec.o[\"0\"]", Message: "must be string, not number"},
+				{Field: "spec.m[1][1]", Message: "must be a string, not a number"},
+				{Field: "spec.o[\"0\"]", Message: "must be a string, not a number"},
 			},
 		},
 		"Duplicates": {

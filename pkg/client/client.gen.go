@@ -1133,13 +1133,43 @@ type CatalogItemInUseProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1651,13 +1681,43 @@ type InstanceOutcomeProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1711,13 +1771,43 @@ type InvalidPolicyProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -1840,13 +1930,43 @@ type LifecycleInUseProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2319,13 +2439,43 @@ type PolicyProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2396,13 +2546,43 @@ type Problem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2524,13 +2704,43 @@ type ProviderErrorProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -2806,13 +3016,43 @@ type RepairProblem struct {
 
 	// Fields With `INVALID_ARGUMENT`, each rejected input and why (for a member fixed at create that an update would change, the member and its current value).
 	Fields *[]struct {
-		// Field The input's path (`spec.vcpu.count`) or parameter name.
+		// Detail A second, technical detail of what `message` says: for a pattern,
+		// `pattern <regular expression>`, cut to 64 characters with `…`.
+		//
+		//
+		// Example: pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+		Detail *string `json:"detail,omitempty"`
+
+		// DisplayName With `path`: the `display_name` of the catalog item field at or above
+		// `path`, when it has one.
+		//
+		//
+		// Example: vCPUs
+		DisplayName *string `json:"display_name,omitempty"`
+
+		// Field The input's path in the request (`spec.vcpu.count`, `user_values[2].value`)
+		// or parameter name.
+		//
 		//
 		// Example: max_page_size
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0
+		// Message Why, in words: a value's schema is not quoted (a pattern is "does not have
+		// the form this field takes", followed by the schema's `description` when
+		// it has one; the pattern itself is in `detail`).
+		//
+		//
+		// Example: must be at least 0
 		Message string `json:"message"`
+
+		// Path On a refusal of an order's values (create and PATCH of a catalog item
+		// instance): the location in the spec, as the catalog item's fields and the
+		// service type's schema name it (`image`, `env[0].name`). `field` still
+		// names the value in the request.
+		//
+		//
+		// Example: vcpu.count
+		Path *string `json:"path,omitempty"`
 	} `json:"fields,omitempty"`
 
 	// Instance A URI reference identifying this occurrence: the request id
@@ -6203,8 +6443,9 @@ type ClientInterface interface {
 	// CreateCatalogItemInstanceWithBody Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -6227,8 +6468,9 @@ type ClientInterface interface {
 	// CreateCatalogItemInstance Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -7710,8 +7952,9 @@ func (c *Client) ListCatalogItemInstances(ctx context.Context, params *ListCatal
 // CreateCatalogItemInstanceWithBody Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -7744,8 +7987,9 @@ func (c *Client) CreateCatalogItemInstanceWithBody(ctx context.Context, params *
 // CreateCatalogItemInstance Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -14501,8 +14745,9 @@ type ClientWithResponsesInterface interface {
 	// CreateCatalogItemInstanceWithBodyWithResponse Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -14525,8 +14770,9 @@ type ClientWithResponsesInterface interface {
 	// CreateCatalogItemInstanceWithResponse Order a catalog item
 	//
 	// Creates an order (catalog item instance). The spec is built from the catalog
-	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-	// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+	// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+	// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+	// item), then placed: the policy chain runs on it (406
 	// `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 	// `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 	// `creating` and a new `instance_id`, and provisioning continues in the
@@ -21405,8 +21651,9 @@ func (c *ClientWithResponses) ListCatalogItemInstancesWithResponse(ctx context.C
 // CreateCatalogItemInstanceWithBodyWithResponse Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the
@@ -21435,8 +21682,9 @@ func (c *ClientWithResponses) CreateCatalogItemInstanceWithBodyWithResponse(ctx 
 // CreateCatalogItemInstanceWithResponse Order a catalog item
 //
 // Creates an order (catalog item instance). The spec is built from the catalog
-// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the field,
-// e.g. `user_values[0].value`), then placed: the policy chain runs on it (406
+// item's defaults and the `user_values` (400 `INVALID_ARGUMENT` naming the value,
+// e.g. `user_values[0].value`, and its `path` and `display_name` in the catalog
+// item), then placed: the policy chain runs on it (406
 // `POLICY_REJECTED`, 409 `POLICY_CONFLICT`) and a provider is chosen (503
 // `NO_PROVIDER_AVAILABLE` when none fits). The order is stored with state
 // `creating` and a new `instance_id`, and provisioning continues in the

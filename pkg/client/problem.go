@@ -28,8 +28,31 @@ type ProblemError struct {
 
 // InvalidField is one rejected input of an INVALID_ARGUMENT problem.
 type InvalidField struct {
+	// Field names the input in the request (user_values[2].value).
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Path, on a refusal of an order's values, names the location in the
+	// spec as the catalog item and its service type do (image,
+	// env[0].name); DisplayName is the item field's display name there.
+	Path        string `json:"path,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	// Detail is a second, technical detail (a pattern, cut short).
+	Detail string `json:"detail,omitempty"`
+}
+
+// Name is how a person is told which input was refused: Path and the
+// display name in parentheses ("image (Container image)") where the
+// server gave a Path, else Field. The server's detail names fields so
+// (internal/invalid's Field.Name, which this public package cannot import).
+func (f InvalidField) Name() string {
+	switch {
+	case f.Path == "":
+		return f.Field
+	case f.DisplayName == "" || f.DisplayName == f.Path:
+		return f.Path
+	default:
+		return f.Path + " (" + f.DisplayName + ")"
+	}
 }
 
 // Error is one line: status, reason, and the detail or title.
