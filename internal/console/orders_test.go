@@ -1,7 +1,10 @@
 package console_test
 
 import (
+	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
 // Issue 25: the orders page filters by label and, for an admin, by project
@@ -59,4 +63,52 @@ func TestConsole_OrdersFilterByLabelAndProject(t *testing.T) {
 	if p := b.get("/ui/orders?project=%2A"); !strings.Contains(p.body, "<td>team-b</td>") {
 		t.Error("every project's orders do not say which project each is in")
 	}
+}
+
+// Issue 46: the orders page lists the newest order first (docs/console.md
+// says so), and its Next page link goes on to the older ones.
+func TestConsole_OrdersNewestFirst(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider, c.ProcessProviderNoOp = true, true })
+		waitForProvider(t, s)
+		var newest []string // 26 orders, one more than a page, newest first
+		for i := range 26 {
+			id := fmt.Sprintf("o%02d", i)
+			s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{"catalog_item_id": "sleeper"}).
+				Want(t, http.StatusCreated)
+			newest = append([]string{id}, newest...)
+		}
+		b := newBrowser(t, s.URL())
+		first := b.get("/ui/orders")
+		if got := listedOrders(first); !slices.Equal(got, newest[:25]) {
+			t.Fatalf("first page lists %v, want the newest 25, newest first: %v", got, newest[:25])
+		}
+		next := nextLink.FindStringSubmatch(first.body)
+		if next == nil {
+			t.Fatalf("26 orders and no Next page link")
+		}
+		second := b.get(html.UnescapeString(next[1]))
+		if got := listedOrders(second); second.status != http.StatusOK || !slices.Equal(got, newest[25:]) {
+			t.Fatalf("Next page: %d, lists %v, want %v", second.status, got, newest[25:])
+		}
+		if nextLink.MatchString(second.body) {
+			t.Error("the last page has a Next page link")
+		}
+	})
+}
+
+var (
+	orderLink = regexp.MustCompile(`<a class="name" href="/ui/orders/([^"?]+)\?`)
+	nextLink  = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+)
+
+// listedOrders are the ids of the orders a page lists, in its order.
+func listedOrders(p page) []string {
+	var ids []string
+	for _, m := range orderLink.FindAllStringSubmatch(p.body, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
 }

@@ -110,7 +110,11 @@ func (c *Console) ordersPage(w http.ResponseWriter, r *http.Request, s *session)
 		Results       []orderRow `json:"results"`
 		NextPageToken string     `json:"next_page_token"`
 	}
-	params := map[string]string{"max_page_size": "25", "page_token": trimmed(r, "page")}
+	// Newest first: the order a user looks for is most often the last one
+	// made. The Next page link's token is one of this order (the API
+	// refuses it with another), and every page asks for it.
+	params := map[string]string{"max_page_size": "25", "page_token": trimmed(r, "page"),
+		"order_by": "create_time desc"}
 	for k, v := range filter {
 		params[k] = v
 	}

@@ -138,3 +138,24 @@ func QueryFlag(r *http.Request, name string) (bool, error) {
 	b, err := QueryBool(r, name)
 	return b != nil && *b, err
 }
+
+// QueryOrderBy reads AEP-132's `order_by` of a list kept in the order of
+// field, then id: absent or field is oldest first (false), "field desc"
+// newest first (true); anything else, empty or a repeat included, is 400
+// INVALID_ARGUMENT naming order_by. The order is one of the list's
+// parameters, so a page token is signed for it (pageScope): a token of
+// one order is INVALID_PAGE_TOKEN with the other.
+func QueryOrderBy(r *http.Request, field string) (desc bool, err error) {
+	values := r.URL.Query()["order_by"]
+	switch {
+	case len(values) == 0 || len(values) == 1 && values[0] == field:
+		return false, nil
+	case len(values) > 1:
+		return false, invalid.New("order_by", "must be given once")
+	case values[0] == field+" desc":
+		return true, nil
+	default:
+		return false, invalid.New("order_by", "must be %q (oldest first) or %q (newest first), not %q",
+			field, field+" desc", values[0])
+	}
+}

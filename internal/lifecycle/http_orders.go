@@ -129,6 +129,10 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	newestFirst, err := httpapi.QueryOrderBy(r, "create_time")
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	labels, err := labelFilter(q)
 	if err != nil {
@@ -136,7 +140,8 @@ func (s *Service) handleListOrders(w http.ResponseWriter, r *http.Request) error
 	}
 	orders, err := s.Orders(r.Context(), ListOrdersParams{Labels: labels,
 		Project: auth.ProjectFrom(r.Context()), ServiceType: q.Get("service_type"), State: q.Get("state"),
-		CatalogItemID: q.Get("catalog_item_id"), ParentID: q.Get("parent_id"), ShowDeleted: showDeleted, Page: page,
+		CatalogItemID: q.Get("catalog_item_id"), ParentID: q.Get("parent_id"), ShowDeleted: showDeleted,
+		NewestFirst: newestFirst, Page: page,
 	})
 	if err != nil {
 		return err

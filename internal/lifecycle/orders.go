@@ -273,6 +273,9 @@ type ListOrdersParams struct {
 	// Labels keeps the orders that have every one of these labels.
 	Labels      map[string]string
 	ShowDeleted bool
+	// NewestFirst lists by creation time descending (order_by=create_time
+	// desc) instead of ascending; p.Page's token must be one of such a list.
+	NewestFirst bool
 	Page        store.PageRequest
 }
 
@@ -298,16 +301,24 @@ func liveOrders(engine store.Engine, list string) string {
 	return live
 }
 
-// Orders lists a project's orders, oldest first. Their attribute sets are left
-// undecoded, for a view (see scanListedOrder).
+// Orders lists a project's orders, oldest first or, with p.NewestFirst,
+// newest first; either way on the index of the creation time, walked one
+// way or the other. Their attribute sets are left undecoded, for a view
+// (see scanListedOrder).
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
 	query := s.q.orderList
-	if p.Project == auth.AllProjects {
+	switch all := p.Project == auth.AllProjects; {
+	case all && p.NewestFirst:
+		query = s.q.orderListAllProjectsNewest
+	case all:
 		query = s.q.orderListAllProjects
+	case p.NewestFirst:
+		query = s.q.orderListNewest
 	}
 	if !p.ShowDeleted {
 		query = liveOrders(s.cfg.DB.Engine(), query)
 	}
+	p.Page.Backward = p.NewestFirst
 	page, err := store.ListPage(ctx, s.cfg.DB, query, p.Page, scanListedOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },
 		p.Project, p.ServiceType, p.ServiceType, p.State, p.State, p.CatalogItemID, p.CatalogItemID, p.ParentID,

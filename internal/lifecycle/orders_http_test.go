@@ -355,54 +355,6 @@ func TestOrders_ListFilters(t *testing.T) {
 	})
 }
 
-// An admin's list of every project (Steward-Project: *) pages through all
-// projects' orders oldest first, and a project's list stays its own; the two
-// run different queries, each on its own index (issue 27).
-func TestOrders_ListEveryProjectPagesInCreateOrder(t *testing.T) {
-	t.Parallel()
-	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
-		t.Parallel()
-		e := setupOrders(t, engine, false)
-		projects := []string{"p1", "p2", "p1", "default", "p2"}
-		var want []string
-		for i, project := range projects {
-			id := fmt.Sprintf("o%d", i)
-			e.s.Do(t, "POST", "/api/v1/catalog-item-instances?id="+id, map[string]any{"catalog_item_id": "small-vm"},
-				"Steward-Project", project).Want(t, http.StatusCreated)
-			want = append(want, project+"/"+id)
-		}
-		list := func(project string) []string {
-			var got []string
-			token := ""
-			for range 10 {
-				var page struct {
-					Results []struct {
-						ID      string `json:"id"`
-						Project string `json:"project"`
-					} `json:"results"`
-					NextPageToken string `json:"next_page_token"`
-				}
-				e.s.Do(t, "GET", "/api/v1/catalog-item-instances?max_page_size=2&page_token="+token, nil,
-					"Steward-Project", project).Want(t, http.StatusOK).JSON(t, &page)
-				for _, o := range page.Results {
-					got = append(got, o.Project+"/"+o.ID)
-				}
-				if token = page.NextPageToken; token == "" {
-					return got
-				}
-			}
-			t.Fatalf("list of %s: more than 10 pages of 2", project)
-			return nil
-		}
-		if got := list("*"); !slices.Equal(got, want) {
-			t.Errorf("every project, pages of 2: %v, want %v", got, want)
-		}
-		if got := list("p2"); !slices.Equal(got, []string{"p2/o1", "p2/o4"}) {
-			t.Errorf("project p2: %v, want p2/o1 p2/o4", got)
-		}
-	})
-}
-
 // A list passes the attribute sets through as stored: they must read the
 // same as the order's own GET, on both engines.
 func TestOrders_ListShowsTheSameAttributesAsGet(t *testing.T) {

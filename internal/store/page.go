@@ -28,6 +28,10 @@ type PageRequest struct {
 	Size int
 	// After is the position of the last row of the previous page; nil for the first page.
 	After *Cursor
+	// Backward walks the list newest first, by (Time, ID) descending: a
+	// query for it keeps the rows before the keyset ((t, id) < (?, ?))
+	// and its first page starts after every row ([PageRequest.Keyset]).
+	Backward bool
 	// Seal makes the token a client is given for the next page. nil makes
 	// [Cursor.Token]'s unsigned one, for a domain paging through its own
 	// list; httpapi.ParsePage sets it to sign the token for the request's
@@ -64,10 +68,14 @@ func DecodeCursor(token string) (*Cursor, error) {
 	return &c, nil
 }
 
-// Keyset returns the (time, id) to query after: the zero time and "" for a
-// first page, which sort before every row.
+// Keyset returns the (time, id) to query after: for a first page the zero
+// time and "", which sort before every row, or when Backward the last
+// instant the store keeps (endOfTime) and "", after every row.
 func (p PageRequest) Keyset() (time.Time, string) {
-	if p.After == nil {
+	switch {
+	case p.After == nil && p.Backward:
+		return endOfTime, ""
+	case p.After == nil:
 		return time.Time{}, ""
 	}
 	return p.After.Time, p.After.ID
@@ -80,6 +88,11 @@ func (p PageRequest) token(c Cursor) string {
 	}
 	return c.Token()
 }
+
+// endOfTime is where a first page of a Backward list starts: the last
+// microsecond of year 9999, the latest time both engines keep alike
+// (SQLite as fixed-width text), after any row's.
+var endOfTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 
 // Page is one page of results and the token for the next ("" at the end).
 type Page[T any] struct {

@@ -869,6 +869,24 @@ func (e TokenState) Valid() bool {
 	}
 }
 
+// Defines values for ListCatalogItemInstancesParamsOrderBy.
+const (
+	OrderByCreateTime     ListCatalogItemInstancesParamsOrderBy = "create_time"
+	OrderByCreateTimeDesc ListCatalogItemInstancesParamsOrderBy = "create_time desc"
+)
+
+// Valid indicates whether the value is a known member of the ListCatalogItemInstancesParamsOrderBy enum.
+func (e ListCatalogItemInstancesParamsOrderBy) Valid() bool {
+	switch e {
+	case OrderByCreateTime:
+		return true
+	case OrderByCreateTimeDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdapterCondition defines model for AdapterCondition.
 type AdapterCondition struct {
 	Message *string `json:"message,omitempty"`
@@ -3855,7 +3873,15 @@ type ListCatalogItemInstancesParams struct {
 
 	// ShowDeleted Include what was deleted. On the lists of service-type instances and resources: those whose deletion completed; on the list of orders: tombstones (removed orders, until purged). On the Get of a service-type instance or a resource: a deleted one answers 200 instead of 404. On the Get of an order it changes nothing: an order answers 200 while it is being deleted and as a tombstone.
 	ShowDeleted *ShowDeleted `form:"show_deleted,omitempty" json:"show_deleted,omitempty"`
+
+	// OrderBy The list's order (AEP-132): `create_time`, oldest first (the default), or
+	// `create_time desc`, newest first. Any other value is 400 `INVALID_ARGUMENT`
+	// naming `order_by`.
+	OrderBy *ListCatalogItemInstancesParamsOrderBy `form:"order_by,omitempty" json:"order_by,omitempty"`
 }
+
+// ListCatalogItemInstancesParamsOrderBy defines parameters for ListCatalogItemInstances.
+type ListCatalogItemInstancesParamsOrderBy string
 
 // CreateCatalogItemInstanceParams defines parameters for CreateCatalogItemInstance.
 type CreateCatalogItemInstanceParams struct {
@@ -6428,10 +6454,14 @@ type ClientInterface interface {
 
 	// ListCatalogItemInstances List orders
 	//
-	// Lists the project's orders, oldest first. Filters `service_type`, `state`,
+	// Lists the project's orders, oldest first, or newest first with
+	// `order_by=create_time desc` (AEP-132; ties of `create_time` by `id`, the same way).
+	// Filters `service_type`, `state`,
 	// `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
-	// `labels.env=prod`; every one given must match). Orders being deleted are listed;
-	// removed ones (tombstones, until purged) only with `show_deleted=true`.
+	// `labels.env=prod`; every one given must match), in either order. Orders being deleted are listed;
+	// removed ones (tombstones, until purged) only with `show_deleted=true`. A page
+	// token goes on only in the order it was made for: with another `order_by` it is
+	// 400 `INVALID_PAGE_TOKEN`.
 	//
 	// An admin's `Steward-Project: *` lists the orders of every project (each names
 	// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
@@ -7927,10 +7957,14 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 
 // ListCatalogItemInstances List orders
 //
-// Lists the project's orders, oldest first. Filters `service_type`, `state`,
+// Lists the project's orders, oldest first, or newest first with
+// `order_by=create_time desc` (AEP-132; ties of `create_time` by `id`, the same way).
+// Filters `service_type`, `state`,
 // `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
-// `labels.env=prod`; every one given must match). Orders being deleted are listed;
-// removed ones (tombstones, until purged) only with `show_deleted=true`.
+// `labels.env=prod`; every one given must match), in either order. Orders being deleted are listed;
+// removed ones (tombstones, until purged) only with `show_deleted=true`. A page
+// token goes on only in the order it was made for: with another `order_by` it is
+// 400 `INVALID_PAGE_TOKEN`.
 //
 // An admin's `Steward-Project: *` lists the orders of every project (each names
 // its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
@@ -10598,6 +10632,18 @@ func NewListCatalogItemInstancesRequest(server string, params *ListCatalogItemIn
 		if params.ShowDeleted != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "show_deleted", *params.ShowDeleted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order_by", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14728,10 +14774,14 @@ type ClientWithResponsesInterface interface {
 
 	// ListCatalogItemInstancesWithResponse List orders
 	//
-	// Lists the project's orders, oldest first. Filters `service_type`, `state`,
+	// Lists the project's orders, oldest first, or newest first with
+	// `order_by=create_time desc` (AEP-132; ties of `create_time` by `id`, the same way).
+	// Filters `service_type`, `state`,
 	// `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
-	// `labels.env=prod`; every one given must match). Orders being deleted are listed;
-	// removed ones (tombstones, until purged) only with `show_deleted=true`.
+	// `labels.env=prod`; every one given must match), in either order. Orders being deleted are listed;
+	// removed ones (tombstones, until purged) only with `show_deleted=true`. A page
+	// token goes on only in the order it was made for: with another `order_by` it is
+	// 400 `INVALID_PAGE_TOKEN`.
 	//
 	// An admin's `Steward-Project: *` lists the orders of every project (each names
 	// its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and
@@ -21628,10 +21678,14 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 
 // ListCatalogItemInstancesWithResponse List orders
 //
-// Lists the project's orders, oldest first. Filters `service_type`, `state`,
+// Lists the project's orders, oldest first, or newest first with
+// `order_by=create_time desc` (AEP-132; ties of `create_time` by `id`, the same way).
+// Filters `service_type`, `state`,
 // `catalog_item_id`, `parent_id` and labels (`label=env:prod`, repeatable, or
-// `labels.env=prod`; every one given must match). Orders being deleted are listed;
-// removed ones (tombstones, until purged) only with `show_deleted=true`.
+// `labels.env=prod`; every one given must match), in either order. Orders being deleted are listed;
+// removed ones (tombstones, until purged) only with `show_deleted=true`. A page
+// token goes on only in the order it was made for: with another `order_by` it is
+// 400 `INVALID_PAGE_TOKEN`.
 //
 // An admin's `Steward-Project: *` lists the orders of every project (each names
 // its `project`); `*` is refused with 403 `PERMISSION_DENIED` from anyone else, and

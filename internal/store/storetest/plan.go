@@ -208,8 +208,11 @@ var scan = regexp.MustCompile(`(?m)^\s*(?:->\s*)?(?:SCAN (\w+)[^\n]*|Seq Scan on
 var sqliteValues = regexp.MustCompile(`SCAN \d+-ROW VALUES CLAUSE`)
 
 // sorts matches a step that sorts what it read: SQLite's temporary B-tree
-// for an ORDER BY, PostgreSQL's Sort node.
-var sorts = regexp.MustCompile(`(?m)USE TEMP B-TREE FOR ORDER BY|^\s*(?:->\s*)?(?:Incremental )?Sort\s+\(`)
+// for an ORDER BY, or for its "LAST TERM OF" or "RIGHT PART OF" (an index
+// walk in the order of the first terms, the rest sorted: an ORDER BY
+// whose terms run in directions no index walk gives), PostgreSQL's Sort
+// node (Incremental Sort is its partial one).
+var sorts = regexp.MustCompile(`(?m)USE TEMP B-TREE FOR (?:(?:LAST TERM|RIGHT PART) OF )?ORDER BY|^\s*(?:->\s*)?(?:Incremental )?Sort\s+\(`)
 
 // ScannedTables are the tables plan (from [QueryPlan]) reads whole.
 func ScannedTables(plan string) []string {
