@@ -41,9 +41,11 @@ func TestOrderList_PagesWalkAnIndex(t *testing.T) {
 		// never over the tombstones that fill the front of a list whose
 		// oldest orders were removed.
 		for query, index := range map[string]string{q.orderList: "catalog_item_instances_live_project_create_time",
-			q.orderListAllProjects: "catalog_item_instances_live_create_time"} {
+			q.orderListAllProjects:       "catalog_item_instances_live_create_time",
+			q.orderListNewest:            "catalog_item_instances_live_project_create_time",
+			q.orderListAllProjectsNewest: "catalog_item_instances_live_create_time"} {
 			project := "default"
-			if query == q.orderListAllProjects {
+			if query == q.orderListAllProjects || query == q.orderListAllProjectsNewest {
 				project = "*"
 			}
 			plan := storetest.QueryPlan(t, db, liveOrders(engine, query), project, "", "", "", "", "", "", "", "",
