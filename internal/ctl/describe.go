@@ -157,8 +157,12 @@ func memberOrder(raw []byte) ([]string, error) {
 }
 
 // eventDetail is what an event says beyond its transfer: why it failed,
-// or who reported what, e.g. "process-sp: restart_count 0 -> 1".
+// who reported what, e.g. "process-sp: restart_count 0 -> 1", or what a
+// rehydrate or cleanup event records (its message).
 func eventDetail(ev object) string {
+	if m := ev.str("message"); m != "" {
+		return m
+	}
 	changes, _ := ev.m["changes"].(map[string]any)
 	if len(changes) == 0 {
 		return ev.str("error")
