@@ -20,4 +20,7 @@ var OpenAPIYAML []byte
 //
 //	1: api_revision itself; every project's lists (Steward-Project: *)
 //	   and GET /api/v1/whoami predate it.
-const Revision = 1
+//	2: an order read shows its cleanup (what of it is still being removed),
+//	   and its log the rehydrate and cleanup events; the CLI's --wait=all
+//	   waits on the cleanup (issue 46, item 8).
+const Revision = 2

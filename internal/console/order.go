@@ -34,6 +34,8 @@ type eventRow struct {
 	To        string    `json:"to"`
 	Operation string    `json:"operation"`
 	Error     string    `json:"error"`
+	// Message says what a rehydrate or cleanup event records.
+	Message string `json:"message"`
 }
 
 // attributeRow is one field of the attribute sets, side by side.

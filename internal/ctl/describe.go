@@ -198,9 +198,13 @@ func sayStatusOnce(o object) {
 }
 
 // eventDetail is what an event says beyond its transfer: why it failed,
-// or who reported what, e.g. "process-sp: restart_count 0 -> 1"; without
-// the repeats of the order's status message msg (withoutStatusMessage).
+// or who reported what, e.g. "process-sp: restart_count 0 -> 1", or what a
+// rehydrate or cleanup event records (its message); without the repeats of
+// the order's status message msg (withoutStatusMessage).
 func eventDetail(ev object, msg string) string {
+	if m := ev.str("message"); m != "" {
+		return m
+	}
 	changes, _ := ev.m["changes"].(map[string]any)
 	if len(changes) == 0 {
 		return withoutStatusMessage(ev.str("error"), msg)

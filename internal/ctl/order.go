@@ -163,32 +163,79 @@ func unknownItemDetail(item string, ids []string) string {
 // holds and prints it then.
 func (e *env) startAndFollow(ctx context.Context, c *conn, do func(context.Context, client.ClientInterface) (*http.Response, error),
 	k *kind, out string, wait bool, w waitFor, wf waitFlags) error {
-	raw, _, err := c.call(ctx, do)
-	if err != nil {
-		return err
-	}
-	o, err := decodeObject(raw)
-	if err != nil {
-		return err
-	}
-	p := &printer{w: e.stdout, k: k, format: out, now: e.now()}
-	if !wait {
-		return p.one(o)
-	}
-	_, err = e.await(ctx, c, k, o.id(k), w, wf, p)
+	_, err := e.startAndFollowed(ctx, c, do, k, out, wait, w, wf)
 	return err
 }
 
+// startAndFollowed is startAndFollow that returns the last reading.
+func (e *env) startAndFollowed(ctx context.Context, c *conn, do func(context.Context, client.ClientInterface) (*http.Response, error),
+	k *kind, out string, wait bool, w waitFor, wf waitFlags) (object, error) {
+	raw, _, err := c.call(ctx, do)
+	if err != nil {
+		return object{}, err
+	}
+	o, err := decodeObject(raw)
+	if err != nil {
+		return object{}, err
+	}
+	p := &printer{w: e.stdout, k: k, format: out, now: e.now()}
+	if !wait {
+		return o, p.one(o)
+	}
+	return e.await(ctx, c, k, o.id(k), w, wf, p)
+}
+
 // rehydrateCmd is `steward rehydrate ORDER`: recreate an order under
-// today's policies (an Operation).
+// today's policies (an Operation). The old instance is removed after the
+// Operation is done: --wait says so, --wait=all waits for it.
 func (e *env) rehydrateCmd() *cobra.Command {
-	return e.orderOperationCmd(&cobra.Command{
+	var (
+		cf   connFlags
+		wf   waitFlags
+		out  string
+		mode string
+	)
+	cmd := &cobra.Command{
 		Use:   "rehydrate ORDER",
 		Short: "Recreate an order from its original intent under today's policies",
-		Long:  "Start a rehydration (an Operation) and print it; --wait follows the Operation to its end.",
-	}, func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-		return api.RehydrateCatalogItemInstance(ctx, id, nil)
-	})
+		Long: "Start a rehydration (an Operation) and print it; --wait follows the Operation to its end,\n" +
+			"then says what is still being removed: the old instance, deleted by its cleanup task after\n" +
+			"the order moved onto the new one. --wait=all waits for that too (all within --timeout).",
+		Example: "  steward rehydrate hello --wait=all",
+		Args:    usageArgs(cobra.ExactArgs(1)),
+	}
+	cmd.ValidArgsFunction = e.completeIDs(&cf, orders)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		id, err := idOf(args[0], orders)
+		if err != nil {
+			return err
+		}
+		if err := checkWaitMode(mode); err != nil {
+			return err
+		}
+		c, err := cf.connectFor(cmd, out, id)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := withTimeout(cmd.Context(), wf.timeout) // one deadline for the Operation and the cleanup
+		defer cancel()
+		op, err := e.startAndFollowed(ctx, c, func(ctx context.Context, api client.ClientInterface) (*http.Response, error) {
+			return api.RehydrateCatalogItemInstance(ctx, id, nil)
+		}, operations, out, mode != waitNone, waitFor{what: "done"}, wf)
+		if err != nil || mode == waitNone {
+			return err
+		}
+		if order := op.str("metadata.catalog_item_instance_id"); order != "" {
+			id = order // the id, where the argument was an identity
+		}
+		return e.followCleanup(ctx, c, id, op.str("metadata.old_instance_id"), mode, wf.interval)
+	}
+	cf.register(cmd)
+	wf.register(cmd)
+	registerWaitMode(cmd, &mode, "follow the Operation to its end and say what is still being removed; "+
+		"--wait=all: until that is removed too")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "json, yaml, wide or name (default: a table)")
+	return cmd
 }
 
 // orderOperationCmd completes cmd into a command that starts an Operation
@@ -227,19 +274,21 @@ func (e *env) orderOperationCmd(cmd *cobra.Command,
 // deleteCmd is `steward delete KIND ID…` (or KIND/ID…).
 func (e *env) deleteCmd() *cobra.Command {
 	var (
-		cf          connFlags
-		wf          waitFlags
-		ifMatch     string
-		reason      string
-		wait, force bool
-		deletable   = func(k *kind) bool { return k.del != nil }
+		cf        connFlags
+		wf        waitFlags
+		ifMatch   string
+		reason    string
+		wait      string
+		force     bool
+		deletable = func(k *kind) bool { return k.del != nil }
 	)
 	cmd := &cobra.Command{
 		Use:   "delete KIND ID... | KIND/ID...",
 		Short: "Delete resources",
 		Long: "Delete resources by id, or named KIND/ID as -o name prints them. An order's deletion\n" +
 			"runs in the background: it is removed once its provider and every adapter confirmed\n" +
-			"the cleanup; --wait follows it there.\n\n" +
+			"the cleanup; --wait follows it there, then says what of it is still being removed (an old\n" +
+			"instance a rehydration left to its cleanup task); --wait=all waits for that too.\n\n" +
 			"--force --reason R removes orders at once (admins): their deletion is started, then\n" +
 			"cut short without waiting for adapters or children (:forceDelete); what adapters made\n" +
 			"may be left behind. The reason is kept in the order's event log and the audit log.",
@@ -271,10 +320,15 @@ func (e *env) deleteCmd() *cobra.Command {
 			if force && ifMatch != "" {
 				return usagef("--force takes no --if-match")
 			}
+			if err := checkWaitMode(wait); err != nil {
+				return err
+			}
 			c, err := cf.connect(cmd)
 			if err != nil {
 				return err
 			}
+			ctx, cancel := withTimeout(cmd.Context(), wf.timeout) // one deadline for the deletions and their cleanup
+			defer cancel()
 			for _, r := range refs {
 				if force {
 					if err := e.forceDelete(cmd.Context(), c, r.id, reason); err != nil {
@@ -292,11 +346,16 @@ func (e *env) deleteCmd() *cobra.Command {
 				if rsp.StatusCode == http.StatusAccepted {
 					verb = "deletion started"
 				}
-				if wait && rsp.StatusCode == http.StatusAccepted {
-					if _, err := e.await(cmd.Context(), c, r.k, r.id, waitFor{what: "delete"}, wf, nil); err != nil {
+				if wait != waitNone && rsp.StatusCode == http.StatusAccepted {
+					if _, err := e.await(ctx, c, r.k, r.id, waitFor{what: "delete"}, wf, nil); err != nil {
 						return err
 					}
 					verb = "deleted"
+					if r.k == orders {
+						if err := e.followCleanup(ctx, c, r.id, "", wait, wf.interval); err != nil {
+							return err
+						}
+					}
 				}
 				fmt.Fprintf(e.stdout, "%s/%s %s\n", r.k.name, r.id, verb)
 			}
@@ -306,7 +365,8 @@ func (e *env) deleteCmd() *cobra.Command {
 	cf.register(cmd)
 	wf.register(cmd)
 	f := cmd.Flags()
-	f.BoolVar(&wait, "wait", false, "wait until a deletion that runs in the background is done")
+	registerWaitMode(cmd, &wait, "wait until a deletion that runs in the background is done and say what is still "+
+		"being removed; --wait=all: until that is removed too")
 	f.StringVar(&ifMatch, "if-match", "", "delete only if the resource's etag is still this one")
 	f.BoolVar(&force, "force", false, "remove orders at once, without their provider's cleanup (admins; needs --reason)")
 	f.StringVar(&reason, "reason", "", "with --force: why, kept in the event and audit logs")

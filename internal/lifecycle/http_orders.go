@@ -45,6 +45,10 @@ type orderView struct {
 	// the name the other resources give that moment; deleted_at stays,
 	// deprecated.
 	DeleteTime *time.Time `json:"delete_time"`
+	// Cleanup is what of the order is still being removed from providers
+	// (the old instance of a rehydration, say), on a read of one order
+	// only; nil elsewhere, where it is left out.
+	Cleanup *[]Cleanup `json:"cleanup,omitempty"`
 }
 
 // viewOrder returns the view of each of orders. A read or a list has its
@@ -165,7 +169,19 @@ func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeOrder(w, r, http.StatusOK, o)
+	cleanup, err := s.cleanupsOf(r.Context(), o.ID)
+	if err != nil {
+		return err
+	}
+	view, err := s.viewOrder(r, []Order{o})
+	if err != nil {
+		return err
+	}
+	v := view(o)
+	v.Cleanup = &cleanup
+	w.Header().Set("ETag", v.ETag)
+	httpapi.WriteJSONAppend(w, http.StatusOK, v.appendJSON)
+	return nil
 }
 
 func (s *Service) handleUpdateOrder(w http.ResponseWriter, r *http.Request) error {

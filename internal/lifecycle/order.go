@@ -142,8 +142,16 @@ type Event struct {
 	Error     string    `json:"error"`
 	// ReportedBy names the provider whose report made the change.
 	ReportedBy string `json:"reported_by,omitempty"`
-	// Changes holds what a report changed on the order, by member.
+	// Changes holds what a report changed on the order, by member (and
+	// what a rehydration's move changed: instance_id, provider_name).
 	Changes map[string]Change `json:"changes,omitempty"`
+	// OperationID, InstanceID, ProviderName and Message are those of a
+	// note (trigger rehydrate or cleanup): the operation it belongs to, the
+	// instance it is about and its provider, and what happened.
+	OperationID  string `json:"operation_id,omitempty"`
+	InstanceID   string `json:"instance_id,omitempty"`
+	ProviderName string `json:"provider_name,omitempty"`
+	Message      string `json:"message,omitempty"`
 
 	// seq orders the events of one version: 0 for its transfer, then one
 	// per report. It is the second half of the list's keyset.

@@ -104,5 +104,26 @@ func (v orderView) appendJSON(b []byte) []byte {
 	b = httpapi.AppendRawOr(b, v.Outputs, nil)
 	b = httpapi.AppendMember(b, ',', "etag")
 	b = httpapi.AppendString(b, v.ETag)
+	if v.Cleanup != nil {
+		b = httpapi.AppendMember(b, ',', "cleanup")
+		b = append(b, '[')
+		for i, c := range *v.Cleanup {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = httpapi.AppendMember(b, '{', "task_id")
+			b = httpapi.AppendString(b, c.TaskID)
+			b = httpapi.AppendMember(b, ',', "instance_id")
+			b = httpapi.AppendString(b, c.InstanceID)
+			b = httpapi.AppendMember(b, ',', "provider_name")
+			b = httpapi.AppendString(b, c.ProviderName)
+			b = httpapi.AppendMember(b, ',', "status")
+			b = httpapi.AppendString(b, c.Status)
+			b = httpapi.AppendMember(b, ',', "request_time")
+			b = httpapi.AppendTime(b, c.RequestTime)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }

@@ -48,6 +48,17 @@ func TestOrderJSON_MatchesEncodingJSON(t *testing.T) {
 		t.Errorf("an order read for a list:\n got  %v\n want %v", got, want)
 	}
 
+	shown := view
+	shown.Cleanup = &[]Cleanup{{TaskID: "t<1>", InstanceID: "old", ProviderName: "vm-sp", Status: "PENDING",
+		RequestTime: deleted}, {TaskID: "t2"}}
+	if got, want := decode(t, shown.appendJSON(nil)), decode(t, mustMarshal(t, shown)); !reflect.DeepEqual(got, want) {
+		t.Errorf("an order read with its cleanup:\n got  %v\n want %v", got, want)
+	}
+	shown.Cleanup = &[]Cleanup{}
+	if got, want := decode(t, shown.appendJSON(nil)), decode(t, mustMarshal(t, shown)); !reflect.DeepEqual(got, want) {
+		t.Errorf("an order read with nothing being removed:\n got  %v\n want %v", got, want)
+	}
+
 	bare := orderView{Order: Order{ID: "x"}}
 	if got, want := decode(t, bare.appendJSON(nil)), decode(t, mustMarshal(t, bare)); !reflect.DeepEqual(got, want) {
 		t.Errorf("an empty order:\n got  %v\n want %v", got, want)

@@ -265,6 +265,11 @@ func (s *Service) resourceReplacedTx(ctx context.Context, tx *store.Tx, c reconc
 	if err := s.cfg.Placement.CompleteReplacementTx(ctx, tx, c); err != nil {
 		return err
 	}
+	if c.OperationID != "" { // a rehydration's, logged (an update's transfer logs itself)
+		if err := s.writeNoteTx(ctx, tx, o.ID, movedNote(o, c)); err != nil {
+			return err
+		}
+	}
 	read := o.Version
 	// The new resource's status now, not as the change recorded it: a
 	// status change of the new instance committed meanwhile was skipped
@@ -346,6 +351,6 @@ func (s *Service) RehydrateOrder(ctx context.Context, project, ref, requestKey s
 	}
 	return s.cfg.Placement.Rehydrate(ctx, placement.RehydrateParams{
 		Project: project, InstanceID: o.InstanceID, NewInstanceID: store.NewID(),
-		Target: "catalog-item-instances/" + o.ID, RequestKey: requestKey,
+		Target: "catalog-item-instances/" + o.ID, RequestKey: requestKey, StartedFunc: s.rehydrationStartedTx,
 	})
 }

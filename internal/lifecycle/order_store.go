@@ -268,7 +268,8 @@ func (s *Service) Events(ctx context.Context, project, ref string, page store.Pa
 	events := make([]Event, 0, len(rows))
 	for _, r := range rows {
 		e := Event{Version: r.Version, seq: r.Seq, Time: r.Time, Trigger: r.Trigger, From: r.Source, To: r.Target,
-			Operation: r.Operation, Error: r.Error, ReportedBy: r.ReportedBy}
+			Operation: r.Operation, Error: r.Error, ReportedBy: r.ReportedBy, OperationID: r.OperationID,
+			InstanceID: r.InstanceID, ProviderName: r.ProviderName, Message: r.Message}
 		if len(r.Changes) > 0 {
 			if err := json.Unmarshal(r.Changes, &e.Changes); err != nil {
 				return store.Page[Event]{}, fmt.Errorf("list events of %s: %w", o.ID, err)

@@ -21,6 +21,7 @@ type queries struct {
 	orderCountChildrenLeft     string
 	orderCountSiblingsLeft     string
 	orderEventInsert           string
+	orderEventInsertNote       string
 	orderEventInsertReport     string
 	orderEventList             string
 	orderEventsPurge           string
@@ -60,6 +61,7 @@ func newQueries(engine store.Engine) *queries {
 		orderCountChildrenLeft:     qs.Get("OrderCountChildrenLeft"),
 		orderCountSiblingsLeft:     qs.Get("OrderCountSiblingsLeft"),
 		orderEventInsert:           qs.Get("OrderEventInsert"),
+		orderEventInsertNote:       qs.Get("OrderEventInsertNote"),
 		orderEventInsertReport:     qs.Get("OrderEventInsertReport"),
 		orderEventList:             qs.Get("OrderEventList"),
 		orderEventsPurge:           qs.Get("OrderEventsPurge"),
@@ -211,6 +213,26 @@ func (q *queries) OrderEventInsert(ctx context.Context, db store.Querier, arg Or
 	return db.Exec(ctx, q.orderEventInsert, arg.OrderID, arg.Version, arg.Time, arg.Trigger, arg.Source, arg.Target, arg.Operation, arg.Error)
 }
 
+// OrderEventInsertNoteParams are the arguments of OrderEventInsertNote.
+type OrderEventInsertNoteParams struct {
+	OrderID      string
+	Version      int64
+	Time         time.Time
+	Trigger      string
+	Source       string
+	Target       string
+	OperationID  string
+	InstanceID   string
+	ProviderName string
+	Message      string
+	Changes      any
+}
+
+// OrderEventInsertNote runs OrderEventInsertNote (sql/*/orders.sql) and returns the number of rows it affected.
+func (q *queries) OrderEventInsertNote(ctx context.Context, db store.Querier, arg OrderEventInsertNoteParams) (int64, error) {
+	return db.Exec(ctx, q.orderEventInsertNote, arg.OrderID, arg.Version, arg.Time, arg.Trigger, arg.Source, arg.Target, arg.OperationID, arg.InstanceID, arg.ProviderName, arg.Message, arg.Changes, arg.OrderID, arg.Version)
+}
+
 // OrderEventInsertReportParams are the arguments of OrderEventInsertReport.
 type OrderEventInsertReportParams struct {
 	OrderID    string
@@ -239,16 +261,20 @@ type OrderEventListParams struct {
 
 // OrderEventListRow is a row of OrderEventList.
 type OrderEventListRow struct {
-	Version    int64
-	Seq        int64
-	Time       time.Time
-	Trigger    string
-	Source     string
-	Target     string
-	Operation  string
-	Error      string
-	ReportedBy string
-	Changes    json.RawMessage
+	Version      int64
+	Seq          int64
+	Time         time.Time
+	Trigger      string
+	Source       string
+	Target       string
+	Operation    string
+	Error        string
+	ReportedBy   string
+	Changes      json.RawMessage
+	OperationID  string
+	InstanceID   string
+	ProviderName string
+	Message      string
 }
 
 // OrderEventList runs OrderEventList (sql/*/orders.sql) and returns its rows.
@@ -261,7 +287,7 @@ func (q *queries) OrderEventList(ctx context.Context, db store.Querier, arg Orde
 	var out []OrderEventListRow
 	for rows.Next() {
 		var v OrderEventListRow
-		if err := rows.Scan(&v.Version, &v.Seq, &v.Time, &v.Trigger, &v.Source, &v.Target, &v.Operation, &v.Error, &v.ReportedBy, &v.Changes); err != nil {
+		if err := rows.Scan(&v.Version, &v.Seq, &v.Time, &v.Trigger, &v.Source, &v.Target, &v.Operation, &v.Error, &v.ReportedBy, &v.Changes, &v.OperationID, &v.InstanceID, &v.ProviderName, &v.Message); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

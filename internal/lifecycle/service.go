@@ -50,6 +50,10 @@ type Config struct {
 	// Outputs, when set, are the instances' outputs, shown on their orders.
 	// Defaults to none: orders show no outputs.
 	Outputs InstanceOutputs
+	// Cleanups, when set, are the cleanup tasks of orders' instances: one
+	// order read shows those not done (cleanup). Defaults to none: it shows
+	// nothing being removed.
+	Cleanups Cleanups
 	// Usage, when set, is asked for the service types using a lifecycle
 	// before it is deleted. Defaults to none: every delete is allowed.
 	Usage ServiceTypeUsage

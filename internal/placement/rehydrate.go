@@ -40,6 +40,21 @@ type RehydrateParams struct {
 	// RequestKey identifies the request (httpapi.RequestKey): run again
 	// under the same key, Rehydrate returns the operation it started.
 	RequestKey string
+	// StartedFunc, when not nil, runs in the transaction that starts the
+	// rehydration (the order's lifecycle logs it); its error is
+	// Rehydrate's, and nothing starts. A replay of the request (the same
+	// RequestKey) does not run it again.
+	StartedFunc func(ctx context.Context, tx *store.Tx, r RehydrationStart) error
+}
+
+// RehydrationStart is what a rehydration that starts is: its operation,
+// the instance it replaces and the new one, on the provider placement chose.
+type RehydrationStart struct {
+	OrderID       string
+	OperationID   string
+	OldInstanceID string
+	NewInstanceID string
+	ProviderName  string
 }
 
 // Rehydrate runs the synchronous part of the rehydration seed's flow: it
@@ -126,6 +141,12 @@ func (s *Service) Rehydrate(ctx context.Context, p RehydrateParams) (operations.
 		}
 		if err != nil {
 			return fmt.Errorf("record resource %s: %w", p.NewInstanceID, err)
+		}
+		if p.StartedFunc != nil {
+			if err := p.StartedFunc(ctx, tx, RehydrationStart{OrderID: old.CatalogItemInstanceID, OperationID: op.ID,
+				OldInstanceID: old.ID, NewInstanceID: p.NewInstanceID, ProviderName: placed.ProviderName}); err != nil {
+				return err
+			}
 		}
 		return s.cfg.Jobs.InsertTx(ctx, tx, rehydrateArgs{
 			OldInstanceID: old.ID, NewInstanceID: p.NewInstanceID, OperationID: op.ID,

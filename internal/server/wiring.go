@@ -136,11 +136,13 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Client: providers, Changed: s.live.Changed})
 	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog, Changed: s.live.Changed,
 		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
-		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
+		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, Cleanups: orderCleanups{s.sprm}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
 	// Read-only questions from below about orders, answered by the
 	// lifecycle once it is built.
 	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
 	s.repair.FindAppInstancesWith(s.lifecycle)
+	// A finished cleanup of an order's instance is logged on the order.
+	s.sprm.RecordCleanupsWith(cleanupLog{s.lifecycle})
 	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
 	if err := s.buildSentinel(); err != nil {
 		return err

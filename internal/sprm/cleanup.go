@@ -128,7 +128,13 @@ func (s *Service) runTask(ctx context.Context, prov Provider, task CleanupTask) 
 				func(tx *store.Tx) ([]string, error) { return s.q.InstanceMarkDeleted(ctx, tx, deleted) }); err != nil {
 				return err
 			}
-			return audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil))
+			if err := audit.WriteTx(ctx, tx, cleanupRecord(task, prov, audit.OutcomeSuccess, t, nil)); err != nil {
+				return err
+			}
+			if s.cleanups == nil || task.OrderID == "" {
+				return nil
+			}
+			return s.cleanups.CleanupDoneTx(ctx, tx, task)
 		})
 		if err != nil {
 			s.log.ErrorContext(ctx, "record finished cleanup; it will run again", "task_id", task.ID, "error", err)
@@ -198,6 +204,33 @@ func (s *Service) ReapTx(ctx context.Context, tx *store.Tx, dead []string) error
 		return fmt.Errorf("release the cleanup tasks of %v: %w", dead, err)
 	}
 	return nil
+}
+
+// CleanupRecorder hears of each cleanup task of an order's instance that
+// finished (the instance is gone from its provider), in the transaction
+// that removes the task: the lifecycle logs it on the order.
+type CleanupRecorder interface {
+	// CleanupDoneTx records that task is done, in tx; an error rolls the
+	// task's end back, to be run again.
+	CleanupDoneTx(ctx context.Context, tx *store.Tx, task CleanupTask) error
+}
+
+// RecordCleanupsWith registers what hears of the finished cleanup tasks of
+// orders' instances; until then, none does. Call it once, before the
+// cleanup worker runs.
+func (s *Service) RecordCleanupsWith(r CleanupRecorder) { s.cleanups = r }
+
+// maxOrderCleanups bounds what OrderCleanupTasks reads of one order: an
+// order has one instance at a time, so more than a handful pending means
+// a provider that refuses deletes, and the first of them say so.
+const maxOrderCleanups = 20
+
+// OrderCleanupTasks returns the cleanup tasks of the instances made for an
+// order that are not done yet (at most 20), oldest first; none when
+// nothing of it is being removed.
+func (s *Service) OrderCleanupTasks(ctx context.Context, orderID string) ([]CleanupTask, error) {
+	rows, err := s.q.CleanupTaskListByOrder(ctx, s.cfg.DB, orderID, maxOrderCleanups)
+	return fromRows(rows, err, taskFromRow[CleanupTaskListByOrderRow])
 }
 
 // CleanupTask returns one task.

@@ -18,6 +18,7 @@ type queries struct {
 	cleanupTaskGetByInstance     string
 	cleanupTaskInsert            string
 	cleanupTaskList              string
+	cleanupTaskListByOrder       string
 	cleanupTaskRecordFailure     string
 	cleanupTaskRelease           string
 	cleanupTaskReleaseOfDead     string
@@ -66,6 +67,7 @@ func newQueries(engine store.Engine) *queries {
 		cleanupTaskGetByInstance:     qs.Get("CleanupTaskGetByInstance"),
 		cleanupTaskInsert:            qs.Get("CleanupTaskInsert"),
 		cleanupTaskList:              qs.Get("CleanupTaskList"),
+		cleanupTaskListByOrder:       qs.Get("CleanupTaskListByOrder"),
 		cleanupTaskRecordFailure:     qs.Get("CleanupTaskRecordFailure"),
 		cleanupTaskRelease:           qs.Get("CleanupTaskRelease"),
 		cleanupTaskReleaseOfDead:     qs.Get("CleanupTaskReleaseOfDead"),
@@ -118,6 +120,7 @@ type CleanupTaskClaimParams struct {
 type CleanupTaskClaimRow struct {
 	ID           string
 	InstanceID   string
+	OrderID      string
 	ProviderName string
 	ServiceType  string
 	RequestedAt  time.Time
@@ -139,7 +142,7 @@ func (q *queries) CleanupTaskClaim(ctx context.Context, db store.Querier, arg Cl
 	var out []CleanupTaskClaimRow
 	for rows.Next() {
 		var v CleanupTaskClaimRow
-		if err := rows.Scan(&v.ID, &v.InstanceID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.InstanceID, &v.OrderID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -156,6 +159,7 @@ func (q *queries) CleanupTaskDelete(ctx context.Context, db store.Querier, id st
 type CleanupTaskGetRow struct {
 	ID           string
 	InstanceID   string
+	OrderID      string
 	ProviderName string
 	ServiceType  string
 	RequestedAt  time.Time
@@ -170,7 +174,7 @@ type CleanupTaskGetRow struct {
 // CleanupTaskGet runs CleanupTaskGet (sql/*/cleanup_tasks.sql); no row is store.ErrNotFound.
 func (q *queries) CleanupTaskGet(ctx context.Context, db store.Querier, id string) (CleanupTaskGetRow, error) {
 	var v CleanupTaskGetRow
-	err := db.QueryRow(ctx, q.cleanupTaskGet, id).Scan(&v.ID, &v.InstanceID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime)
+	err := db.QueryRow(ctx, q.cleanupTaskGet, id).Scan(&v.ID, &v.InstanceID, &v.OrderID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime)
 	return v, err
 }
 
@@ -178,6 +182,7 @@ func (q *queries) CleanupTaskGet(ctx context.Context, db store.Querier, id strin
 type CleanupTaskGetByInstanceRow struct {
 	ID           string
 	InstanceID   string
+	OrderID      string
 	ProviderName string
 	ServiceType  string
 	RequestedAt  time.Time
@@ -192,7 +197,7 @@ type CleanupTaskGetByInstanceRow struct {
 // CleanupTaskGetByInstance runs CleanupTaskGetByInstance (sql/*/cleanup_tasks.sql); no row is store.ErrNotFound.
 func (q *queries) CleanupTaskGetByInstance(ctx context.Context, db store.Querier, instanceID string) (CleanupTaskGetByInstanceRow, error) {
 	var v CleanupTaskGetByInstanceRow
-	err := db.QueryRow(ctx, q.cleanupTaskGetByInstance, instanceID).Scan(&v.ID, &v.InstanceID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime)
+	err := db.QueryRow(ctx, q.cleanupTaskGetByInstance, instanceID).Scan(&v.ID, &v.InstanceID, &v.OrderID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime)
 	return v, err
 }
 
@@ -209,7 +214,7 @@ type CleanupTaskInsertParams struct {
 
 // CleanupTaskInsert runs CleanupTaskInsert (sql/*/cleanup_tasks.sql) and returns the number of rows it affected.
 func (q *queries) CleanupTaskInsert(ctx context.Context, db store.Querier, arg CleanupTaskInsertParams) (int64, error) {
-	return db.Exec(ctx, q.cleanupTaskInsert, arg.ID, arg.InstanceID, arg.ProviderName, arg.ServiceType, arg.RequestedAt, arg.CreateTime, arg.UpdateTime)
+	return db.Exec(ctx, q.cleanupTaskInsert, arg.ID, arg.InstanceID, arg.ProviderName, arg.ServiceType, arg.RequestedAt, arg.CreateTime, arg.UpdateTime, arg.InstanceID)
 }
 
 // CleanupTaskListParams are the arguments of CleanupTaskList.
@@ -225,6 +230,7 @@ type CleanupTaskListParams struct {
 type CleanupTaskListRow struct {
 	ID           string
 	InstanceID   string
+	OrderID      string
 	ProviderName string
 	ServiceType  string
 	RequestedAt  time.Time
@@ -246,7 +252,41 @@ func (q *queries) CleanupTaskList(ctx context.Context, db store.Querier, arg Cle
 	var out []CleanupTaskListRow
 	for rows.Next() {
 		var v CleanupTaskListRow
-		if err := rows.Scan(&v.ID, &v.InstanceID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime); err != nil {
+		if err := rows.Scan(&v.ID, &v.InstanceID, &v.OrderID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// CleanupTaskListByOrderRow is a row of CleanupTaskListByOrder.
+type CleanupTaskListByOrderRow struct {
+	ID           string
+	InstanceID   string
+	OrderID      string
+	ProviderName string
+	ServiceType  string
+	RequestedAt  time.Time
+	RetryCount   int64
+	Status       string
+	LastAttempt  *time.Time
+	LastError    string
+	CreateTime   time.Time
+	UpdateTime   time.Time
+}
+
+// CleanupTaskListByOrder runs CleanupTaskListByOrder (sql/*/cleanup_tasks.sql) and returns its rows.
+func (q *queries) CleanupTaskListByOrder(ctx context.Context, db store.Querier, orderID string, limit int64) ([]CleanupTaskListByOrderRow, error) {
+	rows, err := db.Query(ctx, q.cleanupTaskListByOrder, orderID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CleanupTaskListByOrderRow
+	for rows.Next() {
+		var v CleanupTaskListByOrderRow
+		if err := rows.Scan(&v.ID, &v.InstanceID, &v.OrderID, &v.ProviderName, &v.ServiceType, &v.RequestedAt, &v.RetryCount, &v.Status, &v.LastAttempt, &v.LastError, &v.CreateTime, &v.UpdateTime); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

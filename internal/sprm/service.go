@@ -111,6 +111,9 @@ type Service struct {
 	q        *queries
 	metrics  *metrics
 	registry registrySnapshot
+	// cleanups hears of finished cleanup tasks (RecordCleanupsWith);
+	// nil: none does. Set before the service runs.
+	cleanups CleanupRecorder
 }
 
 // New returns a Service.

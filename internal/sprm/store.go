@@ -135,7 +135,8 @@ func scanListedInstance(row scanner) (Instance, error) {
 
 // taskRow is a row of the queries that read whole cleanup tasks.
 type taskRow interface {
-	CleanupTaskGetRow | CleanupTaskGetByInstanceRow | CleanupTaskListRow | CleanupTaskClaimRow
+	CleanupTaskGetRow | CleanupTaskGetByInstanceRow | CleanupTaskListRow | CleanupTaskClaimRow |
+		CleanupTaskListByOrderRow
 }
 
 // taskFromRow makes a CleanupTask of a row read (err is the read's error).
@@ -147,7 +148,7 @@ func taskFromRow[R taskRow](row R, err error) (CleanupTask, error) {
 		return CleanupTask{}, fmt.Errorf("read cleanup task: %w", err)
 	}
 	r := CleanupTaskGetRow(row)
-	return CleanupTask{ID: r.ID, InstanceID: r.InstanceID, ProviderName: r.ProviderName, ServiceType: r.ServiceType,
+	return CleanupTask{ID: r.ID, InstanceID: r.InstanceID, OrderID: r.OrderID, ProviderName: r.ProviderName, ServiceType: r.ServiceType,
 		RequestedAt: r.RequestedAt, RetryCount: int(r.RetryCount), Status: r.Status, LastAttempt: r.LastAttempt,
 		LastError: r.LastError, CreateTime: r.CreateTime, UpdateTime: r.UpdateTime}, nil
 }
@@ -155,7 +156,7 @@ func taskFromRow[R taskRow](row R, err error) (CleanupTask, error) {
 // scanTask reads a row of CleanupTaskList, for store.ListPage.
 func scanTask(row scanner) (CleanupTask, error) {
 	var r CleanupTaskListRow
-	err := row.Scan(&r.ID, &r.InstanceID, &r.ProviderName, &r.ServiceType, &r.RequestedAt, &r.RetryCount,
+	err := row.Scan(&r.ID, &r.InstanceID, &r.OrderID, &r.ProviderName, &r.ServiceType, &r.RequestedAt, &r.RetryCount,
 		&r.Status, &r.LastAttempt, &r.LastError, &r.CreateTime, &r.UpdateTime)
 	return taskFromRow(r, err)
 }

@@ -136,8 +136,11 @@ const (
 
 // CleanupTask is a deletion the cleanup worker performs on a provider.
 type CleanupTask struct {
-	ID           string     `json:"id"`
-	InstanceID   string     `json:"instance_id"`
+	ID         string `json:"id"`
+	InstanceID string `json:"instance_id"`
+	// OrderID is the order the instance was made for ("" for an instance
+	// made through the SPRM's own API).
+	OrderID      string     `json:"order_id"`
 	ProviderName string     `json:"provider_name"`
 	ServiceType  string     `json:"service_type"`
 	RequestedAt  time.Time  `json:"requested_at"`

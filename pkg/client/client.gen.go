@@ -452,15 +452,38 @@ func (e LifecycleTransferTrigger) Valid() bool {
 	}
 }
 
+// Defines values for OrderCleanupStatus.
+const (
+	OrderCleanupStatusFAILED     OrderCleanupStatus = "FAILED"
+	OrderCleanupStatusINPROGRESS OrderCleanupStatus = "IN_PROGRESS"
+	OrderCleanupStatusPENDING    OrderCleanupStatus = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the OrderCleanupStatus enum.
+func (e OrderCleanupStatus) Valid() bool {
+	switch e {
+	case OrderCleanupStatusFAILED:
+		return true
+	case OrderCleanupStatusINPROGRESS:
+		return true
+	case OrderCleanupStatusPENDING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderEventTrigger.
 const (
 	OrderEventTriggerApi         OrderEventTrigger = "api"
 	OrderEventTriggerAuto        OrderEventTrigger = "auto"
+	OrderEventTriggerCleanup     OrderEventTrigger = "cleanup"
 	OrderEventTriggerCreate      OrderEventTrigger = "create"
 	OrderEventTriggerDelete      OrderEventTrigger = "delete"
 	OrderEventTriggerForceDelete OrderEventTrigger = "force_delete"
 	OrderEventTriggerOnDelete    OrderEventTrigger = "on_delete"
 	OrderEventTriggerOnUpdate    OrderEventTrigger = "on_update"
+	OrderEventTriggerRehydrate   OrderEventTrigger = "rehydrate"
 	OrderEventTriggerReport      OrderEventTrigger = "report"
 	OrderEventTriggerResource    OrderEventTrigger = "resource"
 	OrderEventTriggerResync      OrderEventTrigger = "resync"
@@ -473,6 +496,8 @@ func (e OrderEventTrigger) Valid() bool {
 		return true
 	case OrderEventTriggerAuto:
 		return true
+	case OrderEventTriggerCleanup:
+		return true
 	case OrderEventTriggerCreate:
 		return true
 	case OrderEventTriggerDelete:
@@ -482,6 +507,8 @@ func (e OrderEventTrigger) Valid() bool {
 	case OrderEventTriggerOnDelete:
 		return true
 	case OrderEventTriggerOnUpdate:
+		return true
+	case OrderEventTriggerRehydrate:
 		return true
 	case OrderEventTriggerReport:
 		return true
@@ -1249,6 +1276,12 @@ type CatalogItemInstance struct {
 	} `json:"attributes"`
 	CatalogItemId string `json:"catalog_item_id"`
 
+	// Cleanup Only on a read of one order (GET): the deletions still owed to providers for
+	// instances made for the order (their cleanup tasks, oldest first, at most 20),
+	// such as the old instance of a rehydration; `[]` when nothing is being removed.
+	// The cleanup queue itself (`/cleanup-tasks`) is the admins'.
+	Cleanup *[]OrderCleanup `json:"cleanup,omitempty"`
+
 	// Conditions `Ready` comes first, always. `Healthy` follows for an app instance (an order whose
 	// service type declares a `runtime`) once its runtime was reported, by the runtime
 	// PUT or a repair operation's report, and says what the last report said:
@@ -1413,6 +1446,9 @@ type CleanupTask struct {
 
 	// LastError Why the last attempt failed; empty if none did.
 	LastError *string `json:"last_error,omitempty"`
+
+	// OrderId The order the instance was made for; "" for one made through `/service-type-instances`.
+	OrderId *string `json:"order_id,omitempty"`
 
 	// Path Example: cleanup-tasks/0194a1f0-3c2d-7e1a-8b9c-5d6e7f809a1b
 	Path *string `json:"path,omitempty"`
@@ -2318,6 +2354,27 @@ type OperationMetadata struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
+// OrderCleanup A deletion still owed to a provider for an instance made for an order.
+type OrderCleanup struct {
+	// InstanceId The service-type instance being removed.
+	InstanceId string `json:"instance_id"`
+
+	// ProviderName Example: process-sp
+	ProviderName string    `json:"provider_name"`
+	RequestTime  time.Time `json:"request_time"`
+
+	// Status `FAILED` after `--cleanup-max-retries` failed attempts: it waits for an admin's
+	// `:retry`.
+	Status OrderCleanupStatus `json:"status"`
+
+	// TaskId The cleanup task's id (admins read it at `/cleanup-tasks/{id}`).
+	TaskId string `json:"task_id"`
+}
+
+// OrderCleanupStatus `FAILED` after `--cleanup-max-retries` failed attempts: it waits for an admin's
+// `:retry`.
+type OrderCleanupStatus string
+
 // OrderEvent defines model for OrderEvent.
 type OrderEvent struct {
 	// Changes What a provider-reported change changed on the order, by member (`status`,
@@ -2326,10 +2383,25 @@ type OrderEvent struct {
 	//
 	//
 	// Example: {"restart_count":{"from":0,"to":1},"status_message":{"from":"running as pid 1963","to":"process was killed by signal 9 (killed); restart 1 of 5 in 1s"}}
-	Changes   *map[string]OrderEventChange `json:"changes,omitempty"`
-	Error     string                       `json:"error"`
-	From      string                       `json:"from"`
-	Operation string                       `json:"operation"`
+	Changes *map[string]OrderEventChange `json:"changes,omitempty"`
+	Error   string                       `json:"error"`
+	From    string                       `json:"from"`
+
+	// InstanceId The instance a `rehydrate` or `cleanup` event is about: the new instance of a
+	// rehydration, the instance a cleanup removed.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// Message What a `rehydrate` or `cleanup` event records, in a sentence.
+	//
+	// Example: old instance 0194… on process-sp retired: cleanup task 0194… done
+	Message   *string `json:"message,omitempty"`
+	Operation string  `json:"operation"`
+
+	// OperationId The rehydrate operation a `rehydrate` event belongs to.
+	OperationId *string `json:"operation_id,omitempty"`
+
+	// ProviderName That instance's provider.
+	ProviderName *string `json:"provider_name,omitempty"`
 
 	// ReportedBy The provider whose report made the change; only on `report` and `resync` events.
 	//
@@ -6553,6 +6625,11 @@ type ClientInterface interface {
 	// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 	// purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 	//
+	// This read (and no list) also has `cleanup`: what of the order is still being
+	// removed from providers, such as the old instance a rehydration replaced, which
+	// its cleanup task deletes after the rehydration is done (and after the order is
+	// removed). `[]` when nothing is.
+	//
 	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
 	GetCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *GetCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -6714,6 +6791,12 @@ type ClientInterface interface {
 	// the version the order had, after that version's transfer (`from` and `to` are the
 	// state it was in). A report that changes the state fires the `resource` transfer,
 	// the event after it.
+	//
+	// A rehydration is logged the same way, keeping the version: `trigger` `rehydrate`
+	// when it starts (`operation_id`, and the new `instance_id` on `provider_name`) and
+	// when the order moves onto the new instance once it runs (`changes` of
+	// `instance_id` and `provider_name`), then `cleanup` once the old instance's cleanup
+	// task is done and it is gone from its provider (`instance_id`, `provider_name`).
 	//
 	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events (the `ListCatalogItemInstanceEvents` operationId).
 	ListCatalogItemInstanceEvents(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *ListCatalogItemInstanceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8096,6 +8179,11 @@ func (c *Client) DeleteCatalogItemInstance(ctx context.Context, catalogItemInsta
 // with `delete_time`, its terminal `state` and `expire_time`, when it will be
 // purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 //
+// This read (and no list) also has `cleanup`: what of the order is still being
+// removed from providers, such as the old instance a rehydration replaced, which
+// its cleanup task deletes after the rehydration is done (and after the order is
+// removed). `[]` when nothing is.
+//
 // Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
 func (c *Client) GetCatalogItemInstance(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *GetCatalogItemInstanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCatalogItemInstanceRequest(c.Server, catalogItemInstanceId, params)
@@ -8337,6 +8425,12 @@ func (c *Client) GetCatalogItemInstanceCredentials(ctx context.Context, catalogI
 // the version the order had, after that version's transfer (`from` and `to` are the
 // state it was in). A report that changes the state fires the `resource` transfer,
 // the event after it.
+//
+// A rehydration is logged the same way, keeping the version: `trigger` `rehydrate`
+// when it starts (`operation_id`, and the new `instance_id` on `provider_name`) and
+// when the order moves onto the new instance once it runs (`changes` of
+// `instance_id` and `provider_name`), then `cleanup` once the old instance's cleanup
+// task is done and it is gone from its provider (`instance_id`, `provider_name`).
 //
 // Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id}/events (the `ListCatalogItemInstanceEvents` operationId).
 func (c *Client) ListCatalogItemInstanceEvents(ctx context.Context, catalogItemInstanceId CatalogItemInstanceId, params *ListCatalogItemInstanceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14877,6 +14971,11 @@ type ClientWithResponsesInterface interface {
 	// with `delete_time`, its terminal `state` and `expire_time`, when it will be
 	// purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 	//
+	// This read (and no list) also has `cleanup`: what of the order is still being
+	// removed from providers, such as the old instance a rehydration replaced, which
+	// its cleanup task deletes after the rehydration is done (and after the order is
+	// removed). `[]` when nothing is.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
@@ -15044,6 +15143,12 @@ type ClientWithResponsesInterface interface {
 	// the version the order had, after that version's transfer (`from` and `to` are the
 	// state it was in). A report that changes the state fires the `resource` transfer,
 	// the event after it.
+	//
+	// A rehydration is logged the same way, keeping the version: `trigger` `rehydrate`
+	// when it starts (`operation_id`, and the new `instance_id` on `provider_name`) and
+	// when the order moves onto the new instance once it runs (`changes` of
+	// `instance_id` and `provider_name`), then `cleanup` once the old instance's cleanup
+	// task is done and it is gone from its provider (`instance_id`, `provider_name`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21805,6 +21910,11 @@ func (c *ClientWithResponses) DeleteCatalogItemInstanceWithResponse(ctx context.
 // with `delete_time`, its terminal `state` and `expire_time`, when it will be
 // purged (AIP-164). `show_deleted` is accepted and changes nothing here.
 //
+// This read (and no list) also has `cleanup`: what of the order is still being
+// removed from providers, such as the old instance a rehydration replaced, which
+// its cleanup task deletes after the rehydration is done (and after the order is
+// removed). `[]` when nothing is.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/catalog-item-instances/{catalog_item_instance_id} (the `GetCatalogItemInstance` operationId).
@@ -22020,6 +22130,12 @@ func (c *ClientWithResponses) GetCatalogItemInstanceCredentialsWithResponse(ctx 
 // the version the order had, after that version's transfer (`from` and `to` are the
 // state it was in). A report that changes the state fires the `resource` transfer,
 // the event after it.
+//
+// A rehydration is logged the same way, keeping the version: `trigger` `rehydrate`
+// when it starts (`operation_id`, and the new `instance_id` on `provider_name`) and
+// when the order moves onto the new instance once it runs (`changes` of
+// `instance_id` and `provider_name`), then `cleanup` once the old instance's cleanup
+// task is done and it is gone from its provider (`instance_id`, `provider_name`).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -217,9 +217,20 @@ INSERT INTO order_events (order_id, version, seq, time, trigger, source, target,
 SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, '', '', $7, $8
 FROM order_events WHERE order_id = $9 AND version = $10;
 
+-- name: OrderEventInsertNote :exec
+-- params: order_id, version, time, trigger, source, target, operation_id, instance_id, provider_name, message, changes, order_id, version
+-- What happened to the order's instances without a transfer (a rehydration
+-- started, the order moved onto its new instance, a cleanup done), after
+-- the events of its version.
+INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, operation_id,
+                          instance_id, provider_name, message, changes)
+SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, '', '', $7, $8, $9, $10, $11
+FROM order_events WHERE order_id = $12 AND version = $13;
+
 -- name: OrderEventList :many
 -- Events page by (version, seq): the cursor's id is "version.seq".
-SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes
+SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes, operation_id,
+       instance_id, provider_name, message
 FROM order_events
 WHERE order_id = $1 AND (version > $2 OR (version = $3 AND seq > $4))
 ORDER BY version, seq

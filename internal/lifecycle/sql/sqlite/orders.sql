@@ -224,9 +224,20 @@ INSERT INTO order_events (order_id, version, seq, time, trigger, source, target,
 SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, '', '', ?, ?
 FROM order_events WHERE order_id = ? AND version = ?;
 
+-- name: OrderEventInsertNote :exec
+-- params: order_id, version, time, trigger, source, target, operation_id, instance_id, provider_name, message, changes, order_id, version
+-- What happened to the order's instances without a transfer (a rehydration
+-- started, the order moved onto its new instance, a cleanup done), after
+-- the events of its version.
+INSERT INTO order_events (order_id, version, seq, time, trigger, source, target, operation, error, operation_id,
+                          instance_id, provider_name, message, changes)
+SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, '', '', ?, ?, ?, ?, ?
+FROM order_events WHERE order_id = ? AND version = ?;
+
 -- name: OrderEventList :many
 -- Events page by (version, seq): the cursor's id is "version.seq".
-SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes
+SELECT version, seq, time, trigger, source, target, operation, error, reported_by, changes, operation_id,
+       instance_id, provider_name, message
 FROM order_events
 WHERE order_id = ? AND (version > ? OR (version = ? AND seq > ?))
 ORDER BY version, seq

@@ -1,25 +1,39 @@
 -- name: CleanupTaskInsert :exec
 -- One task per instance: a second deferred delete of it is harmless.
+-- params: id, instance_id, provider_name, service_type, requested_at, create_time, update_time, instance_id
+-- The task names its instance's order (order_id), which the order's owner
+-- reads it by.
 INSERT INTO cleanup_tasks (id, instance_id, provider_name, service_type, requested_at, retry_count, status,
-                           last_error, create_time, update_time)
-VALUES ($1, $2, $3, $4, $5, 0, 'PENDING', '', $6, $7)
+                           last_error, create_time, update_time, order_id)
+VALUES ($1, $2, $3, $4, $5, 0, 'PENDING', '', $6, $7,
+        COALESCE((SELECT i.order_id FROM service_type_instances i WHERE i.id = $8), ''))
 ON CONFLICT (instance_id) DO NOTHING;
 
 -- name: CleanupTaskGet :one
-SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+SELECT id, instance_id, order_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
        create_time, update_time
 FROM cleanup_tasks
 WHERE id = $1;
 
 -- name: CleanupTaskGetByInstance :one
-SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+SELECT id, instance_id, order_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
        create_time, update_time
 FROM cleanup_tasks
 WHERE instance_id = $1;
 
+-- name: CleanupTaskListByOrder :many
+-- params: order_id, limit
+-- What is still being removed of an order, oldest first (its owner's view).
+SELECT id, instance_id, order_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
+       last_error, create_time, update_time
+FROM cleanup_tasks
+WHERE order_id = $1 AND order_id <> ''
+ORDER BY create_time, id
+LIMIT $2;
+
 -- name: CleanupTaskList :many
 -- params: status, status, provider_name, provider_name, after_time, after_id, limit
-SELECT id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
+SELECT id, instance_id, order_id, provider_name, service_type, requested_at, retry_count, status, last_attempt, last_error,
        create_time, update_time
 FROM cleanup_tasks
 WHERE ($1::text = '' OR status = $2)
@@ -40,7 +54,7 @@ WHERE id IN (
     ORDER BY requested_at, id
     LIMIT $5
     FOR UPDATE SKIP LOCKED)
-RETURNING id, instance_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
+RETURNING id, instance_id, order_id, provider_name, service_type, requested_at, retry_count, status, last_attempt,
           last_error, create_time, update_time;
 
 -- name: CleanupTaskRelease :exec
