@@ -46,8 +46,8 @@ type orderView struct {
 	// deprecated.
 	DeleteTime *time.Time `json:"delete_time"`
 	// Cleanup is what of the order is still being removed from providers
-	// (the old instance of a rehydration, say), on a read of one order
-	// only; nil elsewhere, where it is left out.
+	// (the old instance of a rehydration, say), on an answer of one order
+	// (a read or a write); nil in lists, where it is left out.
 	Cleanup *[]Cleanup `json:"cleanup,omitempty"`
 }
 
@@ -95,12 +95,18 @@ func (s *Service) outputsOf(ctx context.Context, orders []Order) (map[string]pro
 	return s.cfg.Outputs.InstanceOutputs(ctx, ids)
 }
 
+// writeOrder answers one order as a GET shows it, its cleanup included.
 func (s *Service) writeOrder(w http.ResponseWriter, r *http.Request, status int, o Order) error {
+	cleanup, err := s.cleanupsOf(r.Context(), o.ID)
+	if err != nil {
+		return err
+	}
 	view, err := s.viewOrder(r, []Order{o})
 	if err != nil {
 		return err
 	}
 	v := view(o)
+	v.Cleanup = &cleanup
 	w.Header().Set("ETag", v.ETag)
 	httpapi.WriteJSONAppend(w, status, v.appendJSON)
 	return nil
@@ -169,19 +175,7 @@ func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cleanup, err := s.cleanupsOf(r.Context(), o.ID)
-	if err != nil {
-		return err
-	}
-	view, err := s.viewOrder(r, []Order{o})
-	if err != nil {
-		return err
-	}
-	v := view(o)
-	v.Cleanup = &cleanup
-	w.Header().Set("ETag", v.ETag)
-	httpapi.WriteJSONAppend(w, http.StatusOK, v.appendJSON)
-	return nil
+	return s.writeOrder(w, r, http.StatusOK, o)
 }
 
 func (s *Service) handleUpdateOrder(w http.ResponseWriter, r *http.Request) error {

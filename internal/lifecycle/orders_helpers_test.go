@@ -112,6 +112,7 @@ type event struct {
 	Error      string                    `json:"error"`
 	ReportedBy string                    `json:"reported_by"`
 	Changes    map[string]map[string]any `json:"changes"`
+	InstanceID string                    `json:"instance_id"`
 }
 
 func (e *orders) create(t testing.TB, id string, vcpus int) order {

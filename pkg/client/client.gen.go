@@ -1276,7 +1276,8 @@ type CatalogItemInstance struct {
 	} `json:"attributes"`
 	CatalogItemId string `json:"catalog_item_id"`
 
-	// Cleanup Only on a read of one order (GET): the deletions still owed to providers for
+	// Cleanup Only on an answer of one order (its GET and every write's answer, not in lists):
+	// the deletions still owed to providers for
 	// instances made for the order (their cleanup tasks, oldest first, at most 20),
 	// such as the old instance of a rehydration; `[]` when nothing is being removed.
 	// The cleanup queue itself (`/cleanup-tasks`) is the admins'.
