@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,115 +19,179 @@ import (
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
 
-// Issue 24: the README's Databases walkthrough, run as it is written
-// against the real binary, a throwaway PostgreSQL server of Debian's
-// binaries and the PostgreSQL provider: an order of postgres-small that is
-// up, its credentials (that connect, and write), their rotation (the old
-// password refused, the new one working), and a delete that drops the
-// database.
+// Issue 24 and 46: the README's Databases section, run as a reader copies
+// it into a shell, against the real binary, throwaway PostgreSQL servers of
+// Debian's binaries and the PostgreSQL provider: an order of postgres-small
+// that is up, its credentials (that connect, and write), psql and an edit in
+// place, a rehydration onto a second server's provider chosen by the
+// section's policy (the data follows), the rotation (the old password
+// refused, the new one working), and a delete that drops the database. The
+// second and third blocks run before the first's delete, as the section
+// says.
 //
 // What the test changes, and only in how the commands reach each other:
-// /tmp/ is a directory of the test's; the server listens on 127.0.0.1:0
-// and the others (the provider too) find it through STEWARD_SERVER;
-// the provider listens on 127.0.0.1:0 and keeps its key in the test's
-// directory (STEWARD_LISTEN, STEWARD_SECRET_FILE), as a user's environment
-// could say.
+// /tmp/ is a directory of the test's, HOME too (the provider's key is
+// under it); the server and the providers listen on 127.0.0.1:0, found
+// through STEWARD_SERVER and by curl in place of localhost:8080.
 func TestReadme_DatabasesWalkthrough(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(storetest.EnvDatabaseURL) == "" {
 		t.Skipf("%s is not set (the walkthrough needs PostgreSQL's binaries, as the tests that use it)", storetest.EnvDatabaseURL)
 	}
-	ctx := context.Background()
-	moduleDir, err := crashtest.ModuleDir(ctx, ".")
+	moduleDir, err := crashtest.ModuleDir(context.Background(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := walkthroughSteps(t, readmeBlock(t, moduleDir, "TestReadme_DatabasesWalkthrough"), "steward", "scripts/pg-throwaway")
+	blocks := readmeSection(t, moduleDir, "### Databases")
+	var main, before []shellStep
+	for _, b := range blocks {
+		if b.lang != "sh" {
+			continue
+		}
+		if main == nil {
+			main = b.steps
+		} else {
+			before = append(before, b.steps...)
+		}
+	}
+	// The later blocks run "before the delete above".
+	var steps []shellStep
+	for i, st := range main {
+		if strings.HasPrefix(st.line, "steward delete order") {
+			steps = append(append(steps, before...), main[i:]...)
+			break
+		}
+		steps = append(steps, st)
+	}
+	if len(steps) != len(main)+len(before) {
+		t.Fatalf("README.md: the Databases block has no steward delete order step")
+	}
 	bin := stewardBinary(t)
-	// Not t.TempDir: its parent is private, and the cluster's owner
-	// (postgres, when the test runs as root) must reach this directory.
-	dir, err := os.MkdirTemp("", "steward-readme-databases-")
-	if err != nil {
-		t.Fatal(err)
+	dir := shellTestDir(t, moduleDir, "steward-readme-databases-")
+	env := []string{"HOME=" + filepath.Join(dir, "home"), "STEWARD_TEST_BIN=" + bin, "STEWARD_LISTEN=127.0.0.1:0"}
+	for _, kv := range stewardEnv() {
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "XDG_") && name != "HOME" {
+			env = append(env, kv)
+		}
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("psql"); err != nil {
+		// Debian's client wrapper is missing: its binaries, as scripts/pg-throwaway finds them.
+		bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+		if len(bins) == 0 {
+			t.Fatal("no psql and no /usr/lib/postgresql/*/bin")
+		}
+		env = append(env, "PATH="+bins[len(bins)-1]+":"+os.Getenv("PATH"))
 	}
-	env := append(stewardEnv(), "HOME="+filepath.Join(dir, "home"), "STEWARD_DATA_DIR="+filepath.Join(dir, "data"),
-		"STEWARD_LISTEN=127.0.0.1:0", "STEWARD_SECRET_FILE="+filepath.Join(dir, "postgres-provider.key"))
 
 	var server, credentialsURL string
 	saw := map[string]bool{}
 	for _, st := range steps {
-		args := append([]string{}, st.args...)
-		for i, a := range args {
-			args[i] = strings.ReplaceAll(a, "/tmp/", dir+"/")
-		}
-		sub := args[1]
-		if args[0] == "steward" {
-			args[0] = bin
-		}
-		saw[st.args[0]+" "+sub] = true
-		switch {
-		case st.args[0] == "steward" && sub == "server":
-			log := startBackground(t, env, moduleDir, args)
-			re := regexp.MustCompile(`"msg":"steward started".*"url":"([^"]+)"`)
-			poll.Until(t, "the server started", func() bool {
-				m := re.FindStringSubmatch(log.String())
-				if m != nil {
-					server = m[1]
+		command := strings.NewReplacer("/tmp/", dir+"/", "localhost:8080", strings.TrimPrefix(server, "http://"),
+			"127.0.0.1:9112", "127.0.0.1:0").Replace(st.line)
+		words := strings.Fields(st.line)
+		step := strings.Join(words[:min(2, len(words))], " ")
+		saw[step] = true
+		if strings.Contains(st.line, "# terminal ") {
+			// A terminal of its own: runs until the test ends.
+			log := startBackground(t, env, dir, []string{"bash", "-c",
+				shellPrelude + "exec \"$STEWARD_TEST_BIN\" " + strings.TrimPrefix(command, "steward ")})
+			switch step {
+			case "steward server":
+				server = serverURL(t, log)
+				env = append(env, "STEWARD_SERVER="+server)
+			case "steward provider":
+				name := "postgres-sp"
+				if m := regexp.MustCompile(`--name (\S+)`).FindStringSubmatch(st.line); m != nil {
+					name = m[1]
 				}
-				return m != nil
-			})
-			env = append(env, "STEWARD_SERVER="+server)
-		case st.args[0] == "steward" && sub == "provider":
-			startBackground(t, env, moduleDir, args)
-			poll.Until(t, "the postgres provider is registered", func() bool {
-				r, err := http.Get(server + "/api/v1/providers/postgres-sp")
-				if err != nil {
-					return false
-				}
-				r.Body.Close()
-				return r.StatusCode == http.StatusOK
-			})
-		case st.args[0] == "scripts/pg-throwaway" && sub == "start":
-			stop := exec.Command("scripts/pg-throwaway", "stop", args[2])
-			stop.Dir, stop.Env = moduleDir, env
+				poll.Until(t, "provider "+name+" is registered", func() bool {
+					r, err := http.Get(server + "/api/v1/providers/" + name)
+					if err != nil {
+						return false
+					}
+					r.Body.Close()
+					return r.StatusCode == http.StatusOK
+				})
+			default:
+				t.Fatalf("README.md: %q runs in a terminal of its own; the test knows the server and providers only", st.line)
+			}
+			continue
+		}
+		if step == "scripts/pg-throwaway" && words[1] == "start" {
+			stop := exec.Command("scripts/pg-throwaway", "stop", strings.ReplaceAll(words[2], "/tmp/", dir+"/"))
+			stop.Dir, stop.Env = dir, env
 			t.Cleanup(func() { _ = stop.Run() })
-			runWalkthroughStep(t, env, moduleDir, st.line, args)
-		default:
-			stdout, stderr := runWalkthroughStep(t, env, moduleDir, st.line, args)
-			switch {
-			case sub == "order" && !strings.Contains(stderr, "up"):
-				t.Errorf("%s: no progress line reaching up:\n%s", st.line, stderr)
-			case sub == "describe" && !regexp.MustCompile(`(?m)^\s+username: app$`).MatchString(stdout):
-				t.Errorf("%s shows no output username: app:\n%s", st.line, stdout)
-			case sub == "credentials":
-				credentialsURL = strings.TrimSpace(stdout)
+		}
+		output, ok := runShellStep(t, env, dir, command)
+		if !ok {
+			t.Fatalf("%s: exit status not 0:\n%s", st.line, output)
+		}
+		if strings.HasPrefix(st.line, "curl ") && regexp.MustCompile(`"status":\s*[45]\d\d`).MatchString(output) {
+			t.Errorf("%s: answered a problem:\n%s", st.line, output)
+		}
+		checkShown(t, st.line, output, st.want)
+		switch step {
+		case "steward order":
+			if !strings.Contains(output, "state up") {
+				t.Errorf("%s: no progress line reaching up:\n%s", st.line, output)
+			}
+		case "steward describe":
+			if !regexp.MustCompile(`(?m)^\s+username: app$`).MatchString(output) {
+				t.Errorf("%s shows no output username: app:\n%s", st.line, output)
+			}
+			if saw["steward rehydrate"] {
+				if !regexp.MustCompile(`(?m)^Provider Name:\s+pg-eu$`).MatchString(output) {
+					t.Errorf("after the rehydration, %s names another provider than pg-eu:\n%s", st.line, output)
+				}
+				if n := writeAndCount(t, currentURL(t, server, "app-db")); n != 3 {
+					t.Errorf("after the rehydration, %d notes of the test's and a third write, want 3 (the two before it moved)", n)
+				}
+				if !tableExists(t, currentURL(t, server, "app-db"), "notes") {
+					t.Errorf("after the rehydration, the README's table notes is not in the new database")
+				}
+			}
+		case "steward credentials":
+			if strings.Contains(st.line, "-o url") && credentialsURL == "" {
+				credentialsURL = strings.TrimSpace(output)
 				if n := writeAndCount(t, credentialsURL); n != 1 {
 					t.Errorf("%d notes after the first write, want 1", n)
 				}
-			case sub == "rotate-credentials":
-				if _, err := pgx.Connect(t.Context(), credentialsURL); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
-					t.Errorf("after %s, the old password: %v; want refused", st.line, err)
-				}
-				if n := writeAndCount(t, currentURL(t, server, "app-db")); n != 2 {
-					t.Errorf("%d notes after the rotation and a second write, want 2", n)
-				}
+			}
+		case "steward rotate-credentials":
+			if _, err := pgx.Connect(t.Context(), credentialsURL); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+				t.Errorf("after %s, the old password: %v; want refused", st.line, err)
+			}
+			if n := writeAndCount(t, currentURL(t, server, "app-db")); n != 2 {
+				t.Errorf("%d notes after the rotation and a second write, want 2", n)
 			}
 		}
 	}
 	for _, step := range []string{"steward server", "scripts/pg-throwaway start", "steward provider", "steward order",
-		"steward credentials", "steward rotate-credentials", "steward delete", "scripts/pg-throwaway stop"} {
-		if !saw[step] {
+		"steward credentials", "steward rotate-credentials", "psql", "eval", "curl -X", "cat >", "steward apply",
+		"steward rehydrate", "steward delete", "scripts/pg-throwaway stop"} {
+		if !slices.ContainsFunc(steps, func(st shellStep) bool { return strings.HasPrefix(st.line, step+" ") }) {
 			t.Errorf("the walkthrough lacks a %s step", step)
 		}
 	}
 }
 
-// writeAndCount connects with url, adds a note to a table of its own and
-// returns how many notes there are.
+// tableExists says whether the database url names has table.
+func tableExists(t *testing.T, url, table string) bool {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatalf("connect with the credentials: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var found bool
+	if err := conn.QueryRow(t.Context(), "SELECT to_regclass($1) IS NOT NULL", table).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// writeAndCount connects with url, adds a note to a table of the test's
+// (the README's reader makes notes) and returns how many notes there are.
 func writeAndCount(t *testing.T, url string) int {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), url)
@@ -134,13 +199,13 @@ func writeAndCount(t *testing.T, url string) int {
 		t.Fatalf("connect with the credentials: %v", err)
 	}
 	defer conn.Close(context.Background())
-	for _, q := range []string{"CREATE TABLE IF NOT EXISTS notes (id serial, body text)", "INSERT INTO notes (body) VALUES ('hello')"} {
+	for _, q := range []string{"CREATE TABLE IF NOT EXISTS test_notes (id serial, body text)", "INSERT INTO test_notes (body) VALUES ('hello')"} {
 		if _, err := conn.Exec(t.Context(), q); err != nil {
 			t.Fatalf("write as the owner: %v", err)
 		}
 	}
 	var n int
-	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM notes").Scan(&n); err != nil {
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM test_notes").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

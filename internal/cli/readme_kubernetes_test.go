@@ -85,14 +85,7 @@ func TestReadme_KubernetesWalkthrough(t *testing.T) {
 		switch {
 		case st.args[0] == "steward" && sub == "server":
 			log := startBackground(t, env, moduleDir, args)
-			re := regexp.MustCompile(`"msg":"steward started".*"url":"([^"]+)"`)
-			poll.Until(t, "the server started", func() bool {
-				m := re.FindStringSubmatch(log.String())
-				if m != nil {
-					server = m[1]
-				}
-				return m != nil
-			})
+			server = serverURL(t, log)
 			env = append(env, "STEWARD_SERVER="+server)
 		case st.args[0] == "steward" && sub == "provider":
 			startBackground(t, env, moduleDir, args)
