@@ -321,7 +321,7 @@ func (p *Provider) rollout(instanceID string, d *appsv1.Deployment, o Observed) 
 		p.settled[instanceID] = d.Generation
 	case o.Degraded && applied > 0 && p.settled[instanceID] < applied:
 		o.Status, o.Degraded = StatusProvisioning, false
-		o.Message = fmt.Sprintf("rolling out: %d of %d replicas ready", o.Ready, o.Desired)
+		o.Message = cmp.Or(o.Blocked, fmt.Sprintf("rolling out: %d of %d replicas ready", o.Ready, o.Desired))
 	}
 	return o
 }

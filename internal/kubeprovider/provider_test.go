@@ -116,13 +116,18 @@ func openProvider(t *testing.T, c *kubetest.Cluster, cfg kubeprovider.Config) (*
 // deletes its namespace at cleanup.
 func createApp(t *testing.T, p *kubeprovider.Provider, kube kubernetes.Interface, image string) string {
 	t.Helper()
+	return createAppOf(t, p, kube, appSpec(image, 2))
+}
+
+// createAppOf creates an app of spec, as createApp does.
+func createAppOf(t *testing.T, p *kubeprovider.Provider, kube kubernetes.Interface, spec map[string]any) string {
+	t.Helper()
 	id := uniqueID(t)
 	t.Cleanup(func() {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), kubeprovider.Namespace(id), metav1.DeleteOptions{})
 	})
 	got, err := p.Create(t.Context(), provider.CreateRequest{InstanceID: id, ServiceType: kubeprovider.ServiceType,
-		Spec:     appSpec(image, 2),
-		Metadata: provider.CreateMetadata{OrderID: "order-" + id, Project: "default"}})
+		Spec: spec, Metadata: provider.CreateMetadata{OrderID: "order-" + id, Project: "default"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +292,11 @@ func TestProvider_WatchesAppsThroughTheirLifecycle(t *testing.T) {
 }
 
 // With drift enforced, a scale by hand is put back and said so.
+//
+// Not parallel, as no test with an enforcing provider is: it puts back at
+// once what the other tests change by hand on the shared cluster, before
+// they see it.
 func TestProvider_EnforcedDriftIsPutBack(t *testing.T) {
-	t.Parallel()
 	c := kubetest.StartWithPods(t)
 	r := newReports()
 	p, kube := openProvider(t, c, kubeprovider.Config{Reporter: r, Drift: kubeprovider.DriftEnforce})
@@ -303,6 +311,44 @@ func TestProvider_EnforcedDriftIsPutBack(t *testing.T) {
 		d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{})
 		return err == nil && *d.Spec.Replicas == 2
 	})
+}
+
+// Issue 46: replicas scaled by hand above what the namespace's quota
+// admits leave a rollout that never finishes, and its status names the
+// quota and what it refused; an enforcing provider puts the replicas back
+// all the same. Not parallel: it enforces (see above).
+func TestProvider_EnforcedDriftIsPutBackPastTheQuota(t *testing.T) {
+	c := kubetest.StartWithPods(t)
+	r := newReports()
+	p, kube := openProvider(t, c, kubeprovider.Config{Reporter: r})
+	spec := appSpec("nginx:1.27", 2)
+	// The quota admits 3 pods: the 2 replicas and a rollout's surge.
+	spec["resources"] = map[string]any{"requests": map[string]any{"cpu": "100m"}, "limits": map[string]any{"cpu": "100m"}}
+	id := createAppOf(t, p, kube, spec)
+	ns := kubeprovider.Namespace(id)
+	waitStatus(t, r, id, provider.StatusRunning)
+
+	scale(t, kube, ns, 4)
+	var blocked provider.StatusReport
+	poll.UntilWithin(t, rolloutWait, "the blocked rollout names the quota", func() bool {
+		blocked = r.last(id)
+		return strings.Contains(blocked.Message, "blocked by the namespace's quota app-resources: ")
+	})
+	if blocked.Status != provider.StatusProvisioning || !strings.Contains(blocked.Message, " of 4 replicas created") ||
+		!strings.Contains(blocked.Message, "it refused a pod requesting limits.cpu=100m,requests.cpu=100m") {
+		t.Errorf("blocked rollout reported %s %q; want PROVISIONING saying what the quota refused", blocked.Status, blocked.Message)
+	}
+
+	enforced := newReports()
+	openProvider(t, c, kubeprovider.Config{Reporter: enforced, Drift: kubeprovider.DriftEnforce})
+	poll.UntilWithin(t, rolloutWait, "the deployment has 2 replicas again", func() bool {
+		d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), "app", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas == 2
+	})
+	poll.UntilWithin(t, rolloutWait, "the enforcing provider says it put the replicas back", func() bool {
+		return enforced.said(id, "drift put back: replicas: want 2, found 4")
+	})
+	waitStatus(t, r, id, provider.StatusRunning)
 }
 
 // Resources above the provider's bounds are refused before anything is

@@ -1,8 +1,10 @@
 package kubeprovider
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +28,9 @@ type Observed struct {
 	// fewer ready replicas than desired.
 	Ready, Desired int32
 	Degraded       bool
+	// Blocked says why pods of a rollout not done cannot be created (the
+	// namespace's quota refuses them); "" when nothing stops them.
+	Blocked string
 }
 
 // failingReasons are the container waiting reasons that no amount of
@@ -71,7 +76,40 @@ func Observe(d *appsv1.Deployment, pods []corev1.Pod) Observed {
 		o.Status = StatusProvisioning
 		o.Message = fmt.Sprintf("waiting for replicas: 0 of %d ready", desired)
 	}
+	if o.Status == StatusProvisioning || o.Degraded {
+		// A refusal is said instead of the progress it stops: a scale-up
+		// the quota blocks would otherwise read as rolling out for good.
+		if o.Blocked = podsRefused(d, desired); o.Blocked != "" {
+			o.Message = o.Blocked
+		}
+	}
 	return o
+}
+
+// podsRefused says why the Deployment's pods cannot be created, from its
+// ReplicaFailure condition (the ReplicaSet's, which the deployment
+// controller copies): for the namespace's quota, the quota and what it
+// refused; "" when nothing is refused.
+func podsRefused(d *appsv1.Deployment, desired int32) string {
+	i := slices.IndexFunc(d.Status.Conditions, func(c appsv1.DeploymentCondition) bool {
+		return c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue
+	})
+	if i < 0 {
+		return ""
+	}
+	c := d.Status.Conditions[i]
+	counts := fmt.Sprintf("%d of %d replicas created, %d ready", d.Status.Replicas, desired, d.Status.ReadyReplicas)
+	// The quota admission's refusal: `pods "app-x" is forbidden: exceeded
+	// quota: NAME, requested: R, used: U, limited: L`.
+	_, tail, isQuota := strings.Cut(c.Message, "exceeded quota: ")
+	name, rest, ok1 := strings.Cut(tail, ", requested: ")
+	requested, rest, ok2 := strings.Cut(rest, ", used: ")
+	used, limited, ok3 := strings.Cut(rest, ", limited: ")
+	if isQuota && ok1 && ok2 && ok3 {
+		return provider.Detail(fmt.Sprintf("blocked by the namespace's quota %s: %s; it refused a pod requesting %s (used %s, limited to %s)",
+			name, counts, requested, used, limited))
+	}
+	return provider.Detail(fmt.Sprintf("pods cannot be created: %s; %s: %s", counts, cmp.Or(c.Reason, "ReplicaFailure"), c.Message))
 }
 
 // failingPod describes the first pod whose container cannot start, or "":

@@ -32,6 +32,14 @@ func TestObserve_StatusFromTheDeploymentAndItsPods(t *testing.T) {
 	stuck := rolling
 	stuck.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "app-2" has timed out progressing.`}}
+	// Scaled by hand from 2 to 4, where the quota admits 3 pods.
+	quotaBlocked := appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+			Message: `pods "app-75d9646465-hl4tf" is forbidden: exceeded quota: app-resources, requested: limits.cpu=100m,requests.cpu=100m, ` +
+				`used: limits.cpu=300m,requests.cpu=300m, limited: limits.cpu=300m,requests.cpu=300m`}}}
+	otherRefusal := quotaBlocked
+	otherRefusal.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+		Reason: "FailedCreate", Message: `pods "app-1" is forbidden: exceeded quota: garbled`}}
 	for name, tc := range map[string]struct {
 		d        *appsv1.Deployment
 		pods     []corev1.Pod
@@ -49,6 +57,11 @@ func TestObserve_StatusFromTheDeploymentAndItsPods(t *testing.T) {
 		"crash loop":         {deploymentWith(3, 2, degraded), []corev1.Pod{waitingPod("CrashLoopBackOff", "")}, kubeprovider.StatusFailed, false, "container app: CrashLoopBackOff"},
 		"still creating":     {deploymentWith(3, 2, settled), []corev1.Pod{waitingPod("ContainerCreating", "")}, kubeprovider.StatusRunning, false, "3 of 3"},
 		"scaled to zero":     {deploymentWith(0, 2, appsv1.DeploymentStatus{ObservedGeneration: 2}), nil, kubeprovider.StatusRunning, false, "scaled to zero"},
+		"quota refuses pods": {deploymentWith(4, 2, quotaBlocked), nil, kubeprovider.StatusProvisioning, false,
+			"blocked by the namespace's quota app-resources: 3 of 4 replicas created, 3 ready; it refused a pod requesting " +
+				"limits.cpu=100m,requests.cpu=100m (used limits.cpu=300m,requests.cpu=300m, limited to limits.cpu=300m,requests.cpu=300m)"},
+		"pods refused":        {deploymentWith(4, 2, otherRefusal), nil, kubeprovider.StatusProvisioning, false, "pods cannot be created: 3 of 4 replicas created, 3 ready; FailedCreate: pods \"app-1\" is forbidden: exceeded quota: garbled"},
+		"refused, yet enough": {deploymentWith(3, 2, quotaBlocked), nil, kubeprovider.StatusRunning, false, "3 of 3 replicas ready"},
 	} {
 		got := kubeprovider.Observe(tc.d, tc.pods)
 		if got.Status != tc.status || got.Degraded != tc.degraded || !strings.Contains(got.Message, tc.message) {

@@ -178,13 +178,7 @@ func (w *watcher) state(instanceID string) appState {
 		return appState{observed: Observed{Status: StatusProvisioning, Message: "the namespace is not created yet"}}
 	}
 	st := appState{exists: true, deleting: ns.DeletionTimestamp != nil,
-		project: ns.Annotations[annotationProject], orderID: ns.Labels[LabelOrder]}
-	if raw := ns.Annotations[annotationSpec]; raw != "" {
-		var s AppSpec
-		if json.Unmarshal([]byte(raw), &s) == nil {
-			st.spec = &s
-		}
-	}
+		project: ns.Annotations[annotationProject], orderID: ns.Labels[LabelOrder], spec: keptSpec(ns)}
 	d, err := w.deployments.Deployments(ns.Name).Get(appName)
 	if err != nil {
 		d = nil
@@ -205,6 +199,20 @@ func (w *watcher) state(instanceID string) appState {
 		st.differences = differences(*st.spec, d, svc)
 	}
 	return st
+}
+
+// keptSpec is the spec kept on the instance's namespace (nil: none, or
+// one that does not decode).
+func keptSpec(ns *corev1.Namespace) *AppSpec {
+	raw := ns.Annotations[annotationSpec]
+	if raw == "" {
+		return nil
+	}
+	var s AppSpec
+	if json.Unmarshal([]byte(raw), &s) != nil {
+		return nil
+	}
+	return &s
 }
 
 // sync reports what changed of the instance since its last report: its
@@ -248,12 +256,18 @@ func (w *watcher) sync(ctx context.Context, id string) error {
 		return w.p.finish(ctx, id, st)
 	}
 	diffs, fixed := st.differences, []string(nil)
-	if len(diffs) > 0 && w.p.cfg.Drift == DriftEnforce && st.observed.Status != StatusProvisioning {
-		if err := w.p.enforce(ctx, id, st); err != nil {
+	// Whatever the rollout's state: a scale by hand above what the
+	// namespace's quota admits never finishes rolling out, so waiting for
+	// the rollout would leave it as it is for good.
+	if len(diffs) > 0 && w.p.cfg.Drift == DriftEnforce {
+		var err error
+		if fixed, err = w.p.enforce(ctx, id); err != nil {
 			return err
 		}
-		diffs, fixed = nil, st.differences
-		w.p.log.InfoContext(ctx, "drift put back", "instance_id", id, "fixed", fixed)
+		diffs = nil
+		if len(fixed) > 0 {
+			w.p.log.InfoContext(ctx, "drift put back", "instance_id", id, "fixed", fixed)
+		}
 	}
 	r := provider.StatusReport{InstanceID: id, Status: provider.Status(st.observed.Status), Message: st.observed.Message,
 		ObservedTime: at, Outputs: st.outputs, Synced: &provider.Sync{InSync: len(diffs) == 0, Differences: diffs}}
@@ -340,11 +354,45 @@ func runtimeOf(o Observed) (provider.RuntimeState, bool) {
 	return provider.RuntimeState{}, false
 }
 
-// enforce applies the app's kept spec again, under its lock.
-func (p *Provider) enforce(ctx context.Context, id string, st appState) error {
+// enforce applies the app's kept spec again, under its lock, if its
+// objects on the API server still differ from it, and returns what
+// differed. The informers' caches may hold a namespace and a Deployment
+// from either side of an apply (a spec just updated beside the Deployment
+// before it, or the reverse, which applied would undo the update), so
+// drift is judged again on the API server's objects: the Deployment and
+// Service read before the namespace, as every apply writes the namespace
+// first, so the spec read is never older than the Deployment.
+func (p *Provider) enforce(ctx context.Context, id string) ([]string, error) {
 	unlock := p.locks.Lock(id)
 	defer unlock()
-	return p.apply(ctx, Order{OrderID: st.orderID, InstanceID: id, Project: st.project, Spec: *st.spec}, true)
+	d, err := p.getDeployment(ctx, id)
+	if err != nil || d == nil {
+		return nil, err // no Deployment: the watch finishes the app
+	}
+	svc, err := p.kube.CoreV1().Services(Namespace(id)).Get(ctx, appName, metaGet)
+	switch {
+	case apierrors.IsNotFound(err):
+		svc = nil
+	case err != nil:
+		return nil, fmt.Errorf("kubeprovider: read service %s/%s: %w", Namespace(id), appName, err)
+	}
+	ns, err := p.kube.CoreV1().Namespaces().Get(ctx, Namespace(id), metaGet)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("kubeprovider: read namespace %s: %w", Namespace(id), err)
+	}
+	spec := keptSpec(ns)
+	if spec == nil || ns.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	diffs := differences(*spec, d, svc)
+	if len(diffs) == 0 {
+		return nil, nil
+	}
+	o := Order{OrderID: ns.Labels[LabelOrder], InstanceID: id, Project: ns.Annotations[annotationProject], Spec: *spec}
+	return diffs, p.apply(ctx, o, true)
 }
 
 // getDeployment reads the app's Deployment from the API server (not the
