@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -19,45 +20,36 @@ func TestOrderList_PagesWalkAnIndex(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
 		t.Parallel()
 		db := storetest.Open(t, engine)
-		q := newQueries(engine)
 		deep := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-		for _, list := range []struct {
-			name, query, project string
-			newest               bool
-		}{
-			{"a project's list", q.orderList, "default", false},
-			{"every project's list", q.orderListAllProjects, "*", false},
-			{"a project's list, newest first", q.orderListNewest, "default", true},
-			{"every project's list, newest first", q.orderListAllProjectsNewest, "*", true},
-		} {
-			first, _ := store.PageRequest{Backward: list.newest}.Keyset()
+		for kind, query := range orderListQueries(engine, newQueries(engine).orderList) {
+			name, project := "a project's list", "default"
+			if kind.allProjects {
+				name, project = "every project's list", auth.AllProjects
+			}
+			if kind.newestFirst {
+				name += ", newest first"
+			}
+			if kind.live {
+				name += ", live orders"
+			}
+			first, _ := store.PageRequest{Backward: kind.newestFirst}.Keyset()
 			for page, after := range map[string]time.Time{"first page": first, "deep page": deep} {
-				plan := storetest.QueryPlan(t, db, list.query, list.project, "", "", "", "", "", "", "", "",
-					store.JSON(map[string]string{}), false, after, "o-900000", 100)
-				storetest.WantNoScan(t, list.name+", "+page, plan, "catalog_item_instances", "service_type_instances")
-			}
-		}
-		// Issue 46: a list of live orders walks the index of live orders,
-		// never over the tombstones that fill the front of a list whose
-		// oldest orders were removed.
-		for query, index := range map[string]string{q.orderList: "catalog_item_instances_live_project_create_time",
-			q.orderListAllProjects:       "catalog_item_instances_live_create_time",
-			q.orderListNewest:            "catalog_item_instances_live_project_create_time",
-			q.orderListAllProjectsNewest: "catalog_item_instances_live_create_time"} {
-			project := "default"
-			if query == q.orderListAllProjects || query == q.orderListAllProjectsNewest {
-				project = "*"
-			}
-			plan := storetest.QueryPlan(t, db, liveOrders(engine, query), project, "", "", "", "", "", "", "", "",
-				store.JSON(map[string]string{}), false, time.Time{}, "", 100)
-			storetest.WantNoScan(t, "the live orders of "+project, plan, "catalog_item_instances", "service_type_instances")
-			if engine == store.Postgres {
-				// PostgreSQL costs the two alike on an empty table: either
-				// keeps the tombstones out.
-				index = "catalog_item_instances_live_"
-			}
-			if !strings.Contains(plan, index) {
-				t.Errorf("the live orders of %s do not read through %s:\n%s", project, index, plan)
+				plan := storetest.QueryPlan(t, db, query, project, "", "", "", "", "", "", "", "",
+					store.JSON(map[string]string{}), !kind.live, after, "o-900000", 100)
+				storetest.WantNoScan(t, name+", "+page, plan, "catalog_item_instances", "service_type_instances")
+				// Issue 46: a list of live orders walks the index of live
+				// orders, never over the tombstones that fill the front of a
+				// list whose oldest orders were removed.
+				index := map[bool]string{false: "catalog_item_instances_live_project_create_time",
+					true: "catalog_item_instances_live_create_time"}[kind.allProjects]
+				if engine == store.Postgres {
+					// PostgreSQL costs the two alike on an empty table: either
+					// keeps the tombstones out.
+					index = "catalog_item_instances_live_"
+				}
+				if kind.live && !strings.Contains(plan, index) {
+					t.Errorf("%s, %s does not read through %s:\n%s", name, page, index, plan)
+				}
 			}
 		}
 	})

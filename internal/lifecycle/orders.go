@@ -279,45 +279,12 @@ type ListOrdersParams struct {
 	Page        store.PageRequest
 }
 
-// tombstoneFilter is, by engine, the order lists' test that keeps
-// tombstones only when show_deleted asks for them; liveFilter the same test
-// as a plain term, implied by the WHERE clause, which lets the planner walk
-// the partial index of live orders (a bound show_deleted cannot be proved
-// false). The argument stays, for the list's arguments to stay the same.
-var (
-	tombstoneFilter = map[store.Engine]string{store.SQLite: "AND (? OR o.expire_time IS NULL)",
-		store.Postgres: "AND ($11::boolean OR o.expire_time IS NULL)"}
-	liveFilter = map[store.Engine]string{store.SQLite: "AND NOT ? AND o.expire_time IS NULL",
-		store.Postgres: "AND NOT $11::boolean AND o.expire_time IS NULL"}
-)
-
-// liveOrders is list, an order list query, for live orders only (issue 46:
-// the first page walked every tombstone before the first live order).
-func liveOrders(engine store.Engine, list string) string {
-	live := strings.Replace(list, tombstoneFilter[engine], liveFilter[engine], 1)
-	if live == list {
-		panic("lifecycle: an order list has no tombstone filter " + tombstoneFilter[engine])
-	}
-	return live
-}
-
 // Orders lists a project's orders, oldest first or, with p.NewestFirst,
 // newest first; either way on the index of the creation time, walked one
 // way or the other. Their attribute sets are left undecoded, for a view
 // (see scanListedOrder).
 func (s *Service) Orders(ctx context.Context, p ListOrdersParams) (store.Page[Order], error) {
-	query := s.q.orderList
-	switch all := p.Project == auth.AllProjects; {
-	case all && p.NewestFirst:
-		query = s.q.orderListAllProjectsNewest
-	case all:
-		query = s.q.orderListAllProjects
-	case p.NewestFirst:
-		query = s.q.orderListNewest
-	}
-	if !p.ShowDeleted {
-		query = liveOrders(s.cfg.DB.Engine(), query)
-	}
+	query := s.orderLists[orderListKind{allProjects: p.Project == auth.AllProjects, newestFirst: p.NewestFirst, live: !p.ShowDeleted}]
 	p.Page.Backward = p.NewestFirst
 	page, err := store.ListPage(ctx, s.cfg.DB, query, p.Page, scanListedOrder,
 		func(o Order) store.Cursor { return store.Cursor{Time: o.CreateTime, ID: o.ID} },

@@ -12,80 +12,74 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	lifecycleDelete            string
-	lifecycleGet               string
-	lifecycleInsert            string
-	lifecycleList              string
-	lifecycleUpdate            string
-	orderAwaitsRemoval         string
-	orderCountChildrenLeft     string
-	orderCountSiblingsLeft     string
-	orderEventInsert           string
-	orderEventInsertNote       string
-	orderEventInsertReport     string
-	orderEventList             string
-	orderEventsPurge           string
-	orderGet                   string
-	orderIDByIdentity          string
-	orderIDByRequestKey        string
-	orderInsert                string
-	orderList                  string
-	orderListAllProjects       string
-	orderListAllProjectsNewest string
-	orderListChildrenToForce   string
-	orderListDeleting          string
-	orderListExpired           string
-	orderListLiveChildren      string
-	orderListNewest            string
-	orderListWaitingDeletion   string
-	orderLock                  string
-	orderLockParent            string
-	orderLockStatus            string
-	orderPurge                 string
-	orderSave                  string
-	orderSaveState             string
-	orderSaveStatus            string
-	orderShow                  string
+	lifecycleDelete          string
+	lifecycleGet             string
+	lifecycleInsert          string
+	lifecycleList            string
+	lifecycleUpdate          string
+	orderAwaitsRemoval       string
+	orderCountChildrenLeft   string
+	orderCountSiblingsLeft   string
+	orderEventInsert         string
+	orderEventInsertNote     string
+	orderEventInsertReport   string
+	orderEventList           string
+	orderEventsPurge         string
+	orderGet                 string
+	orderIDByIdentity        string
+	orderIDByRequestKey      string
+	orderInsert              string
+	orderList                string
+	orderListChildrenToForce string
+	orderListDeleting        string
+	orderListExpired         string
+	orderListLiveChildren    string
+	orderListWaitingDeletion string
+	orderLock                string
+	orderLockParent          string
+	orderLockStatus          string
+	orderPurge               string
+	orderSave                string
+	orderSaveState           string
+	orderSaveStatus          string
+	orderShow                string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		lifecycleDelete:            qs.Get("LifecycleDelete"),
-		lifecycleGet:               qs.Get("LifecycleGet"),
-		lifecycleInsert:            qs.Get("LifecycleInsert"),
-		lifecycleList:              qs.Get("LifecycleList"),
-		lifecycleUpdate:            qs.Get("LifecycleUpdate"),
-		orderAwaitsRemoval:         qs.Get("OrderAwaitsRemoval"),
-		orderCountChildrenLeft:     qs.Get("OrderCountChildrenLeft"),
-		orderCountSiblingsLeft:     qs.Get("OrderCountSiblingsLeft"),
-		orderEventInsert:           qs.Get("OrderEventInsert"),
-		orderEventInsertNote:       qs.Get("OrderEventInsertNote"),
-		orderEventInsertReport:     qs.Get("OrderEventInsertReport"),
-		orderEventList:             qs.Get("OrderEventList"),
-		orderEventsPurge:           qs.Get("OrderEventsPurge"),
-		orderGet:                   qs.Get("OrderGet"),
-		orderIDByIdentity:          qs.Get("OrderIDByIdentity"),
-		orderIDByRequestKey:        qs.Get("OrderIDByRequestKey"),
-		orderInsert:                qs.Get("OrderInsert"),
-		orderList:                  qs.Get("OrderList"),
-		orderListAllProjects:       qs.Get("OrderListAllProjects"),
-		orderListAllProjectsNewest: qs.Get("OrderListAllProjectsNewest"),
-		orderListChildrenToForce:   qs.Get("OrderListChildrenToForce"),
-		orderListDeleting:          qs.Get("OrderListDeleting"),
-		orderListExpired:           qs.Get("OrderListExpired"),
-		orderListLiveChildren:      qs.Get("OrderListLiveChildren"),
-		orderListNewest:            qs.Get("OrderListNewest"),
-		orderListWaitingDeletion:   qs.Get("OrderListWaitingDeletion"),
-		orderLock:                  qs.Get("OrderLock"),
-		orderLockParent:            qs.Get("OrderLockParent"),
-		orderLockStatus:            qs.Get("OrderLockStatus"),
-		orderPurge:                 qs.Get("OrderPurge"),
-		orderSave:                  qs.Get("OrderSave"),
-		orderSaveState:             qs.Get("OrderSaveState"),
-		orderSaveStatus:            qs.Get("OrderSaveStatus"),
-		orderShow:                  qs.Get("OrderShow"),
+		lifecycleDelete:          qs.Get("LifecycleDelete"),
+		lifecycleGet:             qs.Get("LifecycleGet"),
+		lifecycleInsert:          qs.Get("LifecycleInsert"),
+		lifecycleList:            qs.Get("LifecycleList"),
+		lifecycleUpdate:          qs.Get("LifecycleUpdate"),
+		orderAwaitsRemoval:       qs.Get("OrderAwaitsRemoval"),
+		orderCountChildrenLeft:   qs.Get("OrderCountChildrenLeft"),
+		orderCountSiblingsLeft:   qs.Get("OrderCountSiblingsLeft"),
+		orderEventInsert:         qs.Get("OrderEventInsert"),
+		orderEventInsertNote:     qs.Get("OrderEventInsertNote"),
+		orderEventInsertReport:   qs.Get("OrderEventInsertReport"),
+		orderEventList:           qs.Get("OrderEventList"),
+		orderEventsPurge:         qs.Get("OrderEventsPurge"),
+		orderGet:                 qs.Get("OrderGet"),
+		orderIDByIdentity:        qs.Get("OrderIDByIdentity"),
+		orderIDByRequestKey:      qs.Get("OrderIDByRequestKey"),
+		orderInsert:              qs.Get("OrderInsert"),
+		orderList:                qs.Get("OrderList"),
+		orderListChildrenToForce: qs.Get("OrderListChildrenToForce"),
+		orderListDeleting:        qs.Get("OrderListDeleting"),
+		orderListExpired:         qs.Get("OrderListExpired"),
+		orderListLiveChildren:    qs.Get("OrderListLiveChildren"),
+		orderListWaitingDeletion: qs.Get("OrderListWaitingDeletion"),
+		orderLock:                qs.Get("OrderLock"),
+		orderLockParent:          qs.Get("OrderLockParent"),
+		orderLockStatus:          qs.Get("OrderLockStatus"),
+		orderPurge:               qs.Get("OrderPurge"),
+		orderSave:                qs.Get("OrderSave"),
+		orderSaveState:           qs.Get("OrderSaveState"),
+		orderSaveStatus:          qs.Get("OrderSaveStatus"),
+		orderShow:                qs.Get("OrderShow"),
 	}
 }
 
@@ -466,142 +460,6 @@ func (q *queries) OrderList(ctx context.Context, db store.Querier, arg OrderList
 	return out, rows.Err()
 }
 
-// OrderListAllProjectsParams are the arguments of OrderListAllProjects.
-type OrderListAllProjectsParams struct {
-	Project       string
-	ServiceType   string
-	State         string
-	CatalogItemID string
-	ParentID      string
-	Labels        any
-	ShowDeleted   bool
-	AfterTime     time.Time
-	AfterID       string
-	Limit         int64
-}
-
-// OrderListAllProjectsRow is a row of OrderListAllProjects.
-type OrderListAllProjectsRow struct {
-	ID                string
-	Project           string
-	CatalogItemID     string
-	ServiceType       string
-	DisplayName       string
-	Labels            json.RawMessage
-	UserValues        json.RawMessage
-	ParentID          *string
-	State             string
-	Lifecycle         string
-	Version           int64
-	Generation        int64
-	Attributes        json.RawMessage
-	InstanceID        string
-	ProviderName      string
-	Status            string
-	StatusMessage     string
-	RestartCount      *int64
-	CreateTime        time.Time
-	UpdateTime        time.Time
-	DeletedAt         *time.Time
-	Terminal          bool
-	Identity          *string
-	PendingInstanceID string
-	Validation        json.RawMessage
-	LastError         string
-	ExpireTime        *time.Time
-	UserValueSets     json.RawMessage
-	Outputs           json.RawMessage
-	Synced            json.RawMessage
-	CopyingTo         *string
-	HasActive         bool
-}
-
-// OrderListAllProjects runs OrderListAllProjects (sql/*/orders.sql) and returns its rows.
-func (q *queries) OrderListAllProjects(ctx context.Context, db store.Querier, arg OrderListAllProjectsParams) ([]OrderListAllProjectsRow, error) {
-	rows, err := db.Query(ctx, q.orderListAllProjects, arg.Project, arg.ServiceType, arg.ServiceType, arg.State, arg.State, arg.CatalogItemID, arg.CatalogItemID, arg.ParentID, arg.ParentID, arg.Labels, arg.ShowDeleted, arg.AfterTime, arg.AfterID, arg.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []OrderListAllProjectsRow
-	for rows.Next() {
-		var v OrderListAllProjectsRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// OrderListAllProjectsNewestParams are the arguments of OrderListAllProjectsNewest.
-type OrderListAllProjectsNewestParams struct {
-	Project       string
-	ServiceType   string
-	State         string
-	CatalogItemID string
-	ParentID      string
-	Labels        any
-	ShowDeleted   bool
-	AfterTime     time.Time
-	AfterID       string
-	Limit         int64
-}
-
-// OrderListAllProjectsNewestRow is a row of OrderListAllProjectsNewest.
-type OrderListAllProjectsNewestRow struct {
-	ID                string
-	Project           string
-	CatalogItemID     string
-	ServiceType       string
-	DisplayName       string
-	Labels            json.RawMessage
-	UserValues        json.RawMessage
-	ParentID          *string
-	State             string
-	Lifecycle         string
-	Version           int64
-	Generation        int64
-	Attributes        json.RawMessage
-	InstanceID        string
-	ProviderName      string
-	Status            string
-	StatusMessage     string
-	RestartCount      *int64
-	CreateTime        time.Time
-	UpdateTime        time.Time
-	DeletedAt         *time.Time
-	Terminal          bool
-	Identity          *string
-	PendingInstanceID string
-	Validation        json.RawMessage
-	LastError         string
-	ExpireTime        *time.Time
-	UserValueSets     json.RawMessage
-	Outputs           json.RawMessage
-	Synced            json.RawMessage
-	CopyingTo         *string
-	HasActive         bool
-}
-
-// OrderListAllProjectsNewest runs OrderListAllProjectsNewest (sql/*/orders.sql) and returns its rows.
-func (q *queries) OrderListAllProjectsNewest(ctx context.Context, db store.Querier, arg OrderListAllProjectsNewestParams) ([]OrderListAllProjectsNewestRow, error) {
-	rows, err := db.Query(ctx, q.orderListAllProjectsNewest, arg.Project, arg.ServiceType, arg.ServiceType, arg.State, arg.State, arg.CatalogItemID, arg.CatalogItemID, arg.ParentID, arg.ParentID, arg.Labels, arg.ShowDeleted, arg.AfterTime, arg.AfterID, arg.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []OrderListAllProjectsNewestRow
-	for rows.Next() {
-		var v OrderListAllProjectsNewestRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // OrderListChildrenToForce runs OrderListChildrenToForce (sql/*/orders.sql) and returns its rows.
 func (q *queries) OrderListChildrenToForce(ctx context.Context, db store.Querier, parentID string) ([]string, error) {
 	rows, err := db.Query(ctx, q.orderListChildrenToForce, parentID)
@@ -680,74 +538,6 @@ func (q *queries) OrderListLiveChildren(ctx context.Context, db store.Querier, p
 	for rows.Next() {
 		var v OrderListLiveChildrenRow
 		if err := rows.Scan(&v.ID, &v.ServiceType); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// OrderListNewestParams are the arguments of OrderListNewest.
-type OrderListNewestParams struct {
-	Project       string
-	ServiceType   string
-	State         string
-	CatalogItemID string
-	ParentID      string
-	Labels        any
-	ShowDeleted   bool
-	AfterTime     time.Time
-	AfterID       string
-	Limit         int64
-}
-
-// OrderListNewestRow is a row of OrderListNewest.
-type OrderListNewestRow struct {
-	ID                string
-	Project           string
-	CatalogItemID     string
-	ServiceType       string
-	DisplayName       string
-	Labels            json.RawMessage
-	UserValues        json.RawMessage
-	ParentID          *string
-	State             string
-	Lifecycle         string
-	Version           int64
-	Generation        int64
-	Attributes        json.RawMessage
-	InstanceID        string
-	ProviderName      string
-	Status            string
-	StatusMessage     string
-	RestartCount      *int64
-	CreateTime        time.Time
-	UpdateTime        time.Time
-	DeletedAt         *time.Time
-	Terminal          bool
-	Identity          *string
-	PendingInstanceID string
-	Validation        json.RawMessage
-	LastError         string
-	ExpireTime        *time.Time
-	UserValueSets     json.RawMessage
-	Outputs           json.RawMessage
-	Synced            json.RawMessage
-	CopyingTo         *string
-	HasActive         bool
-}
-
-// OrderListNewest runs OrderListNewest (sql/*/orders.sql) and returns its rows.
-func (q *queries) OrderListNewest(ctx context.Context, db store.Querier, arg OrderListNewestParams) ([]OrderListNewestRow, error) {
-	rows, err := db.Query(ctx, q.orderListNewest, arg.Project, arg.ServiceType, arg.ServiceType, arg.State, arg.State, arg.CatalogItemID, arg.CatalogItemID, arg.ParentID, arg.ParentID, arg.Labels, arg.ShowDeleted, arg.AfterTime, arg.AfterID, arg.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []OrderListNewestRow
-	for rows.Next() {
-		var v OrderListNewestRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo, &v.HasActive); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

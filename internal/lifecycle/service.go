@@ -88,6 +88,8 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 	q   *queries
+	// orderLists are the order list queries, by kind (see orderListQueries).
+	orderLists map[orderListKind]string
 }
 
 // New returns a Service. It panics when Config.DB is missing.
@@ -101,10 +103,12 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	q := newQueries(cfg.DB.Engine())
 	return &Service{
-		cfg: cfg,
-		log: cfg.Logger.With("component", "lifecycle"),
-		q:   newQueries(cfg.DB.Engine()),
+		cfg:        cfg,
+		log:        cfg.Logger.With("component", "lifecycle"),
+		q:          q,
+		orderLists: orderListQueries(cfg.DB.Engine(), q.orderList),
 	}
 }
 

@@ -56,8 +56,9 @@ WHERE id = $1
 FOR UPDATE;
 
 -- name: OrderList :many
--- A project's orders, oldest first. An OR on the project here (one query for
--- a project and for every project) made both scan and sort the whole table.
+-- A project's orders, oldest first. Every project's, newest first, and of
+-- live orders only are derived from it (orderListQueries in order_lists.go,
+-- which rewrites the terms it names: keep them as they are written).
 -- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
 -- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
 SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
@@ -85,101 +86,6 @@ WHERE o.project = $1 -- on the (project, create_time, id) index
   AND ($11::boolean OR o.expire_time IS NULL)
   AND (o.create_time, o.id) > ($12, $13)
 ORDER BY o.create_time, o.id
-LIMIT $14;
-
--- name: OrderListAllProjects :many
--- An admin's list of every project (project '*'), on the (create_time, id) index.
--- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
--- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
-SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
-       o.state, o.lifecycle, o.version, o.generation, o.attributes, o.instance_id, o.provider_name, o.status,
-       o.status_message, o.restart_count, o.create_time, o.update_time, o.deleted_at, o.terminal, o.identity,
-       o.pending_instance_id,
-       'null'::jsonb AS validation, -- a list has no use for the validation, often the largest column
-       o.last_error, o.expire_time, NULL::jsonb AS user_value_sets, -- the list shows user_values, not the sets
-       i.outputs, i.synced, -- the current instance's, joined
-       -- the new instance of a running rehydration that is copying the data
-       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = o.id
-          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
-       -- whether the active set is there, for the Ready condition (the
-       -- attribute sets are passed through undecoded)
-       COALESCE(jsonb_typeof(o.attributes->'active') = 'object', false) AS has_active
-FROM catalog_item_instances o
-LEFT JOIN service_type_instances i ON i.id = o.instance_id
-WHERE $1::text = '*'
-  AND ($2::text = '' OR o.service_type = $3)
-  AND ($4::text = '' OR o.state = $5)
-  AND ($6::text = '' OR o.catalog_item_id = $7)
-  AND ($8::text = '' OR o.parent_id = $9)
-  AND o.labels @> $10::jsonb
-  -- tombstones only when asked for; orders being deleted are listed
-  AND ($11::boolean OR o.expire_time IS NULL)
-  AND (o.create_time, o.id) > ($12, $13)
-ORDER BY o.create_time, o.id
-LIMIT $14;
-
--- name: OrderListNewest :many
--- OrderList newest first (order_by=create_time desc): the same filters, the
--- same index walked backwards from the page token.
--- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
--- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
-SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
-       o.state, o.lifecycle, o.version, o.generation, o.attributes, o.instance_id, o.provider_name, o.status,
-       o.status_message, o.restart_count, o.create_time, o.update_time, o.deleted_at, o.terminal, o.identity,
-       o.pending_instance_id,
-       'null'::jsonb AS validation, -- a list has no use for the validation, often the largest column
-       o.last_error, o.expire_time, NULL::jsonb AS user_value_sets, -- the list shows user_values, not the sets
-       i.outputs, i.synced, -- the current instance's, joined
-       -- the new instance of a running rehydration that is copying the data
-       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = o.id
-          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
-       -- whether the active set is there, for the Ready condition (the
-       -- attribute sets are passed through undecoded)
-       COALESCE(jsonb_typeof(o.attributes->'active') = 'object', false) AS has_active
-FROM catalog_item_instances o
-LEFT JOIN service_type_instances i ON i.id = o.instance_id
-WHERE o.project = $1 -- on the (project, create_time, id) index, backwards
-  AND ($2::text = '' OR o.service_type = $3)
-  AND ($4::text = '' OR o.state = $5)
-  AND ($6::text = '' OR o.catalog_item_id = $7)
-  AND ($8::text = '' OR o.parent_id = $9)
-  AND o.labels @> $10::jsonb
-  -- tombstones only when asked for; orders being deleted are listed
-  AND ($11::boolean OR o.expire_time IS NULL)
-  AND (o.create_time, o.id) < ($12, $13)
-ORDER BY o.create_time DESC, o.id DESC
-LIMIT $14;
-
--- name: OrderListAllProjectsNewest :many
--- OrderListAllProjects newest first, on the (create_time, id) index walked
--- backwards.
--- params: project, service_type, service_type, state, state, catalog_item_id, catalog_item_id, parent_id, parent_id, labels, show_deleted, after_time, after_id, limit
--- plan: per call (store.PlanPerCall): its filters are ($n = '' OR col = $m)
-SELECT o.id, o.project, o.catalog_item_id, o.service_type, o.display_name, o.labels, o.user_values, o.parent_id,
-       o.state, o.lifecycle, o.version, o.generation, o.attributes, o.instance_id, o.provider_name, o.status,
-       o.status_message, o.restart_count, o.create_time, o.update_time, o.deleted_at, o.terminal, o.identity,
-       o.pending_instance_id,
-       'null'::jsonb AS validation, -- a list has no use for the validation, often the largest column
-       o.last_error, o.expire_time, NULL::jsonb AS user_value_sets, -- the list shows user_values, not the sets
-       i.outputs, i.synced, -- the current instance's, joined
-       -- the new instance of a running rehydration that is copying the data
-       (SELECT r.instance_id FROM resources r WHERE r.catalog_item_instance_id = o.id
-          AND r.rehydration_status = 'RUNNING' AND r.copy_start_time IS NOT NULL) AS copying_to,
-       -- whether the active set is there, for the Ready condition (the
-       -- attribute sets are passed through undecoded)
-       COALESCE(jsonb_typeof(o.attributes->'active') = 'object', false) AS has_active
-FROM catalog_item_instances o
-LEFT JOIN service_type_instances i ON i.id = o.instance_id
-WHERE $1::text = '*'
-  AND ($2::text = '' OR o.service_type = $3)
-  AND ($4::text = '' OR o.state = $5)
-  AND ($6::text = '' OR o.catalog_item_id = $7)
-  AND ($8::text = '' OR o.parent_id = $9)
-  AND o.labels @> $10::jsonb
-  -- tombstones only when asked for; orders being deleted are listed
-  AND ($11::boolean OR o.expire_time IS NULL)
-  AND (o.create_time, o.id) < ($12, $13)
-ORDER BY o.create_time DESC, o.id DESC
 LIMIT $14;
 
 -- name: OrderSave :exec
