@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -112,11 +113,16 @@ func previousBuild(t *testing.T) (bin, commit, newest string) {
 	if git("rev-parse", "--is-shallow-repository") == "true" {
 		t.Skip("a shallow clone: the build before the newest migration is not in it")
 	}
-	dir := filepath.Join(root, "internal/store/migrations/postgres")
-	added := git("log", "-n1", "--diff-filter=A", "--format=%H", "--", dir)
-	files := strings.Fields(git("show", "--diff-filter=A", "--name-only", "--format=", added, "--", dir))
-	if len(files) == 0 {
-		t.Fatalf("commit %s adds no PostgreSQL migration", added)
+	// The newest migration in the tree, and the last commit that added it:
+	// history may hold a later commit adding one a revert took out again.
+	files, err := filepath.Glob(filepath.Join(root, "internal/store/migrations/postgres", "*.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no PostgreSQL migrations in the tree: %v", err)
+	}
+	slices.Sort(files)
+	added := git("log", "-n1", "--diff-filter=A", "--format=%H", "--", files[len(files)-1])
+	if added == "" {
+		t.Fatalf("no commit adds %s", files[len(files)-1])
 	}
 	newest, _, _ = strings.Cut(filepath.Base(files[len(files)-1]), "_")
 	commit = git("rev-parse", "--short", added+"^")
