@@ -115,6 +115,6 @@ this machine today. --floor-duration 0 skips it.`,
 	f.DurationVar(&floorFor, "floor-duration", 3*time.Second, "measure the floor this long before the run and print the run as fractions of it; 0 skips it")
 	f.IntVar(&cfg.ServerPID, "server-pid", 0, "the server's process id (on this machine, Linux): print the CPU it used over the run, per request")
 	f.IntVar(&floorSize, "floor-body-size", bench.DefaultFloorBodySize, "bytes in the floor's fixed JSON answer")
-	cmd.AddCommand(newBenchCrashCmd(stdout), newBenchFloorCmd(stdout))
+	cmd.AddCommand(newBenchFloorCmd(stdout))
 	return cmd
 }

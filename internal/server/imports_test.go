@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,7 +50,9 @@ var allowedImports = map[string][]string{
 	// records (audit.Describe) and the HTTP layer writes them.
 	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
 	"internal/tokens": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
-	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/crashtest", "internal/ctl",
+	// Not internal/crashtest: the harness is cmd/steward-crash, outside the
+	// product binary (issue 47).
+	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/ctl",
 		"internal/kubeprovider", "internal/pgprovider", "internal/processprovider", "internal/sentinel", "internal/server"},
 	// The client commands talk to a server through pkg/client only; api
 	// gives them the request schemas apply filters members by.
@@ -100,7 +104,7 @@ var allowedImports = map[string][]string{
 // testOnly packages may never be imported by production code: only _test.go
 // files and other testOnly packages (apitest uses storetest) may import them.
 var testOnly = []string{"internal/store/storetest", "internal/httpapi/apitest", "pkg/provider/providertest",
-	"internal/poll", "internal/logtest", "internal/kubetest"}
+	"internal/poll", "internal/logtest", "internal/kubetest", "internal/crashtest"}
 
 func TestImports_FollowTheAllowedGraph(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -141,5 +145,37 @@ func TestImports_FollowTheAllowedGraph(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 47: the product binary links no harness. The check above reads
+// source and lets cmd/ import anything; this one asks the go tool what
+// ./cmd/steward really links, so a harness reached through any path fails.
+// Only Steward's own packages: some libraries link test helpers of their
+// own (River's testsignal, client-go's testing via gentype, OpenTelemetry's
+// tracetest via stdouttrace), which is theirs to fix.
+func TestImports_ProductBinaryLinksNoHarness(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-deps", "./cmd/steward")
+	cmd.Dir = filepath.Join("..", "..")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/steward: %v\n%s", err, stderr.Bytes())
+	}
+	notLinked := append(slices.Clone(testOnly), "internal/store/querygen", "cmd/steward-crash")
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"internal/server") {
+		t.Fatalf("go list -deps ./cmd/steward does not list internal/server; the output is not what this test expects:\n%s", out)
+	}
+	for _, dep := range deps {
+		pkg, ours := strings.CutPrefix(dep, module)
+		if !ours {
+			continue
+		}
+		if slices.Contains(notLinked, pkg) || strings.HasSuffix(pkg, "test") || strings.Contains(pkg, "_test") {
+			t.Errorf("./cmd/steward links %s, a test harness or build tool (see `go list -deps ./cmd/steward`)", pkg)
+		}
 	}
 }

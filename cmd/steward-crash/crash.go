@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // crashExamples is how many violations the summary quotes per invariant.
 const crashExamples = 3
 
-func newBenchCrashCmd(stdout io.Writer) *cobra.Command {
+func newCrashCmd(stdout io.Writer) *cobra.Command {
 	var (
 		cfg     crashtest.Config
 		trials  int
@@ -31,7 +31,7 @@ func newBenchCrashCmd(stdout io.Writer) *cobra.Command {
 		verbose bool
 	)
 	cmd := &cobra.Command{
-		Use:   "crash",
+		Use:   "steward-crash",
 		Short: "Kill the server with SIGKILL under load and check that nothing acknowledged was lost",
 		Long: `Run crash trials (issue 8): each starts the steward binary as a child process
 on a fresh SQLite data dir (or a fresh schema of --database-url), serves a provider
@@ -43,22 +43,25 @@ every other instance the provider holds has a cleanup task, every acknowledged
 deletion reaches the provider, every key gets its final answer, every Operation
 is done.
 
-The server binary is this one unless --binary or --build says otherwise. The
+The server binary is --binary. Without it, ./cmd/steward of the module in the
+working directory is built (go build, without -race, as production runs it)
+and tested, so run this from a checkout; the build is removed at the end. The
 directories of failed trials (server log, report.txt, report.json) are kept
 and printed; passing ones are removed unless --keep.`,
-		Example: `  steward bench crash --trials 200
-  steward bench crash --trials 20 --database-url postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
-  steward bench crash --build --trials 5 -v`,
+		Example: `  go run ./cmd/steward-crash --trials 200
+  go run ./cmd/steward-crash --trials 20 --database-url postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+  go run ./cmd/steward-crash --binary /tmp/steward --trials 5 -v`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if trials < 1 {
 				return errors.New("--trials must be at least 1")
 			}
 			ctx := cmd.Context()
-			bin, err := crashBinary(ctx, binary, build)
+			bin, cleanup, err := crashBinary(ctx, binary, build)
 			if err != nil {
 				return err
 			}
+			defer cleanup()
 			if dir == "" {
 				if dir, err = os.MkdirTemp("", "steward-crash-"); err != nil {
 					return err
@@ -76,8 +79,8 @@ and printed; passing ones are removed unless --keep.`,
 	f := cmd.Flags()
 	f.IntVar(&trials, "trials", 10, "number of trials")
 	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL server to run on (a schema per trial); empty uses SQLite")
-	f.StringVar(&binary, "binary", "", "steward binary to test (default: this executable)")
-	f.BoolVar(&build, "build", false, "build ./cmd/steward of the module in the working directory and test that")
+	f.StringVar(&binary, "binary", "", "steward binary to test (default: build one, as --build)")
+	f.BoolVar(&build, "build", false, "build ./cmd/steward of the module in the working directory and test that (the default without --binary)")
 	f.StringVar(&dir, "dir", "", "directory for the trials' directories (default: a new temporary one)")
 	f.BoolVar(&keep, "keep", false, "keep the directories of passing trials too")
 	f.IntVar(&cfg.Clients, "clients", 4, "client goroutines per trial")
@@ -88,31 +91,36 @@ and printed; passing ones are removed unless --keep.`,
 	return cmd
 }
 
-// crashBinary returns the binary to test: --binary, a fresh build with
-// --build, else this executable.
-func crashBinary(ctx context.Context, binary string, build bool) (string, error) {
+// crashBinary returns the binary to test, --binary or else a fresh build,
+// and what removes that build. The harness is not the server (it used to be
+// `steward bench crash`), so there is no executable of its own to fall back on.
+func crashBinary(ctx context.Context, binary string, build bool) (string, func(), error) {
 	switch {
 	case binary != "" && build:
-		return "", errors.New("--binary and --build exclude each other")
+		return "", nil, errors.New("--binary and --build exclude each other")
 	case binary != "":
-		return filepath.Abs(binary)
-	case build:
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		root, err := crashtest.ModuleDir(ctx, wd)
-		if err != nil {
-			return "", err
-		}
-		out, err := os.MkdirTemp("", "steward-crash-bin-")
-		if err != nil {
-			return "", err
-		}
-		bin := filepath.Join(out, "steward")
-		return bin, crashtest.Build(ctx, root, bin)
+		bin, err := filepath.Abs(binary)
+		return bin, func() {}, err
 	}
-	return os.Executable()
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	root, err := crashtest.ModuleDir(ctx, wd)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w (run this from a checkout of steward, or pass --binary)", err)
+	}
+	out, err := os.MkdirTemp("", "steward-crash-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { _ = os.RemoveAll(out) }
+	bin := filepath.Join(out, "steward")
+	if err := crashtest.Build(ctx, root, bin); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return bin, cleanup, nil
 }
 
 // crashRun is a series of trials.
