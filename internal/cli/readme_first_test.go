@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/crashtest"
 	"github.com/stewardhq/steward/internal/poll"
@@ -25,7 +26,7 @@ import (
 // the same code with go run); the commands run in a directory of the
 // test's (the server's ./steward-data with them); the server listens on
 // 127.0.0.1:0, found by the client through STEWARD_SERVER and by curl in
-// place of localhost:8080; the cleanup pass runs every second.
+// place of localhost:8080.
 func TestReadme_FirstTenMinutes(t *testing.T) {
 	t.Parallel()
 	moduleDir, err := crashtest.ModuleDir(context.Background(), ".")
@@ -42,7 +43,9 @@ func TestReadme_FirstTenMinutes(t *testing.T) {
 	env := append(stewardEnv(), "HOME="+filepath.Join(dir, "home"), "STEWARD_TEST_BIN="+bin)
 
 	// Terminal 1.
-	serverEnv := append(append([]string{}, env...), "STEWARD_LISTEN=127.0.0.1:0", "STEWARD_CLEANUP_INTERVAL=1s")
+	// The cleanup pass keeps its default interval (10s): a shorter one could
+	// remove the old instance before rehydrate --wait says it is removing it.
+	serverEnv := append(append([]string{}, env...), "STEWARD_LISTEN=127.0.0.1:0")
 	t.Cleanup(func() { stopLeftProcesses(t, dir) }) // after the server stops, so that it restarts none
 	log := startBackground(t, serverEnv, dir, []string{bin, "server", "--dev"})
 	server := serverURL(t, log)
@@ -104,7 +107,7 @@ func TestReadme_FirstTenMinutes(t *testing.T) {
 		}
 	}
 	// The old instances a rehydration left go at the next cleanup pass.
-	poll.Until(t, "no instance left on the process provider", func() bool {
+	poll.UntilWithin(t, 2*time.Minute, "no instance left on the process provider", func() bool {
 		records, _ := filepath.Glob(filepath.Join(dir, "steward-data", "process-provider", ".state", "*.json"))
 		return len(records) == 0
 	})
