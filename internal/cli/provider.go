@@ -54,12 +54,10 @@ $XDG_STATE_HOME/steward/process (~/.local/state/steward/process), created
 0700; it refuses to start while a process-provider-data an earlier version
 made in the current directory is there, and says where it now belongs.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := shared.logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
 			if err := shared.resolveToken(); err != nil {
 				return err
 			}

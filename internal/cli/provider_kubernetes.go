@@ -48,12 +48,10 @@ Steward's URL comes from --steward-url or STEWARD_SERVER, and its bearer
 token from --token-file or --token, else STEWARD_TOKEN_FILE or STEWARD_TOKEN
 (none for a --dev server).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := shared.logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
 			if cfg.Provider.Drift != kubeprovider.DriftReport && cfg.Provider.Drift != kubeprovider.DriftEnforce {
 				return fmt.Errorf("--drift is report or enforce, not %q", cfg.Provider.Drift)
 			}

@@ -60,12 +60,10 @@ spec (owner, login, connections allowed, connection limit, extensions) and
 reports what differs: the order shows Synced=False naming it. With
 --drift=enforce it puts the database back and says what it fixed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := shared.logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
 			if cfg.Drift != pgprovider.DriftReport && cfg.Drift != pgprovider.DriftEnforce {
 				return fmt.Errorf("--drift is report or enforce, not %q", cfg.Drift)
 			}
