@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/internal/processprovider"
+	"github.com/stewardhq/steward/internal/providerhost"
 )
 
 func newProviderCmd(stderr io.Writer) *cobra.Command {
@@ -25,8 +26,8 @@ var processState = providerState{provider: "process", legacy: "process-provider-
 
 func newProcessProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg processprovider.DaemonConfig
-	var logs logFlags
-	var token machineToken
+	var settings providerhost.Settings
+	var shared *providerFlags
 	cmd := &cobra.Command{
 		Use:   "process",
 		Short: "Realise container orders as supervised local processes",
@@ -53,15 +54,14 @@ $XDG_STATE_HOME/steward/process (~/.local/state/steward/process), created
 0700; it refuses to start while a process-provider-data an earlier version
 made in the current directory is there, and says where it now belongs.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
-			if cfg.Token, err = token.resolve(); err != nil {
+			if err := shared.resolveToken(); err != nil {
 				return err
 			}
+			cfg.Name, cfg.Listen, cfg.StewardURLs, cfg.Token = settings.Name, settings.Listen, settings.StewardURLs, settings.Token
 			if cfg.WorkDir == "" {
 				if cfg.WorkDir, err = processState.path("", ""); err != nil {
 					return err
@@ -76,31 +76,28 @@ made in the current directory is there, and says where it now belongs.`,
 			return d.Stop(context.WithoutCancel(cmd.Context()))
 		},
 	}
+	shared = newProviderFlags(cmd, &settings, processprovider.Name, "127.0.0.1:9101")
 	f := cmd.Flags()
-	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
-	f.StringVar(&cfg.Name, "name", "process-sp", "name to register under")
-	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9101", "address of the provider API")
 	f.StringVar(&cfg.WorkDir, "work-dir", "",
 		"directory of the provider's state and its processes' working directories and logs (default: "+stateDirHint(processState)+")")
 	f.BoolVar(&cfg.NoOp, "noop", false, "accept orders without starting processes (benchmarks)")
 	f.StringSliceVar(&cfg.AllowCommands, "allow-command", nil,
 		"a command it runs (spec.process.command[0] as written; repeat it; \"*\": any; default: sleep); any other is refused")
 	f.BoolVar(&cfg.AllowRoot, "allow-root", false, "run processes as root when started as root (refused otherwise)")
-	logs.register(f)
-	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 
 // daemon is a provider serving one backend (a server, a cluster).
 type daemon interface {
+	// Name is the provider's registered name, for errors.
+	Name() string
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
 
-// runDaemons starts each daemon in turn (named by names, for errors),
-// stopping those started when one fails; then it waits until ctx ends and
-// stops them all.
-func runDaemons(ctx context.Context, names []string, daemons []daemon) error {
+// runDaemons starts each daemon in turn, stopping those started when one
+// fails; then it waits until ctx ends and stops them all.
+func runDaemons(ctx context.Context, daemons []daemon) error {
 	var started []daemon
 	stopAll := func() error {
 		var errs []error
@@ -109,12 +106,47 @@ func runDaemons(ctx context.Context, names []string, daemons []daemon) error {
 		}
 		return errors.Join(errs...)
 	}
-	for i, d := range daemons {
+	for _, d := range daemons {
 		if err := d.Start(ctx); err != nil {
-			return errors.Join(fmt.Errorf("provider %s: %w", names[i], err), stopAll())
+			return errors.Join(fmt.Errorf("provider %s: %w", d.Name(), err), stopAll())
 		}
 		started = append(started, d)
 	}
 	<-ctx.Done()
 	return stopAll()
+}
+
+// serveBackends runs the daemons (newDaemon) of a provider that may serve
+// several backends. Without specs of b it serves the one the command's
+// flags name: cfg, which they fill (shared its settings), completed by
+// resolveSingle and labelled by --label. Given specs, it serves one a spec
+// (parse, from cfg).
+func serveBackends[C any, D daemon](cmd *cobra.Command, shared *providerFlags, b *backendsFlag, cfg *C,
+	resolveSingle func() error, parse func(b *backendsFlag, spec string, base C) (C, error), newDaemon func(C) D) error {
+	var configs []C
+	if len(b.specs) == 0 {
+		if err := resolveSingle(); err != nil {
+			return err
+		}
+		if err := shared.parseLabels(); err != nil {
+			return err
+		}
+		configs = append(configs, *cfg)
+	} else {
+		if err := b.refuseSingles(cmd); err != nil {
+			return err
+		}
+		for _, spec := range b.specs {
+			c, err := parse(b, spec, *cfg)
+			if err != nil {
+				return err
+			}
+			configs = append(configs, c)
+		}
+	}
+	daemons := make([]daemon, len(configs))
+	for i, c := range configs {
+		daemons[i] = newDaemon(c)
+	}
+	return runDaemons(cmd.Context(), daemons)
 }

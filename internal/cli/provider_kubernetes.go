@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,9 +12,9 @@ import (
 func newKubernetesProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg kubeprovider.DaemonConfig
 	var kubeconfig, kubeContext string
-	var logs logFlags
-	var labels, clusters []string
-	var token machineToken
+	var shared *providerFlags
+	clusterKeys := []string{"name", "kubeconfig", "context", "listen", "label"}
+	clusters := &backendsFlag{name: "cluster", backend: "cluster", keys: clusterKeys, singles: clusterKeys}
 	cmd := &cobra.Command{
 		Use:   "kubernetes",
 		Short: "Run container-app orders as applications on a Kubernetes cluster",
@@ -49,57 +48,28 @@ Steward's URL comes from --steward-url or STEWARD_SERVER, and its bearer
 token from --token-file or --token, else STEWARD_TOKEN_FILE or STEWARD_TOKEN
 (none for a --dev server).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
 			if cfg.Provider.Drift != kubeprovider.DriftReport && cfg.Provider.Drift != kubeprovider.DriftEnforce {
 				return fmt.Errorf("--drift is report or enforce, not %q", cfg.Provider.Drift)
 			}
-			if cfg.Token, err = token.resolve(); err != nil {
+			if err := shared.resolveToken(); err != nil {
 				return err
 			}
-			var daemons []kubeprovider.DaemonConfig
-			if len(clusters) == 0 {
-				if cfg.Provider.REST, err = kubeprovider.RESTConfig(kubeconfig, kubeContext); err != nil {
-					return err
-				}
-				if cfg.Labels, err = parseLabels(labels); err != nil {
-					return err
-				}
-				daemons = append(daemons, cfg)
-			} else {
-				f := cmd.Flags()
-				for _, single := range []string{"name", "kubeconfig", "context", "listen", "label"} {
-					if f.Changed(single) {
-						return fmt.Errorf("--%s and --cluster both name a cluster: give each cluster as a --cluster", single)
-					}
-				}
-				for _, c := range clusters {
-					d, err := parseCluster(c, cfg)
-					if err != nil {
-						return err
-					}
-					daemons = append(daemons, d)
-				}
-			}
-			names, started := make([]string, len(daemons)), make([]daemon, len(daemons))
-			for i, dc := range daemons {
-				names[i], started[i] = dc.Name, kubeprovider.NewDaemon(dc)
-			}
-			return runDaemons(cmd.Context(), names, started)
+			return serveBackends(cmd, shared, clusters, &cfg, func() (err error) {
+				cfg.Provider.REST, err = kubeprovider.RESTConfig(kubeconfig, kubeContext)
+				return err
+			}, parseCluster, kubeprovider.NewDaemon)
 		},
 	}
+	shared = newProviderFlags(cmd, &cfg.Settings, kubeprovider.Name, "127.0.0.1:9103")
+	shared.registerLabels(cmd)
 	f := cmd.Flags()
-	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
-	f.StringVar(&cfg.Name, "name", kubeprovider.Name, "name to register under")
-	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9103", "address of the provider API")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig file of the cluster to serve")
 	f.StringVar(&kubeContext, "context", "", "the kubeconfig's context to use (default: its current context)")
-	f.StringArrayVar(&labels, "label", nil, "metadata to register, key=value; repeatable")
-	f.StringArrayVar(&clusters, "cluster", nil,
+	clusters.register(cmd,
 		"a cluster to serve, name=N,kubeconfig=F[,context=C][,listen=ADDR][,label=k=v]; repeatable, instead of --name, --kubeconfig, --context, --listen, --label")
 	f.StringVar(&cfg.Provider.Drift, "drift", kubeprovider.DriftReport,
 		"what the provider does with a managed field changed out of band: report (the order shows Synced=False) or enforce (apply the spec again, and say so)")
@@ -108,45 +78,29 @@ token from --token-file or --token, else STEWARD_TOKEN_FILE or STEWARD_TOKEN
 	f.StringVar(&cfg.Provider.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in the service host of the outputs")
 	f.Float32Var(&cfg.Provider.QPS, "kube-qps", 100, "requests per second to the API server at most (twice as many in a burst)")
 	f.DurationVar(&cfg.Provider.RepairTimeout, "repair-timeout", 0, "how long a repair waits for the app to run again (default 2m)")
-	logs.register(f)
-	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 
 // parseCluster reads one --cluster: name=N,kubeconfig=F[,context=C]
 // [,listen=ADDR][,label=k=v…]; base gives what the clusters share.
-func parseCluster(spec string, base kubeprovider.DaemonConfig) (kubeprovider.DaemonConfig, error) {
+func parseCluster(clusters *backendsFlag, spec string, base kubeprovider.DaemonConfig) (kubeprovider.DaemonConfig, error) {
 	d := base
-	d.Name, d.Listen, d.Labels = "", "127.0.0.1:0", map[string]string{}
 	var kubeconfig, kubeContext string
-	for part := range strings.SplitSeq(spec, ",") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || v == "" {
-			return d, fmt.Errorf("--cluster %q: %q is not key=value", spec, part)
-		}
-		switch k {
-		case "name":
-			d.Name = v
+	var err error
+	d.Settings, err = clusters.parse(spec, spec, base.Settings, func(key, value string) {
+		switch key {
 		case "kubeconfig":
-			kubeconfig = v
+			kubeconfig = value
 		case "context":
-			kubeContext = v
-		case "listen":
-			d.Listen = v
-		case "label":
-			lk, lv, ok := strings.Cut(v, "=")
-			if !ok || lk == "" {
-				return d, fmt.Errorf("--cluster %q: label %q: want label=key=value", spec, v)
-			}
-			d.Labels[lk] = lv
-		default:
-			return d, fmt.Errorf("--cluster %q: unknown key %q (name, kubeconfig, context, listen, label)", spec, k)
+			kubeContext = value
 		}
+	})
+	if err != nil {
+		return d, err
 	}
 	if d.Name == "" || kubeconfig == "" {
 		return d, fmt.Errorf("--cluster %q: name= and kubeconfig= are required", spec)
 	}
-	var err error
 	d.Provider.REST, err = kubeprovider.RESTConfig(kubeconfig, kubeContext)
 	return d, err
 }

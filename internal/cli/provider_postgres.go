@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,9 +24,10 @@ var pgState = providerState{provider: "postgres", legacy: pgKeyFile, what: "a se
 func newPostgresProviderCmd(stderr io.Writer) *cobra.Command {
 	var cfg pgprovider.DaemonConfig
 	var adminURL, adminURLFile, secretFile, dataDir string
-	var logs logFlags
-	var labels, targets []string
-	var token machineToken
+	var shared *providerFlags
+	targets := &backendsFlag{name: "target", backend: "server",
+		keys:    []string{"name", "admin-url", "admin-url-file", "listen", "advertise", "label"},
+		singles: []string{"name", "admin-url", "admin-url-file", "listen", "label", "advertise"}}
 	cmd := &cobra.Command{
 		Use:   "postgres",
 		Short: "Realise postgres-database orders as databases on a PostgreSQL server",
@@ -60,19 +60,17 @@ spec (owner, login, connections allowed, connection limit, extensions) and
 reports what differs: the order shows Synced=False naming it. With
 --drift=enforce it puts the database back and says what it fixed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := logs.logger(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Logger, err = shared.logs.logger(stderr); err != nil {
 				return err
 			}
-			cfg.Logger = logger
 			if cfg.Drift != pgprovider.DriftReport && cfg.Drift != pgprovider.DriftEnforce {
 				return fmt.Errorf("--drift is report or enforce, not %q", cfg.Drift)
 			}
 			if cfg.ObserveInterval == 0 {
 				cfg.ObserveInterval = -1 // the daemon's zero is its default
 			}
-			if cfg.Token, err = token.resolve(); err != nil {
+			if err := shared.resolveToken(); err != nil {
 				return err
 			}
 			if secretFile == "" {
@@ -85,50 +83,23 @@ reports what differs: the order shows Synced=False naming it. With
 				return err
 			}
 			cfg.Provider.SecretKey = key
-			var daemons []pgprovider.DaemonConfig
-			if len(targets) == 0 {
-				if cfg.Provider.AdminURL, err = resolveAdminURL(adminURL, adminURLFile); err != nil {
-					return err
-				}
-				if cfg.Labels, err = parseLabels(labels); err != nil {
-					return err
-				}
-				daemons = append(daemons, cfg)
-			} else {
-				f := cmd.Flags()
-				for _, single := range []string{"name", "admin-url", "admin-url-file", "listen", "label", "advertise"} {
-					if f.Changed(single) {
-						return fmt.Errorf("--%s and --target both name a server: give each server as a --target", single)
-					}
-				}
-				for _, t := range targets {
-					d, err := parseTarget(t, cfg)
-					if err != nil {
-						return err
-					}
-					daemons = append(daemons, d)
-				}
-			}
-			names, started := make([]string, len(daemons)), make([]daemon, len(daemons))
-			for i, dc := range daemons {
-				names[i], started[i] = dc.Name, pgprovider.NewDaemon(dc)
-			}
-			return runDaemons(cmd.Context(), names, started)
+			return serveBackends(cmd, shared, targets, &cfg, func() (err error) {
+				cfg.Provider.AdminURL, err = resolveAdminURL(adminURL, adminURLFile)
+				return err
+			}, parseTarget, pgprovider.NewDaemon)
 		},
 	}
+	shared = newProviderFlags(cmd, &cfg.Settings, pgprovider.Name, "127.0.0.1:9102")
+	shared.registerLabels(cmd)
 	f := cmd.Flags()
-	registerStewardURLs(cmd, "steward-url", &cfg.StewardURLs)
-	f.StringVar(&cfg.Name, "name", pgprovider.Name, "name to register under")
-	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9102", "address of the provider API")
 	f.StringVar(&adminURL, "admin-url", "", "postgres://user:password@host:port/database of the server and its admin role (env "+
 		envPGAdminURL+"); visible to other users in ps: prefer --admin-url-file")
 	f.StringVar(&adminURLFile, "admin-url-file", "", "a file holding the admin URL")
-	f.StringArrayVar(&labels, "label", nil, "metadata to register, key=value; repeatable")
 	f.StringVar(&cfg.Provider.Advertise, "advertise", "",
 		"the server's address as the databases' users reach it, host[:port], shown in the orders' outputs (default: the admin URL's)")
 	f.StringArrayVar(&cfg.Provider.AllowExtensions, "allow-extension", nil,
 		"an extension orders may ask for; repeatable (none by default)")
-	f.StringArrayVar(&targets, "target", nil,
+	targets.register(cmd,
 		"a server to serve, name=N,admin-url-file=F[,listen=ADDR][,advertise=HOST[:PORT]][,label=k=v]; repeatable, instead of --name, --admin-url…, --listen, --advertise, --label")
 	f.DurationVar(&cfg.ObserveInterval, "observe-interval", time.Minute,
 		"time between two comparisons of every database with its order's spec (drift); 0 never compares")
@@ -138,8 +109,6 @@ reports what differs: the order shows Synced=False naming it. With
 		"where the final dump (pg_dump -Fc) of a database whose order asks for retain_on_delete is kept; without it such orders are refused")
 	f.StringVar(&secretFile, "secret-file", "", "the provider's secret key, created on first start (default: "+pgKeyFile+" in --data-dir)")
 	f.StringVar(&dataDir, "data-dir", "", "the directory of the provider's state, its secret key (default: "+stateDirHint(pgState)+")")
-	logs.register(f)
-	token.register(cmd, "bearer token for Steward, empty for a --dev server")
 	return cmd
 }
 
@@ -178,56 +147,29 @@ func readURLFile(file string) (string, error) {
 	return "", fmt.Errorf("admin URL file %s is empty", file)
 }
 
-// parseLabels reads key=value pairs.
-func parseLabels(pairs []string) (map[string]string, error) {
-	out := make(map[string]string, len(pairs))
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, errors.New("--label " + p + ": want key=value")
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
 // parseTarget reads one --target: name=N,admin-url-file=F or
 // admin-url=URL, listen=ADDR, label=k=v (repeatable); base gives what the
 // targets share.
-func parseTarget(spec string, base pgprovider.DaemonConfig) (pgprovider.DaemonConfig, error) {
+func parseTarget(targets *backendsFlag, spec string, base pgprovider.DaemonConfig) (pgprovider.DaemonConfig, error) {
 	d := base
-	d.Name, d.Listen, d.Labels = "", "127.0.0.1:0", map[string]string{}
 	var urlFile, url string
-	for part := range strings.SplitSeq(spec, ",") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || v == "" {
-			return d, fmt.Errorf("--target %q: %q is not key=value", redactTarget(spec), part)
-		}
-		switch k {
-		case "name":
-			d.Name = v
+	var err error
+	d.Settings, err = targets.parse(spec, redactTarget(spec), base.Settings, func(key, value string) {
+		switch key {
 		case "admin-url":
-			url = v
+			url = value
 		case "admin-url-file":
-			urlFile = v
-		case "listen":
-			d.Listen = v
+			urlFile = value
 		case "advertise":
-			d.Provider.Advertise = v
-		case "label":
-			lk, lv, ok := strings.Cut(v, "=")
-			if !ok || lk == "" {
-				return d, fmt.Errorf("--target %q: label %q: want label=key=value", redactTarget(spec), v)
-			}
-			d.Labels[lk] = lv
-		default:
-			return d, fmt.Errorf("--target %q: unknown key %q (name, admin-url, admin-url-file, listen, advertise, label)", redactTarget(spec), k)
+			d.Provider.Advertise = value
 		}
+	})
+	if err != nil {
+		return d, err
 	}
 	if d.Name == "" {
 		return d, fmt.Errorf("--target %q: name= is required", redactTarget(spec))
 	}
-	var err error
 	switch {
 	case (url == "") == (urlFile == ""):
 		return d, fmt.Errorf("--target %s: give one of admin-url-file= and admin-url=", d.Name)

@@ -20,11 +20,11 @@ type kind struct {
 	// short forms ("orders", "order", "items").
 	aliases []string
 
-	list   func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error)
-	get    func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error)
-	del    func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error)
-	create func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error)
-	update func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error)
+	list   listCall
+	get    getCall
+	del    deleteCall
+	create createCall
+	update updateCall
 	// replace says update is a PUT of the whole resource, not a merge patch.
 	replace bool
 	// createSchema and updateSchema name the request bodies' schemas in
@@ -41,6 +41,95 @@ type kind struct {
 	// idParts is how many /-separated parts an id has (0 meaning 1): a
 	// repair operation is APP_INSTANCE/OPERATION_ID.
 	idParts int
+}
+
+// The calls a kind makes. Most are one generated client method adapted by
+// the helpers below; a kind whose calls are not (app instances, tokens)
+// writes its own.
+type (
+	listCall   func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error)
+	getCall    func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error)
+	deleteCall func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error)
+	createCall func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error)
+	updateCall func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error)
+)
+
+// The parameters the generated client takes for a conditional write and
+// for a create. Every such call has its own named type of one of these
+// shapes, so one helper can build the parameters of all of them.
+type (
+	ifMatchParams interface {
+		~struct {
+			IfMatch *client.IfMatch `json:"If-Match,omitempty"`
+		}
+	}
+	createParams interface {
+		~struct {
+			Id             *client.ClientId       `form:"id,omitempty" json:"id,omitempty"`
+			IdempotencyKey *client.IdempotencyKey `json:"Idempotency-Key,omitempty"`
+		}
+	}
+)
+
+// The helpers take the generated methods as method expressions,
+// (client.ClientInterface).ListPolicies, so each kind names its calls and
+// the way they are called is written once.
+
+// lists calls a List method with no parameters: the filters and the
+// paging come as request editors.
+func lists[P any](list func(client.ClientInterface, context.Context, *P, ...client.RequestEditorFn) (*http.Response, error)) listCall {
+	return func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
+		return list(api, ctx, nil, eds...)
+	}
+}
+
+// gets calls a Get method that takes only the id.
+func gets(get func(client.ClientInterface, context.Context, string, ...client.RequestEditorFn) (*http.Response, error)) getCall {
+	return func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
+		return get(api, ctx, id)
+	}
+}
+
+// getsWithoutParams calls a Get method that has optional parameters,
+// leaving them out.
+func getsWithoutParams[P any](get func(client.ClientInterface, context.Context, string, *P, ...client.RequestEditorFn) (*http.Response, error)) getCall {
+	return func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
+		return get(api, ctx, id, nil)
+	}
+}
+
+// deletes calls a Delete method, with If-Match when the caller has an etag.
+func deletes[P ifMatchParams](del func(client.ClientInterface, context.Context, string, *P, ...client.RequestEditorFn) (*http.Response, error)) deleteCall {
+	return func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
+		return del(api, ctx, id, &P{IfMatch: opt(ifMatch)})
+	}
+}
+
+// creates calls a Create method with a JSON body, asking for the id when
+// the caller names one (else the server picks it).
+func creates[P createParams](create func(client.ClientInterface, context.Context, *P, string, io.Reader, ...client.RequestEditorFn) (*http.Response, error)) createCall {
+	return func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
+		return create(api, ctx, &P{Id: opt(id)}, contentJSON, body)
+	}
+}
+
+// mergePatches calls an Update method: the body is a JSON merge patch.
+func mergePatches[P ifMatchParams](update func(client.ClientInterface, context.Context, string, *P, string, io.Reader, ...client.RequestEditorFn) (*http.Response, error)) updateCall {
+	return writes(update, contentMerge)
+}
+
+// replaces calls a Replace method: the body is the whole resource (and
+// the kind says replace, for apply).
+func replaces[P ifMatchParams](update func(client.ClientInterface, context.Context, string, *P, string, io.Reader, ...client.RequestEditorFn) (*http.Response, error)) updateCall {
+	return writes(update, contentJSON)
+}
+
+// writes sends an update's body as contentType, with If-Match when the
+// caller has an etag.
+func writes[P ifMatchParams](update func(client.ClientInterface, context.Context, string, *P, string, io.Reader, ...client.RequestEditorFn) (*http.Response, error), contentType string) updateCall {
+	return func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
+		return update(api, ctx, id, &P{IfMatch: opt(ifMatch)}, contentType, body)
+	}
 }
 
 const (
@@ -69,21 +158,11 @@ var (
 var kinds = []*kind{
 	{
 		name: "providers", aliases: []string{"provider", "sp", "sps"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListProviders(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetProvider(ctx, id)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeregisterProvider(ctx, id, &client.DeregisterProviderParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.RegisterProviderWithBody(ctx, &client.RegisterProviderParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.UpdateProviderWithBody(ctx, id, &client.UpdateProviderParams{IfMatch: opt(ifMatch)}, contentMerge, body)
-		},
+		list:         lists((client.ClientInterface).ListProviders),
+		get:          gets((client.ClientInterface).GetProvider),
+		del:          deletes((client.ClientInterface).DeregisterProvider),
+		create:       creates((client.ClientInterface).RegisterProviderWithBody),
+		update:       mergePatches((client.ClientInterface).UpdateProviderWithBody),
 		createSchema: "ProviderRegistration", updateSchema: "ProviderUpdate",
 		columns: []column{{"NAME", field("id")}, {"STATUS", field("status")}, {"SERVICE TYPES", field("service_types")},
 			{"ENDPOINT", field("endpoint")}, ageCol},
@@ -92,21 +171,11 @@ var kinds = []*kind{
 	},
 	{
 		name: "service-types", aliases: []string{"service-type", "types", "type", "st"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListServiceTypes(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetServiceType(ctx, id)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeleteServiceType(ctx, id, &client.DeleteServiceTypeParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreateServiceTypeWithBody(ctx, &client.CreateServiceTypeParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.ReplaceServiceTypeWithBody(ctx, id, &client.ReplaceServiceTypeParams{IfMatch: opt(ifMatch)}, contentJSON, body)
-		},
+		list:         lists((client.ClientInterface).ListServiceTypes),
+		get:          gets((client.ClientInterface).GetServiceType),
+		del:          deletes((client.ClientInterface).DeleteServiceType),
+		create:       creates((client.ClientInterface).CreateServiceTypeWithBody),
+		update:       replaces((client.ClientInterface).ReplaceServiceTypeWithBody),
 		replace:      true,
 		createSchema: "ServiceTypeInput", updateSchema: "ServiceTypeInput",
 		columns: []column{idCol, {"LIFECYCLE", field("lifecycle")}, {"PARENT", field("parent_service_type")},
@@ -116,21 +185,11 @@ var kinds = []*kind{
 	},
 	{
 		name: "catalog-items", aliases: []string{"catalog-item", "items", "item", "ci"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListCatalogItems(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetCatalogItem(ctx, id)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeleteCatalogItem(ctx, id, &client.DeleteCatalogItemParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreateCatalogItemWithBody(ctx, &client.CreateCatalogItemParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.UpdateCatalogItemWithBody(ctx, id, &client.UpdateCatalogItemParams{IfMatch: opt(ifMatch)}, contentMerge, body)
-		},
+		list:         lists((client.ClientInterface).ListCatalogItems),
+		get:          gets((client.ClientInterface).GetCatalogItem),
+		del:          deletes((client.ClientInterface).DeleteCatalogItem),
+		create:       creates((client.ClientInterface).CreateCatalogItemWithBody),
+		update:       mergePatches((client.ClientInterface).UpdateCatalogItemWithBody),
 		createSchema: "CatalogItemCreate", updateSchema: "CatalogItemUpdate",
 		columns: []column{idCol, {"SERVICE TYPE", field("service_type")}, {"PROVIDERS", providersCell},
 			{"DISPLAY NAME", field("display_name")}, ageCol},
@@ -138,21 +197,11 @@ var kinds = []*kind{
 	},
 	{
 		name: "catalog-item-instances", aliases: []string{"catalog-item-instance", "orders", "order", "cii"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListCatalogItemInstances(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetCatalogItemInstance(ctx, id, nil)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeleteCatalogItemInstance(ctx, id, &client.DeleteCatalogItemInstanceParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreateCatalogItemInstanceWithBody(ctx, &client.CreateCatalogItemInstanceParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.UpdateCatalogItemInstanceWithBody(ctx, id, &client.UpdateCatalogItemInstanceParams{IfMatch: opt(ifMatch)}, contentMerge, body)
-		},
+		list:         lists((client.ClientInterface).ListCatalogItemInstances),
+		get:          getsWithoutParams((client.ClientInterface).GetCatalogItemInstance),
+		del:          deletes((client.ClientInterface).DeleteCatalogItemInstance),
+		create:       creates((client.ClientInterface).CreateCatalogItemInstanceWithBody),
+		update:       mergePatches((client.ClientInterface).UpdateCatalogItemInstanceWithBody),
 		createSchema: "CatalogItemInstanceCreate", updateSchema: "CatalogItemInstanceUpdate",
 		acrossProjects: true,
 		columns: []column{idCol, {"CATALOG ITEM", field("catalog_item_id")}, {"STATE", field("state")},
@@ -164,18 +213,13 @@ var kinds = []*kind{
 	repairOperations,
 	{
 		name: "service-type-instances", aliases: []string{"service-type-instance", "instances", "instance", "sti"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListServiceTypeInstances(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetServiceTypeInstance(ctx, id, nil)
-		},
+		list: lists((client.ClientInterface).ListServiceTypeInstances),
+		get:  getsWithoutParams((client.ClientInterface).GetServiceTypeInstance),
+		// Its delete has one more parameter (deferred) than the others'.
 		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
 			return api.DeleteServiceTypeInstance(ctx, id, &client.DeleteServiceTypeInstanceParams{IfMatch: opt(ifMatch)})
 		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreateServiceTypeInstanceWithBody(ctx, &client.CreateServiceTypeInstanceParams{Id: opt(id)}, contentJSON, body)
-		},
+		create:       creates((client.ClientInterface).CreateServiceTypeInstanceWithBody),
 		createSchema: "ServiceTypeInstanceCreate",
 		columns: []column{idCol, {"NAME", field("name")}, {"SERVICE TYPE", field("service_type")},
 			{"PROVIDER", field("provider_name")}, {"STATUS", field("status")}, ageCol},
@@ -183,33 +227,19 @@ var kinds = []*kind{
 	},
 	{
 		name: "resources", aliases: []string{"resource", "res"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListResources(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetResource(ctx, id, nil)
-		},
+		list: lists((client.ClientInterface).ListResources),
+		get:  getsWithoutParams((client.ClientInterface).GetResource),
 		columns: []column{idCol, {"ORDER", field("catalog_item_instance_id")}, {"SERVICE TYPE", field("service_type")},
 			{"PROVIDER", field("provider_name")}, {"POLICY", field("policy_status")}, {"STATUS", field("status")}, ageCol},
 		wide: []column{{"PROJECT", field("project")}, {"REHYDRATED FROM", field("rehydrated_from")}},
 	},
 	{
 		name: "policies", aliases: []string{"policy", "pol"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListPolicies(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetPolicy(ctx, id)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeletePolicy(ctx, id, &client.DeletePolicyParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreatePolicyWithBody(ctx, &client.CreatePolicyParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.UpdatePolicyWithBody(ctx, id, &client.UpdatePolicyParams{IfMatch: opt(ifMatch)}, contentMerge, body)
-		},
+		list:         lists((client.ClientInterface).ListPolicies),
+		get:          gets((client.ClientInterface).GetPolicy),
+		del:          deletes((client.ClientInterface).DeletePolicy),
+		create:       creates((client.ClientInterface).CreatePolicyWithBody),
+		update:       mergePatches((client.ClientInterface).UpdatePolicyWithBody),
 		createSchema: "PolicyCreate", updateSchema: "PolicyUpdate",
 		columns: []column{idCol, {"TYPE", field("policy_type")}, {"PRIORITY", field("priority")},
 			{"ENABLED", field("enabled")}, {"DISPLAY NAME", field("display_name")}, ageCol},
@@ -217,21 +247,11 @@ var kinds = []*kind{
 	},
 	{
 		name: "lifecycles", aliases: []string{"lifecycle", "lc"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListLifecycles(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetLifecycle(ctx, id)
-		},
-		del: func(ctx context.Context, api client.ClientInterface, id, ifMatch string) (*http.Response, error) {
-			return api.DeleteLifecycle(ctx, id, &client.DeleteLifecycleParams{IfMatch: opt(ifMatch)})
-		},
-		create: func(ctx context.Context, api client.ClientInterface, id string, body io.Reader) (*http.Response, error) {
-			return api.CreateLifecycleWithBody(ctx, &client.CreateLifecycleParams{Id: opt(id)}, contentJSON, body)
-		},
-		update: func(ctx context.Context, api client.ClientInterface, id, ifMatch string, body io.Reader) (*http.Response, error) {
-			return api.ReplaceLifecycleWithBody(ctx, id, &client.ReplaceLifecycleParams{IfMatch: opt(ifMatch)}, contentJSON, body)
-		},
+		list:         lists((client.ClientInterface).ListLifecycles),
+		get:          gets((client.ClientInterface).GetLifecycle),
+		del:          deletes((client.ClientInterface).DeleteLifecycle),
+		create:       creates((client.ClientInterface).CreateLifecycleWithBody),
+		update:       replaces((client.ClientInterface).ReplaceLifecycleWithBody),
 		replace:      true,
 		createSchema: "LifecycleInput", updateSchema: "LifecycleInput",
 		columns: []column{idCol, {"INITIAL STATE", field("initial_state")}, {"STATES", count("states")},
@@ -239,45 +259,31 @@ var kinds = []*kind{
 	},
 	{
 		name: "operations", aliases: []string{"operation", "ops", "op"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListOperations(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetOperation(ctx, id)
-		},
+		list: lists((client.ClientInterface).ListOperations),
+		get:  gets((client.ClientInterface).GetOperation),
 		columns: []column{idCol, {"KIND", field("metadata.kind")}, {"TARGET", field("metadata.target")},
 			{"DONE", field("done")}, {"ERROR", field("error.reason")}, ageCol},
 		wide: []column{{"STEP", field("metadata.step")}, updatedCol},
 	},
 	{
 		name: "cleanup-tasks", aliases: []string{"cleanup-task", "cleanups", "cleanup", "ct"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListCleanupTasks(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetCleanupTask(ctx, id)
-		},
+		list: lists((client.ClientInterface).ListCleanupTasks),
+		get:  gets((client.ClientInterface).GetCleanupTask),
 		columns: []column{idCol, {"INSTANCE", field("instance_id")}, {"PROVIDER", field("provider_name")},
 			{"STATUS", field("status")}, {"RETRIES", field("retry_count")}, ageCol},
 		wide: []column{{"SERVICE TYPE", field("service_type")}, {"LAST ERROR", field("last_error")}},
 	},
 	{
 		name: "audit-events", aliases: []string{"audit-event", "audit"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListAuditEvents(ctx, nil, eds...)
-		},
+		list: lists((client.ClientInterface).ListAuditEvents),
 		columns: []column{{"TIME", field("time")}, {"ACTOR", field("actor.id")}, {"ACTION", field("action")},
 			{"TARGET", field("target")}, {"OUTCOME", field("outcome")}},
 		wide: []column{idCol, {"PROJECT", field("project")}, {"REQUEST", field("request_id")}},
 	},
 	{
 		name: "tokens", aliases: []string{"token"},
-		list: func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
-			return api.ListTokens(ctx, nil, eds...)
-		},
-		get: func(ctx context.Context, api client.ClientInterface, id string) (*http.Response, error) {
-			return api.GetToken(ctx, id)
-		},
+		list: lists((client.ClientInterface).ListTokens),
+		get:  gets((client.ClientInterface).GetToken),
 		del: func(ctx context.Context, api client.ClientInterface, id, _ string) (*http.Response, error) {
 			return api.RevokeToken(ctx, id)
 		},

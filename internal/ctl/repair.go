@@ -60,7 +60,7 @@ var repairOperations = &kind{
 }
 
 // listRepairOperations is the list of one app instance's operations.
-func listRepairOperations(app string) func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
+func listRepairOperations(app string) listCall {
 	return func(ctx context.Context, api client.ClientInterface, eds ...client.RequestEditorFn) (*http.Response, error) {
 		project, rsp, err := orderProject(ctx, api, app)
 		if rsp != nil || err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/kubeprovider"
 	"github.com/stewardhq/steward/internal/kubetest"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -35,8 +36,8 @@ func BenchmarkSteward_OrdersToUp(b *testing.B) {
 	c := kubetest.StartWithPods(b)
 	for range b.N {
 		s := apitest.Start(b, store.SQLite, func(c *server.Config) { c.ProcessProvider = true })
-		startKubeProvider(b, s, c, kubeprovider.DaemonConfig{Name: "kube-bench", Provider: kubeprovider.Config{QPS: benchQPS()},
-			Logger: benchLogger()})
+		startKubeProvider(b, s, c, kubeprovider.DaemonConfig{Settings: providerhost.Settings{Name: "kube-bench"},
+			Provider: kubeprovider.Config{QPS: benchQPS()}, Logger: benchLogger()})
 		prefix := fmt.Sprintf("b%d", time.Now().UnixNano()%1e9)
 		posted := make([]time.Time, orders)
 		upAt := make([]time.Time, orders)

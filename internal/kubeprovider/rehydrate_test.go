@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/kubeprovider"
 	"github.com/stewardhq/steward/internal/kubetest"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -44,8 +45,8 @@ func TestSteward_RehydrateFromClusterAToB(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := apitest.Start(t, store.SQLite, func(c *server.Config) { c.ProcessProvider = true })
-	startKubeProvider(t, s, a, kubeprovider.DaemonConfig{Name: "kube-a", Labels: map[string]string{"cluster": "a"}})
-	startKubeProvider(t, s, b, kubeprovider.DaemonConfig{Name: "kube-b", Labels: map[string]string{"cluster": "b"}})
+	startKubeProvider(t, s, a, kubeprovider.DaemonConfig{Settings: providerhost.Settings{Name: "kube-a", Labels: map[string]string{"cluster": "a"}}})
+	startKubeProvider(t, s, b, kubeprovider.DaemonConfig{Settings: providerhost.Settings{Name: "kube-b", Labels: map[string]string{"cluster": "b"}}})
 	s.Do(t, "POST", "/api/v1/policies?id=cluster-choice", map[string]any{
 		"display_name": "container apps on one cluster", "policy_type": "GLOBAL", "priority": 10,
 		"label_selector": map[string]string{"service_type": "container-app"}, "rego_code": clusterPolicy("a"),

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/kubeprovider"
 	"github.com/stewardhq/steward/internal/kubetest"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -79,7 +80,7 @@ func TestSteward_OrderWebAppUntilDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := apitest.Start(t, engine, func(c *server.Config) { c.ProcessProvider = true }) // seeds the dev catalog
-		startKubeProvider(t, s, c, kubeprovider.DaemonConfig{Name: "kube-" + string(engine),
+		startKubeProvider(t, s, c, kubeprovider.DaemonConfig{Settings: providerhost.Settings{Name: "kube-" + string(engine)},
 			Provider: kubeprovider.Config{MaxCPU: "1", MaxMemory: "1Gi"}})
 		order := func(id string, values map[string]any) *apitest.Response {
 			var uv []map[string]any

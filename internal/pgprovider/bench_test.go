@@ -13,6 +13,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/pgprovider"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -37,7 +38,7 @@ func BenchmarkOrders_PostgresUp(b *testing.B) {
 	s := apitest.Start(b, store.SQLite, quiet)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	d := pgprovider.NewDaemon(pgprovider.DaemonConfig{StewardURLs: []string{s.URL()},
+	d := pgprovider.NewDaemon(pgprovider.DaemonConfig{Settings: providerhost.Settings{StewardURLs: []string{s.URL()}},
 		Provider: pgprovider.Config{AdminURL: adminURL, SecretKey: key}})
 	if err := d.Start(b.Context()); err != nil {
 		b.Fatal(err)

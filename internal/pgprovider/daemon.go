@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"maps"
-	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/background"
@@ -17,17 +14,8 @@ import (
 
 // DaemonConfig configures a [Daemon].
 type DaemonConfig struct {
-	// Name is the provider's registered name. Defaults to Name.
-	Name string
-	// Listen is the provider API's address. Defaults to 127.0.0.1:0 (a
-	// free port); the registration carries the real one.
-	Listen string
-	// StewardURLs are Steward's base URLs (its replicas), tried in turn.
-	StewardURLs []string
-	// Token authenticates to Steward; empty for a --dev server.
-	Token string
-	// Labels are registered as the provider's metadata (region=eu).
-	Labels map[string]string
+	// Settings name the provider (Name defaults to Name) and Steward.
+	providerhost.Settings
 	// Provider is the server served and how.
 	Provider Config
 	// ObserveInterval is the time between two comparisons of every
@@ -44,14 +32,14 @@ const Name = "postgres-sp"
 
 // Daemon runs the provider as a service provider: the provider API over
 // HTTP and its registration with Steward, retried until accepted
-// (Registered, URL: its [providerhost.Host]).
+// (Registered, URL: its [providerhost.Daemon]), and the comparisons of the
+// databases with their specs.
 type Daemon struct {
-	*providerhost.Host
+	*providerhost.Daemon[*Provider]
 	cfg DaemonConfig
 	log *slog.Logger
-
-	mu       sync.Mutex
-	provider *Provider
+	// reporter is the provider's, which the comparisons report through too.
+	reporter *provider.HTTPReporter
 	observe  background.Loop
 }
 
@@ -61,40 +49,28 @@ func NewDaemon(cfg DaemonConfig) *Daemon {
 	cfg.ObserveInterval = cmp.Or(cfg.ObserveInterval, time.Minute)
 	cfg.Drift = cmp.Or(cfg.Drift, DriftReport)
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).With("component", "pgprovider", "provider", cfg.Name)
-	cfg.Provider.Logger = log
-	host := providerhost.New(providerhost.Config{Listen: cfg.Listen, Logger: log, ExportKey: exportKey(cfg.Provider.SecretKey),
-		Registrar: provider.RegistrarConfig{StewardURLs: cfg.StewardURLs, Token: cfg.Token,
-			Registration: provider.Registration{Name: cfg.Name, ServiceTypes: []string{ServiceType},
-				Metadata: maps.Clone(cfg.Labels), Operations: []string{provider.OperationUpdate, provider.OperationCredentials,
-					provider.OperationValidate, provider.OperationExport}}}})
-	return &Daemon{Host: host, cfg: cfg, log: log}
+	reporter := cfg.Reporter()
+	cfg.Provider.Logger, cfg.Provider.Reporter = log, reporter
+	base := providerhost.NewDaemon(providerhost.DaemonConfig[*Provider]{Settings: cfg.Settings, Component: "pgprovider",
+		Logger: log, ExportKey: exportKey(cfg.Provider.SecretKey),
+		Open: func(ctx context.Context) (*Provider, error) { return Open(ctx, cfg.Provider) },
+		Registration: provider.Registration{ServiceTypes: []string{ServiceType}, Operations: []string{
+			provider.OperationUpdate, provider.OperationCredentials, provider.OperationValidate, provider.OperationExport}}})
+	return &Daemon{Daemon: base, cfg: cfg, log: log, reporter: reporter}
 }
 
 // Start connects to the server, listens, serves the provider API and
 // starts registering with Steward in the background; it returns once the
 // API listens.
 func (d *Daemon) Start(ctx context.Context) error {
-	if len(d.cfg.StewardURLs) == 0 {
-		return errors.New("pgprovider: a Steward URL is required")
-	}
-	reporter := &provider.HTTPReporter{StewardURLs: d.cfg.StewardURLs, Token: d.cfg.Token}
-	pcfg := d.cfg.Provider
-	pcfg.Reporter = reporter
-	p, err := Open(ctx, pcfg)
+	p, err := d.Serve(ctx)
 	if err != nil {
 		return err
 	}
-	if err := d.Host.Start(ctx, p); err != nil {
-		p.Close()
-		return fmt.Errorf("pgprovider: %w", err)
-	}
 	d.log.Info("postgres provider serving", "server", p.Server(), "url", d.URL(),
 		"allowed_extensions", d.cfg.Provider.AllowExtensions, "drift", d.cfg.Drift, "observe_interval", d.cfg.ObserveInterval)
-	d.mu.Lock()
-	d.provider = p
-	d.mu.Unlock()
 	if d.cfg.ObserveInterval > 0 {
-		if err := d.observe.Start(ctx, func(ctx context.Context) { d.observeLoop(ctx, p, reporter) }); err != nil {
+		if err := d.observe.Start(ctx, func(ctx context.Context) { d.observeLoop(ctx, p, d.reporter) }); err != nil {
 			return errors.Join(err, d.Stop(context.WithoutCancel(ctx)))
 		}
 	}
@@ -155,14 +131,9 @@ func (d *Daemon) observeLoop(ctx context.Context, p *Provider, reporter provider
 	}
 }
 
-// Stop stops registering, then the API (the calls under way finish), then
-// closes the admin connections. It is idempotent and safe before Start.
+// Stop stops the comparisons, then registering, then the API (the calls
+// under way finish), then closes the admin connections. It is idempotent
+// (so is pgxpool's Close) and safe before Start.
 func (d *Daemon) Stop(ctx context.Context) error {
-	err := errors.Join(d.observe.Stop(ctx), d.Host.Stop(ctx))
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.provider != nil {
-		d.provider.Close() // pgxpool's Close is idempotent
-	}
-	return err
+	return errors.Join(d.observe.Stop(ctx), d.Daemon.Stop(ctx))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/pgprovider"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -93,8 +94,8 @@ func setUpRehydration(t testing.TB, engine store.Engine, adjust ...func(*server.
 	s := apitest.Start(t, engine, append([]func(*server.Config){func(c *server.Config) { c.ProcessProvider, c.Logger = true, logTo }},
 		adjust...)...)
 	old := startThrowaway(t)
-	startProvider(t, s, adminRole(t, old.url, "pw-"+unique("old")), logTo, pgprovider.DaemonConfig{Name: "pg-old",
-		Labels: map[string]string{"region": "us"}, ObserveInterval: -1})
+	startProvider(t, s, adminRole(t, old.url, "pw-"+unique("old")), logTo, pgprovider.DaemonConfig{
+		Settings: providerhost.Settings{Name: "pg-old", Labels: map[string]string{"region": "us"}}, ObserveInterval: -1})
 	r := &rehydration{s: s, old: old, database: unique("app")}
 	var err error
 	if r.oldAdmin, err = pgx.Connect(t.Context(), old.url); err != nil {
@@ -127,8 +128,8 @@ func setUpRehydration(t testing.TB, engine store.Engine, adjust ...func(*server.
 		COMMENT ON TABLE items IS 'the order''s items'`); err != nil {
 		t.Fatal(err)
 	}
-	startProvider(t, s, adminRole(t, adminURL, "pw-"+unique("new")), logTo, pgprovider.DaemonConfig{Name: "pg-new",
-		Labels: map[string]string{"region": "eu"}, ObserveInterval: -1})
+	startProvider(t, s, adminRole(t, adminURL, "pw-"+unique("new")), logTo, pgprovider.DaemonConfig{
+		Settings: providerhost.Settings{Name: "pg-new", Labels: map[string]string{"region": "eu"}}, ObserveInterval: -1})
 	return r
 }
 

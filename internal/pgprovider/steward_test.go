@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi/apitest"
 	"github.com/stewardhq/steward/internal/pgprovider"
 	"github.com/stewardhq/steward/internal/poll"
+	"github.com/stewardhq/steward/internal/providerhost"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -56,7 +57,7 @@ func TestSteward_OrderPostgresSmallUntilDeleted(t *testing.T) {
 		}
 
 		dumps := t.TempDir()
-		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Labels: map[string]string{"region": "eu"},
+		startProvider(t, s, providerURL, logTo, pgprovider.DaemonConfig{Settings: providerhost.Settings{Labels: map[string]string{"region": "eu"}},
 			Provider: pgprovider.Config{DumpDir: dumps}, ObserveInterval: 200 * time.Millisecond})
 
 		admin, err := pgx.Connect(t.Context(), adminURL)

@@ -1,9 +1,11 @@
 // Package providerhost runs a provider.Provider as a service provider
 // process needs it: the provider API served over HTTP on its own listener,
 // and the registration with Steward, retried in the background until
-// accepted. The providers Steward ships (process, postgres) are hosted by
-// it; what they hold besides (processes, connections) they stop
-// themselves, after the host.
+// accepted. The providers Steward ships (process, postgres, kubernetes)
+// are hosted by it; what they hold besides (processes, connections,
+// watches) is stopped after the host: by the process provider itself, and
+// by a [Daemon] for the others. [Settings] are what every provider is told
+// about itself and Steward, from the same flags of each command.
 package providerhost
 
 import (

@@ -53,7 +53,8 @@ var allowedImports = map[string][]string{
 	// Not internal/crashtest: the harness is cmd/steward-crash, outside the
 	// product binary (issue 47).
 	"internal/cli": {"internal/adapter", "internal/bench", "internal/buildinfo", "internal/ctl",
-		"internal/kubeprovider", "internal/pgprovider", "internal/processprovider", "internal/sentinel", "internal/server"},
+		"internal/kubeprovider", "internal/pgprovider", "internal/processprovider", "internal/providerhost", "internal/sentinel",
+		"internal/server"},
 	// The client commands talk to a server through pkg/client only; api
 	// gives them the request schemas apply filters members by.
 	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
