@@ -105,7 +105,7 @@ func New(cfg Config) *Console {
 	}
 	funcs := template.FuncMap{"age": c.age, "deref": func(b *bool) bool { return b != nil && *b }, "previewOf": func(title string, p preview) map[string]any {
 		return map[string]any{"Title": title, "Result": p}
-	}}
+	}, "otherID": otherID, "tone": tone, "hasList": hasList, "targetLink": targetLink, "lower": strings.ToLower}
 	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
@@ -195,7 +195,7 @@ func (c *Console) page(h func(w http.ResponseWriter, r *http.Request, s *session
 			c.render(w, "error", s, map[string]any{"Title": "Refused", "Message": "The form was stale or not ours. Go back, reload and try again."})
 		case errors.As(err, &apiErr):
 			w.WriteHeader(apiErr.Status)
-			c.render(w, "error", s, map[string]any{"Title": apiErr.Reason, "Message": apiErr.Detail})
+			c.render(w, "error", s, map[string]any{"Title": apiErr.Heading(), "Problem": apiErr})
 		default:
 			c.log.ErrorContext(r.Context(), "console page failed", "path", r.URL.Path, "error", err)
 			w.WriteHeader(http.StatusInternalServerError)
@@ -312,18 +312,6 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	_, _ = w.Write(buf.Bytes())
 }
 
-// apiError is a problem the API answered.
-type apiError struct {
-	Status int
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-	// Fields are the fields a 400 names.
-	Fields []struct {
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	} `json:"fields"`
-}
-
 // caller is who the session signs in as (GET /api/v1/whoami).
 type caller struct {
 	Principal struct {
@@ -366,8 +354,6 @@ func refusal(err error) (*apiError, bool) {
 	}
 	return nil, false
 }
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }
 
 // call sends a request to the API in process as the session's principal
 // and decodes a 2xx answer into out. A signed-in session's request is made

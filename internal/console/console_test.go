@@ -118,9 +118,6 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 		if !strings.Contains(orders.body, ">xss<") || !strings.Contains(orders.body, "sleeper") {
 			t.Errorf("the orders page does not list order xss of sleeper")
 		}
-		if !strings.Contains(orders.body, `class="open-server"`) {
-			t.Error("a --dev server's page does not say that it runs open")
-		}
 		csp := orders.header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "style-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("Content-Security-Policy %q: want own scripts and styles only", csp)
@@ -289,13 +286,13 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 	// The update form shows the order's values; a changed field is sent
 	// as an edit, and nothing changed sends nothing.
 	form := b.get("/ui/orders/web/update")
-	if !strings.Contains(form.body, `<textarea id="f0" name="f0" rows="3">[&#34;600&#34;]</textarea>`) {
+	if !strings.Contains(form.body, `<input id="f0-0" name="f0" value="600" aria-label="Arguments, item 1">`) {
 		t.Errorf("the update form does not show the order's arguments")
 	}
-	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["600"]`}, "f1": {"on_failure"}}); !strings.Contains(p.header.Get("Location"), "Nothing+changed") {
+	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {"600", ""}, "f1": {"on_failure"}}); !strings.Contains(p.header.Get("Location"), "Nothing+changed") {
 		t.Errorf("an update changing nothing: %d to %q", p.status, p.header.Get("Location"))
 	}
-	p = b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["900"]`}, "f1": {"on_failure"}})
+	p = b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {"", "900", ""}, "f1": {"on_failure"}})
 	if p.status != http.StatusSeeOther || !strings.Contains(p.header.Get("Location"), "Update+requested") {
 		t.Fatalf("update: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
 	}
@@ -310,7 +307,7 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		args, _ := o.Attributes.Requested["process"].(map[string]any)
 		return o.State == "up" && fmt.Sprint(args["args"]) == "[900]"
 	})
-	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {`["900"]`}, "f1": {"sometimes"}}); p.status != http.StatusBadRequest ||
+	if p := b.post("/ui/orders/web/update", url.Values{"csrf": {b.csrf()}, "f0": {"900"}, "f1": {"sometimes"}}); p.status != http.StatusBadRequest ||
 		!strings.Contains(p.body, `<form method="post" action="/ui/orders/web/update?project=default"`) || !strings.Contains(p.body, `id="f1-error"`) {
 		t.Errorf("an update the API refuses: %d, want 400 and the form again: %s", p.status, p.body)
 	}
@@ -319,7 +316,7 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 	}
 	poll.Until(t, "the order is terminated", func() bool { return get().State == "terminated" })
 	if p := b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}}); p.status < 400 || p.status >= 500 ||
-		!strings.Contains(p.body, "class=\"error\"") {
+		!strings.Contains(p.body, `<div class="alert error" role="alert">`) {
 		t.Errorf("rehydrating a terminated order: %d, want the API's 4xx shown", p.status)
 	}
 }
@@ -384,15 +381,37 @@ func TestConsole_OrderFromTheGeneratedForm(t *testing.T) {
 	if form.status != http.StatusOK {
 		t.Fatalf("order form: %d %s", form.status, form.body)
 	}
-	for _, want := range []string{`<label for="f0">Arguments`, `<textarea id="f0" name="f0" rows="3">[&#34;3600&#34;]</textarea>`,
-		`<select id="f1" name="f1">`, `<option selected>on_failure</option>`, `<option>never</option>`} {
+	// Issue 46, item 11: the arguments, strings, are a list editor (one
+	// input an element, two empty to add with), and the command, which no
+	// field lets an order change, is shown fixed just before them.
+	command := strings.Index(form.body, `<output id="x0"><code>sleep</code> </output>`)
+	args := strings.Index(form.body, `<legend>Arguments <span class="id">process.args</span></legend>`)
+	if command < 0 || args < command || strings.Contains(form.body[command:args], `<div class="field`) {
+		t.Errorf("the order form does not show the fixed command sleep just before the arguments")
+	}
+	for _, want := range []string{`<input id="f0-0" name="f0" value="3600" aria-label="Arguments, item 1">`,
+		`<input id="f0-1" name="f0" value="" aria-label="Arguments, item 2">`, `<input id="f0-2" name="f0" value="" aria-label="Arguments, item 3">`,
+		`<button type="submit" name="more" value="f0" class="link" formnovalidate>More rows</button>`,
+		`<button type="submit" class="primary">Order</button>`, `<select id="f1" name="f1">`, `<option selected>on_failure</option>`, `<option>never</option>`} {
 		if !strings.Contains(form.body, want) {
 			t.Errorf("the order form has no %s", want)
 		}
 	}
+	if strings.Contains(form.body, `id="f0-3"`) || strings.Contains(form.body, `<textarea id="f0"`) {
+		t.Error("the order form's arguments are not one element and two empty rows")
+	}
+	// More rows shows the form again with three more, orders nothing.
+	more := b.post("/ui/catalog/sleeper/order", url.Values{"csrf": {b.csrf()}, "order_id": {"more"},
+		"f0": {"600", "", ""}, "f1": {"never"}, "more": {"f0"}})
+	if more.status != http.StatusOK || !strings.Contains(more.body, `<input id="f0-0" name="f0" value="600"`) ||
+		!strings.Contains(more.body, `id="f0-5"`) || strings.Contains(more.body, `id="f0-6"`) {
+		t.Errorf("More rows: %d, want the form again with its element and five empty rows", more.status)
+	}
+	s.Do(t, "GET", "/api/v1/catalog-item-instances/more", nil).Want(t, http.StatusNotFound)
 
+	// Emptying a row removes its element.
 	p := b.post("/ui/catalog/sleeper/order", url.Values{"csrf": {b.csrf()}, "order_id": {"fromform"},
-		"display_name": {"from the form"}, "f0": {`["600"]`}, "f1": {"never"}})
+		"display_name": {"from the form"}, "f0": {"", "600", "", "3"}, "f1": {"never"}})
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/orders/fromform" {
 		t.Fatalf("order from the form: %d to %q: %s", p.status, p.header.Get("Location"), p.body)
 	}
@@ -404,30 +423,51 @@ func TestConsole_OrderFromTheGeneratedForm(t *testing.T) {
 		} `json:"user_values"`
 	}
 	s.Do(t, "GET", "/api/v1/catalog-item-instances/fromform", nil).Want(t, http.StatusOK).JSON(t, &o)
-	if o.DisplayName != "from the form" || len(o.UserValues) != 2 || o.UserValues[1].Value != "never" {
+	if o.DisplayName != "from the form" || len(o.UserValues) != 2 || fmt.Sprint(o.UserValues[0].Value) != "[600 3]" ||
+		o.UserValues[1].Value != "never" {
 		t.Errorf("the order made from the form: %+v", o)
 	}
 
+	// Issue 46, item 11: the API's refusals are sentences naming the field
+	// by its display name, an element by its path too, next to the control
+	// and above the form; never the API's INVALID_ARGUMENT detail.
 	for name, tc := range map[string]struct {
+		item   string
 		values url.Values
-		status int
-		shows  string
+		shows  []string
 	}{
-		"not JSON":          {url.Values{"f0": {"[600"}}, http.StatusBadRequest, "not a valid array"},
-		"refused by schema": {url.Values{"f1": {"sometimes"}}, http.StatusBadRequest, `<p class="error" id="f1-error">`},
+		"refused by schema": {"sleeper", url.Values{"f1": {"sometimes"}}, []string{
+			`<p class="error" id="f1-error">must be one of &#34;always&#34;, &#34;on_failure&#34;, &#34;never&#34;.</p>`,
+			`<p class="alert-title">One value needs a change: <code class="reason">INVALID_ARGUMENT</code></p>`,
+			`<li>Restart policy: must be one of &#34;always&#34;, &#34;on_failure&#34;, &#34;never&#34;.</li>`}},
+		"above its bound": {"postgres-small", url.Values{"f1": {"500"}}, []string{
+			`<p class="error" id="f1-error">must be at most 100.</p>`, `<li>Connection limit: must be at most 100.</li>`}},
+		"an element refused": {"postgres-small", url.Values{"f2": {"ok", "Bad name!", ""}}, []string{
+			`<p class="error" id="f2-1-error">extensions[1]: does not have the form this field takes`,
+			`<input id="f2-1" name="f2" value="Bad name!" pattern="^[a-z_][a-z0-9_]{0,62}$" aria-label="Extensions, item 2" aria-invalid="true" aria-describedby="f2-1-error">`,
+			`<li>Extensions (<code>extensions[1]</code>): does not have the form this field takes`}},
 	} {
 		tc.values.Set("csrf", b.csrf())
 		tc.values.Set("order_id", "refused")
-		p := b.post("/ui/catalog/sleeper/order", tc.values)
-		if p.status != tc.status || !strings.Contains(p.body, tc.shows) || !strings.Contains(p.body, `<form method="post" action="/ui/catalog/sleeper/order"`) {
-			t.Errorf("%s: %d, want %d and the form again showing %q", name, p.status, tc.status, tc.shows)
+		p := b.post("/ui/catalog/"+tc.item+"/order", tc.values)
+		if p.status != http.StatusBadRequest || !strings.Contains(p.body, `<form method="post" action="/ui/catalog/`+tc.item+`/order"`) {
+			t.Errorf("%s: %d, want 400 and the form again", name, p.status)
+		}
+		for _, want := range tc.shows {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("%s: the form does not show %s", name, want)
+			}
+		}
+		if strings.Contains(p.body, "invalid argument:") || strings.Contains(p.body, "user_values[") {
+			t.Errorf("%s: the form shows the API's detail, not sentences:\n%s", name, p.body)
 		}
 	}
 	s.Do(t, "POST", "/api/v1/policies", map[string]any{"display_name": "no never", "policy_type": "GLOBAL", "priority": 1,
 		"rego_code": "package nonever\nmain := {\"rejected\": true, \"rejection_reason\": \"processes must restart\"} if { input.spec.restart_policy == \"never\" }",
 	}).Want(t, http.StatusCreated)
 	p = b.post("/ui/catalog/sleeper/order", url.Values{"csrf": {b.csrf()}, "order_id": {"refused"}, "f1": {"never"}})
-	if p.status != http.StatusNotAcceptable || !strings.Contains(p.body, "processes must restart") {
+	if p.status != http.StatusNotAcceptable || !strings.Contains(p.body, `<p class="alert-title">Rejected by policy &#34;no never&#34; (`) ||
+		!strings.Contains(p.body, "): processes must restart. <code class=\"reason\">POLICY_REJECTED</code>") {
 		t.Errorf("a policy's rejection: %d, want 406 showing its reason: %s", p.status, p.body)
 	}
 	s.Do(t, "GET", "/api/v1/catalog-item-instances/refused", nil).Want(t, http.StatusNotFound)
