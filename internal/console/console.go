@@ -106,7 +106,7 @@ func New(cfg Config) *Console {
 	funcs := template.FuncMap{"age": c.age, "deref": func(b *bool) bool { return b != nil && *b }, "previewOf": func(title string, p preview) map[string]any {
 		return map[string]any{"Title": title, "Result": p}
 	}, "otherID": otherID, "tone": tone, "hasList": hasList, "targetLink": targetLink, "lower": strings.ToLower}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "confirm", "catalog", "providers", "operations", "operation", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
@@ -134,7 +134,10 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/events", c.page(c.events))
 	r.HandleRaw("GET /ui/orders", c.page(c.ordersPage))
 	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
-	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
+	r.HandleRaw("GET /ui/orders/{id}/confirm", c.page(c.confirmPage))
+	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.startOperation("rehydrate", "rehydrate", "Rehydration started")))
+	r.HandleRaw("POST /ui/orders/{id}/rotate-credentials", c.page(c.startOperation("rotate-credentials", "rotateCredentials",
+		"Credential rotation started")))
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("POST /ui/orders/{id}/set-state", c.page(c.setState))
 	r.HandleRaw("POST /ui/orders/{id}/force-delete", c.page(c.forceDelete))
@@ -145,6 +148,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/catalog/{id}/order", c.page(c.orderFormPage))
 	r.HandleRaw("GET /ui/providers", c.page(c.providersPage))
 	r.HandleRaw("GET /ui/operations", c.page(c.operationsPage))
+	r.HandleRaw("GET /ui/operations/{id}", c.page(c.operationPage))
 	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
 	r.HandleRaw("GET /ui/audit", c.page(c.auditPage))
 	r.HandleRaw("GET /ui/service-types", c.page(c.serviceTypesPage))

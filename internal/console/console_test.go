@@ -258,7 +258,40 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 	if len(ops.Results) != 0 {
 		t.Fatalf("a refused form started operations %v", ops.Results)
 	}
-	p = b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}})
+	// Issue 46, item 11: Rehydrate, Delete, Force delete and Rotate
+	// credentials are asked for on a page of their own, whose form alone
+	// carries confirm=yes; a POST without it acts not and leads there.
+	page := b.get("/ui/orders/web")
+	for _, action := range []string{"rehydrate", "delete"} {
+		link := `href="/ui/orders/web/confirm?action=` + action + `&amp;project=default"`
+		if !strings.Contains(page.body, link) || strings.Contains(page.body, `action="/ui/orders/web/`+action) {
+			t.Errorf("the order page does not lead to %s's confirmation (%s), or acts at once", action, link)
+		}
+	}
+	if strings.Contains(page.body, "rotate-credentials") {
+		t.Error("the page of an order whose provider hands out no credentials offers to rotate them")
+	}
+	if p := b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther ||
+		p.header.Get("Location") != "/ui/orders/web/confirm?action=rehydrate" {
+		t.Errorf("rehydrate without its confirmation: %d to %q, want 303 to the confirmation page", p.status, p.header.Get("Location"))
+	}
+	s.Do(t, "GET", "/api/v1/operations", nil).Want(t, http.StatusOK).JSON(t, &ops)
+	if len(ops.Results) != 0 {
+		t.Fatalf("a rehydration not confirmed started operations %v", ops.Results)
+	}
+	confirm := b.get("/ui/orders/web/confirm?action=rehydrate&project=default")
+	for _, want := range []string{`<form method="post" action="/ui/orders/web/rehydrate?project=default"`,
+		`<input type="hidden" name="confirm" value="yes">`, `<input type="hidden" name="csrf" value="` + b.csrf() + `">`,
+		`<button type="submit" class="primary">Rehydrate</button>`, `<a class="button quiet" href="/ui/orders/web?project=default">Cancel</a>`,
+		"on a new instance"} {
+		if !strings.Contains(confirm.body, want) {
+			t.Errorf("the rehydration's confirmation page has no %s", want)
+		}
+	}
+	if p := b.get("/ui/orders/web/confirm?action=explode"); p.status != http.StatusNotFound {
+		t.Errorf("the confirmation of no such action: %d, want 404", p.status)
+	}
+	p = b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("rehydrate: %d %s", p.status, p.body)
 	}
@@ -266,8 +299,29 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		t.Errorf("the order page after a rehydration does not name its operation")
 	}
 	poll.Until(t, "the order moves to a new instance", func() bool { o := get(); return o.State == "up" && o.InstanceID != before })
-	if p := b.get("/ui/operations"); !strings.Contains(p.body, "<td>rehydrate</td>") || !strings.Contains(p.body, "Cleanup tasks") {
-		t.Errorf("the operations page does not list the rehydration: %d", p.status)
+	// Issue 46, item 11: an operation's id links to its page, which shows
+	// its members; its target links to the order.
+	s.Do(t, "GET", "/api/v1/operations", nil).Want(t, http.StatusOK).JSON(t, &ops)
+	if len(ops.Results) != 1 {
+		t.Fatalf("operations %v, want the rehydration", ops.Results)
+	}
+	opLink := `<a class="id" href="/ui/operations/` + ops.Results[0].ID + `">`
+	if p := b.get("/ui/operations"); !strings.Contains(p.body, "<td>rehydrate</td>") || !strings.Contains(p.body, "Cleanup tasks") ||
+		!strings.Contains(p.body, opLink) || !strings.Contains(p.body, `<a href="/ui/orders/web">catalog-item-instances/web</a>`) {
+		t.Errorf("the operations page does not list the rehydration, linked to its page and its order: %d", p.status)
+	}
+	if p := b.get("/ui/orders/web"); !strings.Contains(p.body, `<a class="id" href="/ui/operations/`+ops.Results[0].ID+`?project=default">`) {
+		t.Error("the order page's operations do not link to their pages")
+	}
+	op := b.get("/ui/operations/" + ops.Results[0].ID)
+	for _, want := range []string{"<h1>rehydrate</h1>", `<span class="badge tone-ok">done</span>`, "<dt>old_instance_id</dt><dd>" + before + "</dd>",
+		`<dt>Target</dt><dd><a href="/ui/orders/web">catalog-item-instances/web</a></dd>`} {
+		if !strings.Contains(op.body, want) {
+			t.Errorf("the operation's page has no %s", want)
+		}
+	}
+	if p := b.get("/ui/operations/nope"); p.status != http.StatusNotFound {
+		t.Errorf("the page of no such operation: %d, want the API's 404", p.status)
 	}
 	audit := b.get("/ui/audit?target=catalog-item-instances/web")
 	if audit.status != http.StatusOK || !strings.Contains(audit.body, "rehydrate") || !strings.Contains(audit.body, "user:dev") {
@@ -311,11 +365,19 @@ func TestConsole_OrderPageAndItsActions(t *testing.T) {
 		!strings.Contains(p.body, `<form method="post" action="/ui/orders/web/update?project=default"`) || !strings.Contains(p.body, `id="f1-error"`) {
 		t.Errorf("an update the API refuses: %d, want 400 and the form again: %s", p.status, p.body)
 	}
-	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
+	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther ||
+		p.header.Get("Location") != "/ui/orders/web/confirm?action=delete" || get().State != "up" {
+		t.Errorf("delete without its confirmation: %d to %q, want 303 to the confirmation page and nothing deleted", p.status, p.header.Get("Location"))
+	}
+	if p := b.get("/ui/orders/web/confirm?action=delete"); !strings.Contains(p.body, `<button type="submit" class="danger-fill">Delete</button>`) ||
+		!strings.Contains(p.body, "This cannot be undone.") {
+		t.Errorf("the deletion's confirmation page does not say what it does with a danger button: %s", p.body)
+	}
+	if p := b.post("/ui/orders/web/delete", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("delete: %d %s", p.status, p.body)
 	}
 	poll.Until(t, "the order is terminated", func() bool { return get().State == "terminated" })
-	if p := b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}}); p.status < 400 || p.status >= 500 ||
+	if p := b.post("/ui/orders/web/rehydrate", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}}); p.status < 400 || p.status >= 500 ||
 		!strings.Contains(p.body, `<div class="alert error" role="alert">`) {
 		t.Errorf("rehydrating a terminated order: %d, want the API's 4xx shown", p.status)
 	}
