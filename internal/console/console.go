@@ -305,6 +305,7 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	data["SignedIn"] = s.id != ""
 	if s.r != nil {
 		data["Caller"] = c.caller(s.r, s)
+		data["Nav"] = navFor(s.r.URL.Path)
 	}
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, data); err != nil {

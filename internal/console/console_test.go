@@ -101,6 +101,7 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 		waitForProvider(t, s)
 		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=xss", map[string]any{"catalog_item_id": "sleeper",
 			"display_name": `<img src=x onerror=alert(1)>`}).Want(t, http.StatusCreated)
+		s.Do(t, "POST", "/api/v1/catalog-item-instances?id=plain", map[string]any{"catalog_item_id": "sleeper"}).Want(t, http.StatusCreated)
 		b := newBrowser(t, s.URL())
 
 		for path, to := range map[string]string{"/": "/ui/", "/ui": "/ui/", "/ui/": "/ui/orders"} {
@@ -118,6 +119,23 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 		if !strings.Contains(orders.body, ">xss<") || !strings.Contains(orders.body, "sleeper") {
 			t.Errorf("the orders page does not list order xss of sleeper")
 		}
+		// Issue 46, item 11: a name is shown once when it is the id (an
+		// order without a display name), the id beside it when not; the
+		// header marks the page it is on.
+		if !strings.Contains(orders.body, `<a class="name" href="/ui/orders/plain?project=default">plain</a></td>`) ||
+			!strings.Contains(orders.body, `onerror=alert(1)&gt;</a> <span class="id">xss</span></td>`) {
+			t.Errorf("the orders page does not name plain once and xss by its name and id:\n%s", orders.body)
+		}
+		if p := b.get("/ui/orders/plain"); !strings.Contains(p.body, "<h1>plain</h1>") || strings.Contains(p.body, `<span class="id">plain</span>`) {
+			t.Errorf("the page of an order without a display name shows its id twice")
+		}
+		if !strings.Contains(orders.body, `<a href="/ui/orders" aria-current="page">Orders</a>`) ||
+			strings.Contains(orders.body, `<a href="/ui/catalog" aria-current="page">`) {
+			t.Error("the orders page's header does not mark Orders, and Orders only, as the current page")
+		}
+		if !strings.Contains(orders.body, `class="open-server"`) {
+			t.Error("a --dev server's page does not say that it runs open")
+		}
 		csp := orders.header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "style-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("Content-Security-Policy %q: want own scripts and styles only", csp)
@@ -130,6 +148,9 @@ func TestConsole_PagesShowTheAPIsData(t *testing.T) {
 		}
 
 		catalog := b.get("/ui/catalog")
+		if !strings.Contains(catalog.body, `<a href="/ui/catalog" aria-current="page">Catalog</a>`) {
+			t.Error("the catalog page's header does not mark Catalog as the current page")
+		}
 		for _, item := range []string{"sleeper", "postgres-small"} {
 			if !strings.Contains(catalog.body, item) {
 				t.Errorf("the catalog page does not show %s", item)

@@ -13,6 +13,7 @@ import (
 func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	var page struct {
 		Results []struct {
+			ID           string            `json:"id"`
 			Name         string            `json:"name"`
 			Endpoint     string            `json:"endpoint"`
 			Status       string            `json:"status"`

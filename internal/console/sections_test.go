@@ -122,7 +122,7 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 		"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
 
 	b := newBrowser(t, s.URL())
-	if page := b.get("/ui/providers"); !strings.Contains(page.body, "<td>1 of 5</td>") || !strings.Contains(page.body, "vcpu 64") {
+	if page := b.get("/ui/providers"); !strings.Contains(page.body, `<td class="num">1 of 5</td>`) || !strings.Contains(page.body, "vcpu 64") {
 		t.Errorf("the providers page does not show k8s-sp's one live instance of 5 and its vcpu capacity")
 	}
 	ctx, cancel := context.WithCancel(t.Context())
