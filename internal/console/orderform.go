@@ -628,18 +628,17 @@ func markFieldError(fields []formField, path, message string) string {
 		if !f.Editable {
 			continue
 		}
-		rest, under := strings.CutPrefix(path, f.Path)
-		switch {
-		case rest == "":
+		if path == f.Path {
 			f.Error = message
 			return f.Path
-		case !under || rest[0] != '.' && rest[0] != '[':
+		}
+		if !under(path, f.Path) {
 			continue
 		}
 		if at := markFieldError(f.Sub, path, message); at != "" {
 			return at
 		}
-		if m := rowIndex.FindStringSubmatch(rest); m != nil && f.Kind == "list" {
+		if m := rowIndex.FindStringSubmatch(path[len(f.Path):]); m != nil && f.Kind == "list" {
 			if n, _ := strconv.Atoi(m[1]); n < len(f.Rows) {
 				f.Rows[n].Error = path + ": " + message
 				return f.Path
