@@ -363,9 +363,10 @@ func (tb *tab) check(name string) {
 }
 
 // tablesFit fails the test unless every table on the page is within the
-// page's column, each of its rows as wide as its header row (issue 46,
-// item 11: the lifecycle log's rows and the header were of two widths, and
-// a long value pushed a table past the page).
+// page's column, which ends where the page's header does, each of its rows
+// as wide as its header row (issue 46, item 11: the lifecycle log's rows
+// stopped short of the page's header, and a long value pushed a table
+// past the page).
 func (tb *tab) tablesFit(where string) {
 	tb.t.Helper()
 	misfits := eval[string](tb, `(() => {
@@ -373,6 +374,9 @@ func (tb *tab) tablesFit(where string) {
 		const right = box.right - parseFloat(getComputedStyle(main).paddingRight) + 1;
 		const out = [];
 		if (document.documentElement.scrollWidth > window.innerWidth) out.push("the page scrolls sideways");
+		const bar = document.querySelector("header .bar");
+		const barRight = bar ? bar.getBoundingClientRect().right - parseFloat(getComputedStyle(bar).paddingRight) : -1;
+		if (Math.abs(barRight - right + 1) > 1) out.push("the page's column ends at " + (right - 1) + ", its header at " + barRight);
 		document.querySelectorAll("main table").forEach((t, i) => {
 			const head = t.rows[0].getBoundingClientRect(), name = (t.className || "table " + i) + ": ";
 			if (head.right > right) out.push(name + "ends at " + head.right + ", past the page at " + right);
