@@ -67,6 +67,9 @@ func TestConsole_TokensAndPolicies(t *testing.T) {
 	if first, second := strings.Index(policies.body, ">first<"), strings.Index(policies.body, ">second<"); first < 0 || second < first {
 		t.Errorf("the policies page does not list first (priority 10) before second (20)")
 	}
+	if strings.Contains(policies.body, `<span class="id">first</span>`) {
+		t.Error("the policies page names policy first, whose name is its id, twice") // issue 46, item 11
+	}
 	if p := admin.post("/ui/policies/first/enabled", url.Values{"csrf": {admin.csrf()}, "enabled": {"false"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("disable a policy: %d %s", p.status, p.body)
 	}

@@ -362,6 +362,36 @@ func (tb *tab) check(name string) {
 	}
 }
 
+// tablesFit fails the test unless every table on the page is within the
+// page's column, which ends where the page's header does, each of its rows
+// as wide as its header row (issue 46, item 11: the lifecycle log's rows
+// stopped short of the page's header, and a long value pushed a table
+// past the page).
+func (tb *tab) tablesFit(where string) {
+	tb.t.Helper()
+	misfits := eval[string](tb, `(() => {
+		const main = document.querySelector("main"), box = main.getBoundingClientRect();
+		const right = box.right - parseFloat(getComputedStyle(main).paddingRight) + 1;
+		const out = [];
+		if (document.documentElement.scrollWidth > window.innerWidth) out.push("the page scrolls sideways");
+		const bar = document.querySelector("header .bar");
+		const barRight = bar ? bar.getBoundingClientRect().right - parseFloat(getComputedStyle(bar).paddingRight) : -1;
+		if (Math.abs(barRight - right + 1) > 1) out.push("the page's column ends at " + (right - 1) + ", its header at " + barRight);
+		document.querySelectorAll("main table").forEach((t, i) => {
+			const head = t.rows[0].getBoundingClientRect(), name = (t.className || "table " + i) + ": ";
+			if (head.right > right) out.push(name + "ends at " + head.right + ", past the page at " + right);
+			[...t.rows].forEach((r, j) => {
+				const w = r.getBoundingClientRect().width;
+				if (Math.abs(w - head.width) > 0.5) out.push(name + "row " + j + " is " + w + " wide, its header " + head.width);
+			});
+		});
+		return out.join("; ");
+	})()`)
+	if misfits != "" {
+		tb.t.Errorf("%s: %s", where, misfits)
+	}
+}
+
 func (tb *tab) noDialogs() {
 	tb.t.Helper()
 	tb.mu.Lock()
@@ -401,19 +431,20 @@ func TestConsole_InChromium(t *testing.T) {
 
 	tb.do("open the catalog", chromedp.Navigate(base+"/ui/catalog"), chromedp.WaitVisible("ul.cards"))
 	tb.check("catalog")
-	tb.do("open sleeper's order form", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f0"))
+	tb.do("open sleeper's order form", chromedp.Navigate(base+"/ui/catalog/sleeper/order"), chromedp.WaitVisible("#f0-0"))
 	tb.check("order-form")
 
 	tb.follow("order sleeper", chromedp.SetValue("#order_id", "browser-web"), chromedp.SetValue("#display_name", "Web server"),
-		chromedp.SetValue("#f0", `["600"]`), chromedp.Click(`form.orderform button[type="submit"]`))
+		chromedp.SetValue("#f0-0", "600"), chromedp.Click(`form.orderform button.primary`))
 	tb.mark()
 	tb.until("the order reaches up on its page", stateIs("up"))
 	tb.notReloaded("the order reaching up")
+	tb.tablesFit("the order page")
 	tb.check("order-up")
 
 	tb.follow("open the update form", chromedp.Click(`a.button[href*="/update?"]`))
 	tb.check("update-form")
-	tb.follow("update the restart policy", chromedp.SetValue("#f1", "always"), chromedp.Click(`form.orderform button[type="submit"]`))
+	tb.follow("update the restart policy", chromedp.SetValue("#f1", "always"), chromedp.Click(`form.orderform button.primary`))
 	tb.mark()
 	activeIs := func(path, value string) string {
 		return fmt.Sprintf(`[...document.querySelectorAll("table.attributes tbody tr")].some(tr => `+
@@ -426,15 +457,23 @@ func TestConsole_InChromium(t *testing.T) {
 		return eval[string](tb, `(document.querySelector("#order-facts .id") || {}).textContent || ""`)
 	}
 	before := instance()
-	tb.follow("rehydrate", chromedp.Click(`form[action*="/rehydrate?"] button`))
+	// Rehydrate and Delete are asked for on a page of their own, without
+	// script (no dialog opens: noDialogs below).
+	tb.follow("ask for a rehydration", chromedp.Click(`a.button[href*="action=rehydrate"]`))
+	tb.check("confirm-rehydrate")
+	tb.follow("rehydrate", chromedp.Click(`form[action*="/rehydrate?"] button.primary`))
 	tb.mark()
 	tb.until("the order moves to a new instance", fmt.Sprintf(`(document.querySelector("#order-facts .id") || {}).textContent !== %q && `, before)+stateIs("up"))
 	tb.notReloaded("the rehydration")
 	if instance() == before {
 		t.Errorf("after the rehydration the order still shows %s", before)
 	}
+	tb.until("the rehydration's log is on the page", `document.querySelector("table.lifecycle").textContent.includes("rehydrat")`)
+	tb.tablesFit("the rehydrated order's page")
 
-	tb.follow("delete", chromedp.Click(`form[action*="/delete?"] button`))
+	tb.follow("ask for the deletion", chromedp.Click(`a.button[href*="action=delete"]`))
+	tb.check("confirm-delete")
+	tb.follow("delete", chromedp.Click(`form[action*="/delete?"] button.danger-fill`))
 	tb.mark()
 	tb.until("the order is terminated", stateIs("terminated"))
 	tb.notReloaded("the deletion")
@@ -474,6 +513,15 @@ func TestConsole_InChromium(t *testing.T) {
 		}
 	}
 
+	// A value longer than the page is wide wraps in its table, which stays
+	// in the page.
+	if code := apiCall(t, base, admin, "POST", "/api/v1/catalog-item-instances?id=long", map[string]any{"catalog_item_id": "sleeper",
+		"user_values": []map[string]any{{"path": "process.args", "value": []string{"600", strings.Repeat("x", 300)}}}}, nil); code != http.StatusCreated {
+		t.Fatalf("order long: %d", code)
+	}
+	tb.do("open long", chromedp.Navigate(base+"/ui/orders/long"), chromedp.WaitVisible("table.attributes"))
+	tb.tablesFit("the page of an order with a long value")
+
 	// An app instance: its runtime's members, and a repair of one member
 	// asked for from its page, whose steps the page follows.
 	if code := apiCall(t, base, admin, "POST", "/api/v1/catalog-item-instances?id=sc",
@@ -499,8 +547,8 @@ func TestConsole_InChromium(t *testing.T) {
 		t.Errorf("the preview says %q, want the policy's rejection", msg)
 	}
 	tb.check("order-preview")
-	tb.follow("submit what a policy rejects", chromedp.Click(`form.orderform button[type="submit"]:not([formaction])`))
-	if msg := eval[string](tb, `document.querySelector('p.error[role="alert"]').textContent`); !strings.Contains(msg, "processes must restart") {
+	tb.follow("submit what a policy rejects", chromedp.Click(`form.orderform button.primary`))
+	if msg := eval[string](tb, `document.querySelector('[role="alert"]').textContent`); !strings.Contains(msg, "processes must restart") {
 		t.Errorf("the rejected form says %q, want the policy's reason", msg)
 	}
 	tb.check("order-rejected")
@@ -540,8 +588,8 @@ func TestConsole_InChromium(t *testing.T) {
 		t.Error("a user's catalog offers a new catalog item")
 	}
 	tb.do("open the audit log as a user", chromedp.Navigate(base+"/ui/audit"), chromedp.WaitVisible("main h1"))
-	if h1 := eval[string](tb, `document.querySelector("main h1").textContent`); !strings.Contains(h1, "FORBIDDEN") && !strings.Contains(h1, "PERMISSION") {
-		t.Errorf("a user's audit page says %q, want the API's refusal", h1)
+	if msg := eval[string](tb, `document.querySelector("main").textContent`); !strings.Contains(msg, "FORBIDDEN") && !strings.Contains(msg, "PERMISSION") {
+		t.Errorf("a user's audit page says %q, want the API's refusal", msg)
 	}
 	tb.check("audit-as-user")
 	tb.noDialogs()

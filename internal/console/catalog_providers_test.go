@@ -37,7 +37,7 @@ func TestCatalog_ItemsWithoutAProviderSaySo(t *testing.T) {
 			}
 			return m
 		}
-		if c := card("sleeper"); !regexp.MustCompile(`class="button" href="/ui/catalog/sleeper/order"`).MatchString(c) {
+		if c := card("sleeper"); !regexp.MustCompile(`class="button primary" href="/ui/catalog/sleeper/order"`).MatchString(c) {
 			t.Errorf("the sleeper card, which the in-process provider serves, has no Order button:\n%s", c)
 		}
 		c := card("web-app")

@@ -105,8 +105,8 @@ func New(cfg Config) *Console {
 	}
 	funcs := template.FuncMap{"age": c.age, "deref": func(b *bool) bool { return b != nil && *b }, "previewOf": func(title string, p preview) map[string]any {
 		return map[string]any{"Title": title, "Result": p}
-	}}
-	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "catalog", "providers", "operations", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
+	}, "otherID": otherID, "tone": tone, "hasList": hasList, "targetLink": targetLink, "lower": strings.ToLower}
+	for _, page := range []string{"signin", "orders", "order", "orderform", "update", "confirm", "catalog", "providers", "operations", "operation", "audit", "tokens", "policies", "editor", "servicetypes", "rego", "error"} {
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(files, "templates/layout.html", "templates/fields.html", "templates/"+page+".html"))
 	}
@@ -134,7 +134,10 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/events", c.page(c.events))
 	r.HandleRaw("GET /ui/orders", c.page(c.ordersPage))
 	r.HandleRaw("GET /ui/orders/{id}", c.page(c.orderPage))
-	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.rehydrate))
+	r.HandleRaw("GET /ui/orders/{id}/confirm", c.page(c.confirmPage))
+	r.HandleRaw("POST /ui/orders/{id}/rehydrate", c.page(c.startOperation("rehydrate", "rehydrate", "Rehydration started")))
+	r.HandleRaw("POST /ui/orders/{id}/rotate-credentials", c.page(c.startOperation("rotate-credentials", "rotateCredentials",
+		"Credential rotation started")))
 	r.HandleRaw("POST /ui/orders/{id}/delete", c.page(c.deleteOrder))
 	r.HandleRaw("POST /ui/orders/{id}/set-state", c.page(c.setState))
 	r.HandleRaw("POST /ui/orders/{id}/force-delete", c.page(c.forceDelete))
@@ -145,6 +148,7 @@ func (c *Console) Routes(r Router) {
 	r.HandleRaw("GET /ui/catalog/{id}/order", c.page(c.orderFormPage))
 	r.HandleRaw("GET /ui/providers", c.page(c.providersPage))
 	r.HandleRaw("GET /ui/operations", c.page(c.operationsPage))
+	r.HandleRaw("GET /ui/operations/{id}", c.page(c.operationPage))
 	r.HandleRaw("POST /ui/cleanup-tasks/{id}/retry", c.page(c.retryTask))
 	r.HandleRaw("GET /ui/audit", c.page(c.auditPage))
 	r.HandleRaw("GET /ui/service-types", c.page(c.serviceTypesPage))
@@ -195,7 +199,7 @@ func (c *Console) page(h func(w http.ResponseWriter, r *http.Request, s *session
 			c.render(w, "error", s, map[string]any{"Title": "Refused", "Message": "The form was stale or not ours. Go back, reload and try again."})
 		case errors.As(err, &apiErr):
 			w.WriteHeader(apiErr.Status)
-			c.render(w, "error", s, map[string]any{"Title": apiErr.Reason, "Message": apiErr.Detail})
+			c.render(w, "error", s, map[string]any{"Title": apiErr.Heading(), "Problem": apiErr})
 		default:
 			c.log.ErrorContext(r.Context(), "console page failed", "path", r.URL.Path, "error", err)
 			w.WriteHeader(http.StatusInternalServerError)
@@ -301,6 +305,7 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	data["SignedIn"] = s.id != ""
 	if s.r != nil {
 		data["Caller"] = c.caller(s.r, s)
+		data["Nav"] = navFor(s.r.URL.Path)
 	}
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, data); err != nil {
@@ -310,18 +315,6 @@ func (c *Console) render(w http.ResponseWriter, page string, s *session, data ma
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(buf.Bytes())
-}
-
-// apiError is a problem the API answered.
-type apiError struct {
-	Status int
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-	// Fields are the fields a 400 names.
-	Fields []struct {
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	} `json:"fields"`
 }
 
 // caller is who the session signs in as (GET /api/v1/whoami).
@@ -366,8 +359,6 @@ func refusal(err error) (*apiError, bool) {
 	}
 	return nil, false
 }
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Detail) }
 
 // call sends a request to the API in process as the session's principal
 // and decodes a 2xx answer into out. A signed-in session's request is made

@@ -1,6 +1,7 @@
 // Package console is Steward's web console, served at /ui/ by the server
 // itself (issue 25): HTML rendered on the server with html/template from
-// files embedded in the binary, hand-written CSS, no script of its own yet.
+// files embedded in the binary, one hand-written stylesheet and one small
+// script (live.js: live pages); every page works without it.
 //
 // The console holds no domain logic and no privilege: every page and
 // action is a call to Steward's own API, in process, as the signed-in

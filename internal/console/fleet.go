@@ -1,8 +1,10 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -11,6 +13,7 @@ import (
 func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	var page struct {
 		Results []struct {
+			ID           string            `json:"id"`
 			Name         string            `json:"name"`
 			Endpoint     string            `json:"endpoint"`
 			Status       string            `json:"status"`
@@ -71,7 +74,44 @@ func (c *Console) operationsPage(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	}
 	c.render(w, "operations", s, map[string]any{"Operations": ops.Results, "Tasks": tasks.Results,
-		"Next": nextPage("/ui/operations", ops.NextPageToken, nil), "Notice": trimmed(r, "notice")})
+		"Next": nextPage("/ui/operations", ops.NextPageToken, nil), "Notice": trimmed(r, "notice"), "Project": s.project})
+	return nil
+}
+
+// member is one member of an operation's metadata or response.
+type member struct{ Name, Value string }
+
+// members lists m's members by name, each a string as it is, anything
+// else as JSON.
+func members(m map[string]any, leaveOut ...string) []member {
+	var out []member
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(leaveOut, k) {
+			out = append(out, member{Name: k, Value: elementText(m[k])})
+		}
+	}
+	return out
+}
+
+// operationPage shows one operation: what it does and to what, whether it
+// is done, how it ended (its error, or its response), and every member of
+// its metadata (a rehydration's old and new instances, a rotation's
+// provider).
+func (c *Console) operationPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	var op struct {
+		ID         string         `json:"id"`
+		Done       bool           `json:"done"`
+		Metadata   map[string]any `json:"metadata"`
+		Error      *apiError      `json:"error"`
+		Response   map[string]any `json:"response"`
+		CreateTime time.Time      `json:"create_time"`
+		UpdateTime time.Time      `json:"update_time"`
+	}
+	if err := c.call(r, s, http.MethodGet, "/api/v1/operations/"+url.PathEscape(r.PathValue("id")), nil, &op); err != nil {
+		return err
+	}
+	c.render(w, "operation", s, map[string]any{"Op": op, "Project": s.project,
+		"Members": members(op.Metadata, "kind", "target"), "Response": members(op.Response)})
 	return nil
 }
 

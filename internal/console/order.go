@@ -71,7 +71,7 @@ func (c *Console) orderPage(w http.ResponseWriter, r *http.Request, s *session) 
 	outputs := slices.Sorted(maps.Keys(o.Outputs))
 	c.render(w, "order", s, map[string]any{"Live": live, "Order": o, "Events": events.Results, "OutputNames": outputs,
 		"Attributes": attributeRows(o.Attributes), "Targets": targets, "Admin": o.DeletedAt != nil && c.isAdmin(r, s),
-		"Notice": trimmed(r, "notice"), "Sections": sections})
+		"Notice": trimmed(r, "notice"), "Sections": sections, "Credentials": c.handsOutCredentials(r, s, o)})
 	return nil
 }
 
@@ -144,29 +144,12 @@ func flatten(prefix string, v map[string]any, out map[string]string) {
 	}
 }
 
-// rehydrate starts the order's rehydration and goes back to its page.
-func (c *Console) rehydrate(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := checkCSRF(r, s); err != nil {
-		return err
-	}
-	id := r.PathValue("id")
-	var op struct {
-		ID string `json:"id"`
-	}
-	if err := c.call(r, s, http.MethodPost, "/api/v1/catalog-item-instances/"+url.PathEscape(id)+":rehydrate", nil, &op); err != nil {
-		return err
-	}
-	http.Redirect(w, r, orderURL(s, id, "Rehydration started (operation "+op.ID+")."),
-		http.StatusSeeOther)
-	return nil
-}
-
 // deleteOrder asks for the order's deletion and goes back to its page.
 func (c *Console) deleteOrder(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := checkCSRF(r, s); err != nil {
+	id, ok, err := confirmedPost(w, r, s, "delete")
+	if !ok {
 		return err
 	}
-	id := r.PathValue("id")
 	if err := c.call(r, s, http.MethodDelete, "/api/v1/catalog-item-instances/"+url.PathEscape(id), nil, nil); err != nil {
 		return err
 	}

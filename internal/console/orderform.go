@@ -17,18 +17,25 @@ import (
 // with the field's validation_schema on top).
 type formField struct {
 	Name     string // the control's name: "f<index>"
+	ID       string // its element's id: the name, or a list row's "f0-1"
 	Path     string
 	Label    string
 	Help     string
-	Kind     string // text, number, checkbox, select, json, object
+	Kind     string // text, number, checkbox, select, json, object, list
 	Value    string // as the control shows it
 	Checked  bool
 	Options  []string
+	Blank    bool // a select's first option is empty (a list row's)
 	Min, Max string
 	Step     string
 	Pattern  string
 	Editable bool
 	Error    string
+	// Rows are a list's controls, one per element and empty ones to add
+	// elements with (all named Name: the browser sends them in order);
+	// item is the control an element gets, made from the items' schema.
+	Rows []formField
+	item *formField
 	// kind of JSON value the control's text becomes
 	schemaType string
 	// the field's default, set in the spec when no value is given
@@ -76,7 +83,9 @@ func (c *Console) orderFormSpec(r *http.Request, s *session, itemID string) (ite
 	if err := c.call(r, s, http.MethodGet, "/api/v1/service-types/"+url.PathEscape(ci.ServiceType), nil, &st); err != nil {
 		return nil, nil, nil, err
 	}
+	paths := make([]string, len(ci.Fields))
 	for i, f := range ci.Fields {
+		paths[i] = f.Path
 		own := f.Default
 		if f.Default == nil {
 			f.Default = valueAt(ci.Defaults, f.Path)
@@ -85,9 +94,19 @@ func (c *Console) orderFormSpec(r *http.Request, s *session, itemID string) (ite
 		for k, v := range f.ValidationSchema {
 			schema[k] = v
 		}
-		ff := newFormField(fmt.Sprintf("f%d", i), f, schema)
+		ff := newFormField(fmt.Sprintf("f%d", i), f, withItems(schema, st.Schema))
 		ff.defaultValue = own
 		fields = append(fields, ff)
+	}
+	for i, p := range fixedPaths("", ci.Defaults, paths) {
+		schema := schemaAt(st.Schema, p)
+		label, _ := schema["title"].(string)
+		if label == "" { // its name: "command", not the whole path, which shows beside it
+			label = sentenceCase(strings.ReplaceAll(p[strings.LastIndex(p, ".")+1:], "_", " "))
+		}
+		ff := newFormField(fmt.Sprintf("x%d", i), catalogField{Path: p, DisplayName: label, Default: valueAt(ci.Defaults, p)},
+			withItems(schema, st.Schema))
+		fields = besideItsSiblings(fields, ff)
 	}
 	return map[string]any{"ID": ci.ID, "DisplayName": ci.DisplayName, "ServiceType": ci.ServiceType}, ci.Defaults, fields, nil
 }
@@ -118,6 +137,63 @@ func schemaAt(schema map[string]any, path string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// withItems resolves a local $ref of an array schema's items
+// ("#/$defs/identifier", against root), so that their type is known.
+func withItems(schema, root map[string]any) map[string]any {
+	it := items(schema)
+	ref, _ := it["$ref"].(string)
+	for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+		if name, ok := strings.CutPrefix(ref, prefix); ok {
+			defs, _ := root[strings.Trim(prefix, "#/")].(map[string]any)
+			if def, ok := defs[name].(map[string]any); ok {
+				schema["items"] = def
+			}
+		}
+	}
+	return schema
+}
+
+// fixedPaths are the paths of the item's defaults that no field lets an
+// order change (sleeper's process.command), leaves of objects: the form
+// shows them as fixed, so that what is ordered is seen whole.
+func fixedPaths(prefix string, defaults map[string]any, fields []string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(defaults)) {
+		p := strings.TrimPrefix(prefix+"."+k, ".")
+		if slices.ContainsFunc(fields, func(f string) bool { return f == p || under(p, f) }) {
+			continue // a field's, or inside one
+		}
+		if m, ok := defaults[k].(map[string]any); ok && len(m) > 0 {
+			out = append(out, fixedPaths(p, m, fields)...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// under says whether path is inside the value at parent.
+func under(path, parent string) bool {
+	rest, ok := strings.CutPrefix(path, parent)
+	return ok && rest != "" && (rest[0] == '.' || rest[0] == '[')
+}
+
+// besideItsSiblings puts a fixed value before the first field of the same
+// object (sleeper's command before its arguments), else last.
+func besideItsSiblings(fields []formField, fixed formField) []formField {
+	parent := func(p string) string {
+		if i := strings.LastIndex(p, "."); i >= 0 {
+			return p[:i]
+		}
+		return ""
+	}
+	at := slices.IndexFunc(fields, func(f formField) bool { return f.Editable && parent(f.Path) == parent(fixed.Path) })
+	if at < 0 {
+		return append(fields, fixed)
+	}
+	return slices.Insert(fields, at, fixed)
 }
 
 // valueAt returns the value at a dotted path of names in v (nil when
@@ -172,11 +248,37 @@ func newFormField(name string, f catalogField, schema map[string]any) formField 
 			child.key = key
 			ff.Sub = append(ff.Sub, child)
 		}
-	default: // arrays, open objects, anything the schema leaves open
+	case ff.schemaType == "array" && scalar(items(schema)):
+		// One control per element beats JSON for a list of strings or
+		// numbers (issue 46, item 11); lists of objects stay JSON.
+		ff.Kind = "list"
+		item := newFormField(name, catalogField{Path: f.Path, Editable: f.Editable}, items(schema))
+		if item.Kind == "checkbox" { // an unticked box sends nothing: no element
+			item.Kind, item.Options = "select", []string{"true", "false"}
+		}
+		item.Blank = item.Kind == "select"
+		ff.item = &item
+	default: // arrays of objects, open objects, anything the schema leaves open
 		ff.Kind = "json"
 	}
+	ff.ID = name
 	ff.show(f.Default)
 	return ff
+}
+
+// items is an array schema's items schema.
+func items(schema map[string]any) map[string]any {
+	it, _ := schema["items"].(map[string]any)
+	return it
+}
+
+// scalar says whether a schema is of strings, numbers or booleans.
+func scalar(schema map[string]any) bool {
+	switch schema["type"] {
+	case "string", "integer", "number", "boolean":
+		return true
+	}
+	return false
 }
 
 // properties returns the properties an object schema declares.
@@ -200,6 +302,15 @@ func (ff *formField) show(v any) {
 		}
 	case ff.Kind == "checkbox":
 		ff.Checked, _ = v.(bool)
+	case ff.Kind == "list":
+		elems, _ := v.([]any)
+		shown := make([]string, len(elems))
+		for i, e := range elems {
+			shown[i] = elementText(e)
+		}
+		ff.setRows(shown, 2, nil)
+		b, _ := json.Marshal(elems) // decoded JSON always encodes
+		ff.Value = string(b)
 	default:
 		if str, ok := v.(string); ok && ff.Kind != "json" {
 			ff.Value = str
@@ -208,6 +319,44 @@ func (ff *formField) show(v any) {
 			ff.Value = string(b)
 		}
 	}
+}
+
+// setRows lays out a list's rows: one per value shown, then blank empty
+// ones; errs holds a row's error by its index.
+func (ff *formField) setRows(values []string, blank int, errs map[int]string) {
+	ff.Rows = make([]formField, 0, len(values)+blank)
+	for i := range len(values) + blank {
+		row := *ff.item
+		row.ID = fmt.Sprintf("%s-%d", ff.Name, i)
+		row.Label = fmt.Sprintf("%s, item %d", ff.Label, i+1)
+		if i < len(values) {
+			row.Value = values[i]
+		}
+		row.Error = errs[i]
+		ff.Rows = append(ff.Rows, row)
+	}
+}
+
+// elementText is a list element as its control shows it.
+func elementText(v any) string {
+	if str, ok := v.(string); ok {
+		return str
+	}
+	b, _ := json.Marshal(v) // decoded JSON always encodes
+	return string(b)
+}
+
+// Invalid says whether the control or one of its rows has an error.
+func (ff formField) Invalid() bool {
+	if ff.Error != "" {
+		return true
+	}
+	for _, row := range ff.Rows {
+		if row.Error != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func bound(v any) string {
@@ -241,8 +390,11 @@ func userValues(r *http.Request, fields []formField) ([]map[string]any, bool) {
 // control (the default stays), ok false when the value cannot be read (the
 // reason is on the field).
 func (f *formField) read(r *http.Request) (v any, given, ok bool) {
-	if f.Kind == "object" {
+	switch f.Kind {
+	case "object":
 		return f.readObject(r)
+	case "list":
+		return f.readList(r)
 	}
 	raw := strings.TrimSpace(r.PostFormValue(f.Name))
 	f.Value, f.Checked = raw, raw == "true"
@@ -266,6 +418,56 @@ func (f *formField) read(r *http.Request) (v any, given, ok bool) {
 		return nil, false, false
 	}
 	return v, true, true
+}
+
+// readList reads a list's rows: the non-empty ones, in order, each of the
+// items' type (emptying a row removes its element). A list the form showed
+// elements in is given even when emptied: the order then asks for none;
+// one that was not sent at all keeps the default.
+// Asked for more rows ("more" names the list), it shows three more.
+func (f *formField) readList(r *http.Request) (v any, given, ok bool) {
+	shown := f.Value != "" && f.Value != "[]"
+	sent, present := r.PostForm[f.Name]
+	if !present { // a form without the list: the default stays
+		return nil, false, true
+	}
+	var texts []string
+	elems := []any{}
+	errs := map[int]string{}
+	for _, raw := range sent {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		i := len(texts)
+		texts = append(texts, raw)
+		var elem any = raw
+		var err error
+		switch f.item.schemaType {
+		case "integer":
+			elem, err = strconv.ParseInt(raw, 10, 64)
+		case "number":
+			elem, err = strconv.ParseFloat(raw, 64)
+		case "boolean":
+			elem, err = strconv.ParseBool(raw)
+		}
+		if err != nil {
+			errs[i] = fmt.Sprintf("%s[%d]: not a valid %s.", f.Path, i, f.item.schemaType)
+			continue
+		}
+		elems = append(elems, elem)
+	}
+	blank := 2
+	if r.PostFormValue("more") == f.Name {
+		blank = len(sent) - len(texts) + 3
+	}
+	f.setRows(texts, blank, errs)
+	if len(errs) > 0 {
+		return nil, false, false
+	}
+	b, _ := json.Marshal(elems) // made of decoded values: always encodes
+	f.Value = string(b)
+	return elems, len(elems) > 0 || shown, true
 }
 
 // readObject lays the sub-controls' values over the object the form
@@ -335,6 +537,10 @@ func (c *Console) readOrderForm(w http.ResponseWriter, r *http.Request, s *sessi
 	f.data = map[string]any{"Item": f.item, "Fields": f.fields, "OrderID": trimmed(r, "order_id"),
 		"OrderName": trimmed(r, "display_name")}
 	values, ok := userValues(r, f.fields)
+	if moreRows(r) {
+		c.render(w, "orderform", s, f.data)
+		return f, true, nil
+	}
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)
 		c.render(w, "orderform", s, f.data)
@@ -383,30 +589,66 @@ func (c *Console) placeOrder(w http.ResponseWriter, r *http.Request, s *session)
 // error names (user_values[2].value, edits[0].value).
 var userValueIndex = regexp.MustCompile(`^(?:user_values|edits)\[(\d+)\]`)
 
+// moreRows says the form was sent by a list's More rows button: it is
+// shown again with more rows (readList adds them), and nothing is sent.
+func moreRows(r *http.Request) bool { return r.PostFormValue("more") != "" }
+
 // placeFieldErrors puts each of the API's field errors on the control of
-// the user value or edit it names (values: as sent), or of the spec path
-// it names.
-// markFieldError puts message on the field at path, or on the sub-control
-// of an object field at it.
-func markFieldError(fields []formField, path any, message string) {
-	for i := range fields {
-		if fields[i].Path == path {
-			fields[i].Error = message
+// the spec path it names: a list's row for an element (process.args[1]),
+// else the closest control at or above it, naming the path below. The
+// path is the error's own, or that of the user value or edit it names
+// (values: as sent), or the spec path it names.
+func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) {
+	for i := range e.Fields {
+		fe := &e.Fields[i]
+		path := fe.Path
+		if m := userValueIndex.FindStringSubmatch(fe.Field); path == "" && m != nil {
+			if n, _ := strconv.Atoi(m[1]); n < len(values) {
+				path, _ = values[n]["path"].(string)
+				if below, ok := strings.CutPrefix(fe.Field, m[0]+".value"); ok {
+					path += below // an element or member of the value
+				}
+			}
+		} else if p, ok := strings.CutPrefix(fe.Field, "spec."); path == "" && ok {
+			path = p // the spec's schema refused the value at this path
 		}
-		markFieldError(fields[i].Sub, path, message)
+		if path != "" {
+			fe.at = markFieldError(fields, path, fe.Sentence())
+		}
 	}
 }
 
-func placeFieldErrors(fields []formField, values []map[string]any, e *apiError) {
-	for _, fe := range e.Fields {
-		var path any
-		if m := userValueIndex.FindStringSubmatch(fe.Field); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n < len(values) {
-				path = values[n]["path"]
-			}
-		} else if p, ok := strings.CutPrefix(fe.Field, "spec."); ok {
-			path = p // the spec's schema refused the value at this path
+// markFieldError puts message on the control at path, or on the closest
+// one above it (an object's member, a list's row, a JSON field's part,
+// then named in the message), and returns that control's path ("" when
+// none is).
+func markFieldError(fields []formField, path, message string) string {
+	for i := range fields {
+		f := &fields[i]
+		if !f.Editable {
+			continue
 		}
-		markFieldError(fields, path, fe.Message)
+		if path == f.Path {
+			f.Error = message
+			return f.Path
+		}
+		if !under(path, f.Path) {
+			continue
+		}
+		if at := markFieldError(f.Sub, path, message); at != "" {
+			return at
+		}
+		if m := rowIndex.FindStringSubmatch(path[len(f.Path):]); m != nil && f.Kind == "list" {
+			if n, _ := strconv.Atoi(m[1]); n < len(f.Rows) {
+				f.Rows[n].Error = path + ": " + message
+				return f.Path
+			}
+		}
+		f.Error = path + ": " + message
+		return f.Path
 	}
+	return ""
 }
+
+// rowIndex reads the element a path under a list names: [1].
+var rowIndex = regexp.MustCompile(`^\[(\d+)\]$`)

@@ -54,7 +54,7 @@ func TestConsole_OrdersFilterByLabelAndProject(t *testing.T) {
 		t.Fatalf("the link to team-b's order does not name its project")
 	}
 	if p := b.get("/ui/orders/elsewhere?project=team-b"); p.status != http.StatusOK ||
-		!strings.Contains(p.body, `action="/ui/orders/elsewhere/rehydrate?project=team-b"`) {
+		!strings.Contains(p.body, `href="/ui/orders/elsewhere/confirm?action=rehydrate&amp;project=team-b"`) {
 		t.Errorf("team-b's order page: %d, want 200 and its forms in team-b", p.status)
 	}
 	if p := b.get("/ui/orders/elsewhere"); p.status != http.StatusNotFound {

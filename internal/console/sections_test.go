@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/pkg/provider"
 	"github.com/stewardhq/steward/pkg/provider/providertest"
 )
 
@@ -100,13 +101,16 @@ func TestConsole_OrderPageRuntimeRepairsAdaptersOperations(t *testing.T) {
 // Issue 25: an order page's live stream hears of what changes below the
 // order itself: a repair operation recorded, each step its worker reports,
 // an adapter's report. The providers page shows a provider's live
-// instances against its capacity.
+// instances against its capacity. Issue 46, item 11: an order whose
+// provider hands out credentials offers Rotate credentials, asked for on
+// a confirmation page.
 func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, store.SQLite)
 	p := providertest.New(t, func(c *providertest.Config) { c.Repair = true })
 	reg := p.Registration("k8s-sp", "rke2")
 	reg.Capacity = map[string]int64{"instances": 5, "vcpu": 64}
+	reg.Operations = append(reg.Operations, provider.OperationCredentials)
 	s.Do(t, "POST", "/api/v1/providers", reg).Want(t, http.StatusCreated)
 	s.Do(t, "POST", "/api/v1/service-types?id=rke2", map[string]any{"schema": map[string]any{"type": "object"},
 		"runtime": map[string]any{"kind": "kubernetes", "members": true}, "required_adapters": []string{"dns"}}).Want(t, http.StatusCreated)
@@ -118,7 +122,7 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 		"observed_time": time.Now().UTC().Format(time.RFC3339Nano)}).Want(t, http.StatusOK)
 
 	b := newBrowser(t, s.URL())
-	if page := b.get("/ui/providers"); !strings.Contains(page.body, "<td>1 of 5</td>") || !strings.Contains(page.body, "vcpu 64") {
+	if page := b.get("/ui/providers"); !strings.Contains(page.body, `<td class="num">1 of 5</td>`) || !strings.Contains(page.body, "vcpu 64") {
 		t.Errorf("the providers page does not show k8s-sp's one live instance of 5 and its vcpu capacity")
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -145,9 +149,33 @@ func TestConsole_LiveStreamFollowsRepairStepsAndAdapterReports(t *testing.T) {
 			{"type": "Available", "status": "False"}, {"type": "Health", "status": "True"}},
 	}).Want(t, http.StatusOK)
 	nextEvent(t, changes, "an adapter reported")
-	if page := b.get("/ui/orders/r1"); !strings.Contains(page.body, "precheck: succeeded") ||
-		!strings.Contains(page.body, "Applied=False</span> Waiting") {
+	page := b.get("/ui/orders/r1")
+	if !strings.Contains(page.body, "precheck: succeeded") || !strings.Contains(page.body, "Applied=False</span> Waiting") {
 		t.Errorf("r1's page does not show the reported step and the adapter's report")
+	}
+
+	rotate := `<a class="button" href="/ui/orders/r1/confirm?action=rotate-credentials&amp;project=default">Rotate credentials…</a>`
+	if !strings.Contains(page.body, rotate) {
+		t.Fatalf("r1's page, whose provider hands out credentials, does not offer %s", rotate)
+	}
+	if p := b.post("/ui/orders/r1/rotate-credentials", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther ||
+		p.header.Get("Location") != "/ui/orders/r1/confirm?action=rotate-credentials" {
+		t.Errorf("rotate without its confirmation: %d to %q, want 303 to the confirmation page", p.status, p.header.Get("Location"))
+	}
+	if p := b.get("/ui/orders/r1/confirm?action=rotate-credentials"); !strings.Contains(p.body, "the old ones are refused") ||
+		!strings.Contains(p.body, `action="/ui/orders/r1/rotate-credentials?project=default"`) {
+		t.Errorf("the rotation's confirmation page does not say what it does, with its form")
+	}
+	p2 := b.post("/ui/orders/r1/rotate-credentials", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}})
+	if p2.status != http.StatusSeeOther || !strings.Contains(p2.header.Get("Location"), "Credential+rotation+started") {
+		t.Fatalf("rotate: %d to %q: %s", p2.status, p2.header.Get("Location"), p2.body)
+	}
+	var rotations struct {
+		Results []struct{ ID string } `json:"results"`
+	}
+	s.Do(t, "GET", "/api/v1/operations?kind=rotate_credentials", nil).Want(t, http.StatusOK).JSON(t, &rotations)
+	if len(rotations.Results) != 1 {
+		t.Errorf("rotations %v, want the one confirmed", rotations.Results)
 	}
 }
 

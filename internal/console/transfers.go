@@ -52,10 +52,10 @@ func (c *Console) setState(w http.ResponseWriter, r *http.Request, s *session) e
 // forceDelete removes an order whose deletion is stuck, with the reason the
 // admin gave (the API refuses anyone else, and a reason left empty).
 func (c *Console) forceDelete(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := checkCSRF(r, s); err != nil {
+	id, ok, err := confirmedPost(w, r, s, "force-delete")
+	if !ok {
 		return err
 	}
-	id := r.PathValue("id")
 	if err := c.call(r, s, http.MethodPost, "/api/v1/catalog-item-instances/"+url.PathEscape(id)+":forceDelete",
 		map[string]any{"reason": trimmed(r, "reason")}, nil); err != nil {
 		return err

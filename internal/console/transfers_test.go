@@ -60,13 +60,26 @@ func TestConsole_SetStateAndForceDelete(t *testing.T) {
 	// Once its deletion is asked for, the page offers Force delete; the
 	// API wants a reason.
 	s.Do(t, "DELETE", "/api/v1/catalog-item-instances/gated", nil).Want(t, http.StatusAccepted)
-	if p := b.get("/ui/orders/gated"); !strings.Contains(p.body, `action="/ui/orders/gated/force-delete?project=default"`) {
+	// Its button leads to a confirmation page (issue 46, item 11), which
+	// asks for the reason; the action wants that page's confirm=yes.
+	if p := b.get("/ui/orders/gated"); !strings.Contains(p.body, `<a class="button danger" href="/ui/orders/gated/confirm?action=force-delete&amp;project=default">Force delete…</a>`) {
 		t.Fatalf("the page of a deleting order offers no Force delete:\n%s", p.body)
 	}
-	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusBadRequest {
+	confirm := b.get("/ui/orders/gated/confirm?action=force-delete&project=default")
+	for _, want := range []string{`action="/ui/orders/gated/force-delete?project=default"`, `<input type="hidden" name="confirm" value="yes">`,
+		`<input id="reason" name="reason" required`, `<button type="submit" class="danger-fill">Force delete</button>`} {
+		if !strings.Contains(confirm.body, want) {
+			t.Errorf("the force delete's confirmation page has no %s", want)
+		}
+	}
+	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}, "reason": {"stuck in a test"}}); p.status != http.StatusSeeOther ||
+		p.header.Get("Location") != "/ui/orders/gated/confirm?action=force-delete" {
+		t.Errorf("force delete without its confirmation: %d to %q, want 303 to the confirmation page", p.status, p.header.Get("Location"))
+	}
+	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}}); p.status != http.StatusBadRequest {
 		t.Errorf("force delete without a reason: %d, want the API's 400", p.status)
 	}
-	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}, "reason": {"stuck in a test"}}); p.status != http.StatusSeeOther {
+	if p := b.post("/ui/orders/gated/force-delete", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}, "reason": {"stuck in a test"}}); p.status != http.StatusSeeOther {
 		t.Errorf("force delete with a reason: %d %s", p.status, p.body)
 	}
 	poll.Until(t, "the order is removed", func() bool {

@@ -64,6 +64,10 @@ func (c *Console) update(w http.ResponseWriter, r *http.Request, s *session) err
 	copy(was, fields)
 	values, ok := userValues(r, fields)
 	data := map[string]any{"Order": order, "Fields": fields}
+	if moreRows(r) {
+		c.render(w, "update", s, data)
+		return nil
+	}
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)
 		c.render(w, "update", s, data)
