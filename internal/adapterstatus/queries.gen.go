@@ -15,8 +15,6 @@ type queries struct {
 	adapterStatusAll    string
 	adapterStatusList   string
 	adapterStatusUpsert string
-	orderForReport      string
-	orderForReportLock  string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -26,8 +24,6 @@ func newQueries(engine store.Engine) *queries {
 		adapterStatusAll:    qs.Get("AdapterStatusAll"),
 		adapterStatusList:   qs.Get("AdapterStatusList"),
 		adapterStatusUpsert: qs.Get("AdapterStatusUpsert"),
-		orderForReport:      qs.Get("OrderForReport"),
-		orderForReportLock:  qs.Get("OrderForReportLock"),
 	}
 }
 
@@ -127,35 +123,5 @@ type AdapterStatusUpsertRow struct {
 func (q *queries) AdapterStatusUpsert(ctx context.Context, db store.Querier, arg AdapterStatusUpsertParams) (AdapterStatusUpsertRow, error) {
 	var v AdapterStatusUpsertRow
 	err := db.QueryRow(ctx, q.adapterStatusUpsert, arg.OrderID, arg.Adapter, arg.ObservedGeneration, arg.ObservedTime, arg.Conditions, arg.Data, arg.CreateTime, arg.UpdateTime).Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.ObservedTime, &v.Conditions, &v.Data, &v.CreateTime, &v.UpdateTime)
-	return v, err
-}
-
-// OrderForReportRow is a row of OrderForReport.
-type OrderForReportRow struct {
-	Project    string
-	Generation int64
-	DeletedAt  *time.Time
-	Terminal   bool
-}
-
-// OrderForReport runs OrderForReport (sql/*/adapter_statuses.sql); no row is store.ErrNotFound.
-func (q *queries) OrderForReport(ctx context.Context, db store.Querier, id string) (OrderForReportRow, error) {
-	var v OrderForReportRow
-	err := db.QueryRow(ctx, q.orderForReport, id).Scan(&v.Project, &v.Generation, &v.DeletedAt, &v.Terminal)
-	return v, err
-}
-
-// OrderForReportLockRow is a row of OrderForReportLock.
-type OrderForReportLockRow struct {
-	Project    string
-	Generation int64
-	DeletedAt  *time.Time
-	Terminal   bool
-}
-
-// OrderForReportLock runs OrderForReportLock (sql/*/adapter_statuses.sql); no row is store.ErrNotFound.
-func (q *queries) OrderForReportLock(ctx context.Context, db store.Querier, id string) (OrderForReportLockRow, error) {
-	var v OrderForReportLockRow
-	err := db.QueryRow(ctx, q.orderForReportLock, id).Scan(&v.Project, &v.Generation, &v.DeletedAt, &v.Terminal)
 	return v, err
 }

@@ -18,7 +18,6 @@ type queries struct {
 	catalogItemGetShared          string
 	catalogItemInsert             string
 	catalogItemList               string
-	catalogItemLiveOrders         string
 	catalogItemLock               string
 	catalogItemUpdate             string
 	lifecycleExists               string
@@ -28,8 +27,6 @@ type queries struct {
 	serviceTypeIDsByParent        string
 	serviceTypeInsert             string
 	serviceTypeList               string
-	serviceTypeLiveAttributes     string
-	serviceTypeLiveOrders         string
 	serviceTypeLock               string
 	serviceTypeUpdate             string
 }
@@ -44,7 +41,6 @@ func newQueries(engine store.Engine) *queries {
 		catalogItemGetShared:          qs.Get("CatalogItemGetShared"),
 		catalogItemInsert:             qs.Get("CatalogItemInsert"),
 		catalogItemList:               qs.Get("CatalogItemList"),
-		catalogItemLiveOrders:         qs.Get("CatalogItemLiveOrders"),
 		catalogItemLock:               qs.Get("CatalogItemLock"),
 		catalogItemUpdate:             qs.Get("CatalogItemUpdate"),
 		lifecycleExists:               qs.Get("LifecycleExists"),
@@ -54,8 +50,6 @@ func newQueries(engine store.Engine) *queries {
 		serviceTypeIDsByParent:        qs.Get("ServiceTypeIDsByParent"),
 		serviceTypeInsert:             qs.Get("ServiceTypeInsert"),
 		serviceTypeList:               qs.Get("ServiceTypeList"),
-		serviceTypeLiveAttributes:     qs.Get("ServiceTypeLiveAttributes"),
-		serviceTypeLiveOrders:         qs.Get("ServiceTypeLiveOrders"),
 		serviceTypeLock:               qs.Get("ServiceTypeLock"),
 		serviceTypeUpdate:             qs.Get("ServiceTypeUpdate"),
 	}
@@ -163,13 +157,6 @@ func (q *queries) CatalogItemList(ctx context.Context, db store.Querier, arg Cat
 		out = append(out, v)
 	}
 	return out, rows.Err()
-}
-
-// CatalogItemLiveOrders runs CatalogItemLiveOrders (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) CatalogItemLiveOrders(ctx context.Context, db store.Querier, catalogItemID string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.catalogItemLiveOrders, catalogItemID).Scan(&v)
-	return v, err
 }
 
 // CatalogItemLockRow is a row of CatalogItemLock.
@@ -326,37 +313,6 @@ func (q *queries) ServiceTypeList(ctx context.Context, db store.Querier, minID s
 		out = append(out, v)
 	}
 	return out, rows.Err()
-}
-
-// ServiceTypeLiveAttributesRow is a row of ServiceTypeLiveAttributes.
-type ServiceTypeLiveAttributesRow struct {
-	ID         string
-	Attributes json.RawMessage
-}
-
-// ServiceTypeLiveAttributes runs ServiceTypeLiveAttributes (sql/*/orders.sql) and returns its rows.
-func (q *queries) ServiceTypeLiveAttributes(ctx context.Context, db store.Querier, serviceType string) ([]ServiceTypeLiveAttributesRow, error) {
-	rows, err := db.Query(ctx, q.serviceTypeLiveAttributes, serviceType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ServiceTypeLiveAttributesRow
-	for rows.Next() {
-		var v ServiceTypeLiveAttributesRow
-		if err := rows.Scan(&v.ID, &v.Attributes); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// ServiceTypeLiveOrders runs ServiceTypeLiveOrders (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) ServiceTypeLiveOrders(ctx context.Context, db store.Querier, serviceType string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.serviceTypeLiveOrders, serviceType).Scan(&v)
-	return v, err
 }
 
 // ServiceTypeLockRow is a row of ServiceTypeLock.

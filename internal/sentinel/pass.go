@@ -90,6 +90,9 @@ func (s *Service) readBatches(ctx context.Context, out chan<- readBatch, watched
 		afterTime, afterID = last.key, last.id
 		r := readBatch{decide: batch[:0:0]}
 		for _, c := range batch {
+			if c.gone {
+				continue
+			}
 			if _, ok := watched[c.serviceType]; ok && !c.terminal {
 				r.decide = append(r.decide, c)
 				continue
