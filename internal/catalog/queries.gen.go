@@ -20,7 +20,6 @@ type queries struct {
 	catalogItemList               string
 	catalogItemLock               string
 	catalogItemUpdate             string
-	lifecycleExists               string
 	serviceTypeDelete             string
 	serviceTypeGet                string
 	serviceTypeIDsByLifecycle     string
@@ -43,7 +42,6 @@ func newQueries(engine store.Engine) *queries {
 		catalogItemList:               qs.Get("CatalogItemList"),
 		catalogItemLock:               qs.Get("CatalogItemLock"),
 		catalogItemUpdate:             qs.Get("CatalogItemUpdate"),
-		lifecycleExists:               qs.Get("LifecycleExists"),
 		serviceTypeDelete:             qs.Get("ServiceTypeDelete"),
 		serviceTypeGet:                qs.Get("ServiceTypeGet"),
 		serviceTypeIDsByLifecycle:     qs.Get("ServiceTypeIDsByLifecycle"),
@@ -191,13 +189,6 @@ type CatalogItemUpdateParams struct {
 // CatalogItemUpdate runs CatalogItemUpdate (sql/*/catalog_items.sql) and returns the number of rows it affected.
 func (q *queries) CatalogItemUpdate(ctx context.Context, db store.Querier, arg CatalogItemUpdateParams) (int64, error) {
 	return db.Exec(ctx, q.catalogItemUpdate, arg.DisplayName, arg.Defaults, arg.Fields, arg.UpdateTime, arg.ID, arg.Version)
-}
-
-// LifecycleExists runs LifecycleExists (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) LifecycleExists(ctx context.Context, db store.Querier, id string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.lifecycleExists, id).Scan(&v)
-	return v, err
 }
 
 // ServiceTypeDelete runs ServiceTypeDelete (sql/*/service_types.sql) and returns the number of rows it affected.

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"time"
 
@@ -18,10 +19,19 @@ type Config struct {
 	// Orders are the orders made from the catalog: an item or a type is
 	// not removed, nor a type changed, under live ones.
 	Orders *order.Store
+	// Lifecycles tells whether a lifecycle a service type names is stored.
+	// Defaults to none: a type may name a built-in lifecycle only.
+	Lifecycles StoredLifecycles
 	// Logger receives the catalog's logs. Defaults to discarding them.
 	Logger *slog.Logger
 	// Now reads the clock. Defaults to time.Now.
 	Now func() time.Time
+}
+
+// StoredLifecycles tells whether a lifecycle is stored. The lifecycle,
+// which sits above the catalog and owns them, implements it.
+type StoredLifecycles interface {
+	LifecycleStored(ctx context.Context, id string) (bool, error)
 }
 
 // Service serves the service types and owns the catalog items. It is safe

@@ -126,7 +126,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
 		Changes: s.reconciles, Operations: s.operations, CopyTimeout: s.cfg.RehydrationCopyTimeout,
 	})
-	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Orders: s.orders, Logger: s.logger})
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Orders: s.orders,
+		Lifecycles: storedLifecycles{s}, Logger: s.logger})
 	// The live pages hear of every change to what an order page shows.
 	s.live = live.New(live.Config{Bus: s.bus, Logger: s.logger})
 	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.orders, Reconciles: s.reconciles,
@@ -222,6 +223,15 @@ func (s *Server) buildServices(ctx context.Context) error {
 // on one of its own (Config.MetricsListen).
 func (s *Server) metricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
+}
+
+// storedLifecycles lets the catalog ask the lifecycle, built after it (the
+// lifecycle uses the catalog), whether a lifecycle is stored: it asks only
+// while serving.
+type storedLifecycles struct{ s *Server }
+
+func (l storedLifecycles) LifecycleStored(ctx context.Context, id string) (bool, error) {
+	return l.s.lifecycle.LifecycleStored(ctx, id)
 }
 
 // lazyJobs lets placement and the lifecycle enqueue through the jobs
