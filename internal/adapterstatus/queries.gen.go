@@ -12,18 +12,20 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	adapterStatusAll    string
-	adapterStatusList   string
-	adapterStatusUpsert string
+	adapterStatusAll      string
+	adapterStatusList     string
+	adapterStatusOfOrders string
+	adapterStatusUpsert   string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		adapterStatusAll:    qs.Get("AdapterStatusAll"),
-		adapterStatusList:   qs.Get("AdapterStatusList"),
-		adapterStatusUpsert: qs.Get("AdapterStatusUpsert"),
+		adapterStatusAll:      qs.Get("AdapterStatusAll"),
+		adapterStatusList:     qs.Get("AdapterStatusList"),
+		adapterStatusOfOrders: qs.Get("AdapterStatusOfOrders"),
+		adapterStatusUpsert:   qs.Get("AdapterStatusUpsert"),
 	}
 }
 
@@ -88,6 +90,32 @@ func (q *queries) AdapterStatusList(ctx context.Context, db store.Querier, arg A
 	for rows.Next() {
 		var v AdapterStatusListRow
 		if err := rows.Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.ObservedTime, &v.Conditions, &v.Data, &v.CreateTime, &v.UpdateTime); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// AdapterStatusOfOrdersRow is a row of AdapterStatusOfOrders.
+type AdapterStatusOfOrdersRow struct {
+	OrderID            string
+	Adapter            string
+	ObservedGeneration int64
+	Conditions         json.RawMessage
+}
+
+// AdapterStatusOfOrders runs AdapterStatusOfOrders (sql/*/adapter_statuses.sql) and returns its rows.
+func (q *queries) AdapterStatusOfOrders(ctx context.Context, db store.Querier, orderIDs []string) ([]AdapterStatusOfOrdersRow, error) {
+	rows, err := db.Query(ctx, q.adapterStatusOfOrders, store.Strings(orderIDs))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AdapterStatusOfOrdersRow
+	for rows.Next() {
+		var v AdapterStatusOfOrdersRow
+		if err := rows.Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.Conditions); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -200,6 +200,26 @@ func (s *Service) All(ctx context.Context, orderID string) ([]Report, error) {
 	return store.Collect(rows, scanReport)
 }
 
+// OfOrders returns the reports on a batch of orders, by order id, with what
+// a decision about the orders reads (the sentinel's): each report's
+// adapter, observed generation and conditions; its data and times are
+// left out.
+func (s *Service) OfOrders(ctx context.Context, orderIDs []string) (map[string][]Report, error) {
+	rows, err := s.q.AdapterStatusOfOrders(ctx, s.cfg.DB, orderIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read adapter statuses: %w", err)
+	}
+	out := map[string][]Report{}
+	for _, row := range rows {
+		r := Report{OrderID: row.OrderID, Adapter: row.Adapter, ObservedGeneration: row.ObservedGeneration}
+		if err := json.Unmarshal(row.Conditions, &r.Conditions); err != nil {
+			return nil, fmt.Errorf("read adapter %s's status conditions on %s: %w", r.Adapter, r.OrderID, err)
+		}
+		out[row.OrderID] = append(out[row.OrderID], r)
+	}
+	return out, nil
+}
+
 func scanReport(row store.Scanner) (Report, error) {
 	var r Report
 	var conditions json.RawMessage

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -35,7 +34,7 @@ func BenchmarkSentinelCycle(b *testing.B) {
 				f := &fixture{db: storetest.Open(b, engine), clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}}
 				f.bulkOrders(b, n)
 				newSentinel := func() *Service {
-					s, err := New(Config{DB: f.db, Orders: order.New(order.Config{DB: f.db}), Catalog: catalog{"cluster": {"ns"}},
+					s, err := New(Config{DB: f.db, Orders: f.orders(), Reports: f.reports(), Catalog: catalog{"cluster": {"ns"}},
 						Now: f.clock.Now})
 					if err != nil {
 						b.Fatal(err)

@@ -4,7 +4,6 @@ package sentinel
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -17,7 +16,6 @@ type queries struct {
 	sentinelMarksDefer     string
 	sentinelMarksEvaluated string
 	sentinelMarksRepublish string
-	sentinelReports        string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -29,7 +27,6 @@ func newQueries(engine store.Engine) *queries {
 		sentinelMarksDefer:     qs.Get("SentinelMarksDefer"),
 		sentinelMarksEvaluated: qs.Get("SentinelMarksEvaluated"),
 		sentinelMarksRepublish: qs.Get("SentinelMarksRepublish"),
-		sentinelReports:        qs.Get("SentinelReports"),
 	}
 }
 
@@ -107,32 +104,6 @@ func (q *queries) SentinelMarksRepublish(ctx context.Context, db store.Querier, 
 	for rows.Next() {
 		var v string
 		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// SentinelReportsRow is a row of SentinelReports.
-type SentinelReportsRow struct {
-	OrderID            string
-	Adapter            string
-	ObservedGeneration int64
-	Conditions         json.RawMessage
-}
-
-// SentinelReports runs SentinelReports (sql/*/sentinel.sql) and returns its rows.
-func (q *queries) SentinelReports(ctx context.Context, db store.Querier, orderIDs []string) ([]SentinelReportsRow, error) {
-	rows, err := db.Query(ctx, q.sentinelReports, store.Strings(orderIDs))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []SentinelReportsRow
-	for rows.Next() {
-		var v SentinelReportsRow
-		if err := rows.Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.Conditions); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/order"
@@ -31,11 +32,20 @@ type Catalog interface {
 	RequiredAdaptersByType(ctx context.Context) (map[string][]string, error)
 }
 
-// Config configures a [Service]. DB, Orders and Catalog are required.
+// Reports are adapters' reports on orders (*adapterstatus.Service).
+type Reports interface {
+	// OfOrders returns the reports on a batch of orders, by order id.
+	OfOrders(ctx context.Context, orderIDs []string) (map[string][]adapterstatus.Report, error)
+}
+
+// Config configures a [Service]. DB, Orders, Reports and Catalog are
+// required.
 type Config struct {
 	DB *store.DB
-	// Orders are what the sentinel decides about.
+	// Orders are what the sentinel decides about, and Reports what their
+	// adapters last said of them.
 	Orders  *order.Store
+	Reports Reports
 	Catalog Catalog
 	Logger  *slog.Logger
 	// Registerer receives the metrics. Defaults to none.
@@ -104,8 +114,8 @@ type Service struct {
 
 // New checks cfg and compiles its decision.
 func New(cfg Config) (*Service, error) {
-	if cfg.DB == nil || cfg.Orders == nil || cfg.Catalog == nil {
-		return nil, errors.New("sentinel: DB, Orders and Catalog are required")
+	if cfg.DB == nil || cfg.Orders == nil || cfg.Reports == nil || cfg.Catalog == nil {
+		return nil, errors.New("sentinel: DB, Orders, Reports and Catalog are required")
 	}
 	cfg.Name = cmp.Or(cfg.Name, "sentinel")
 	cfg.Interval = cmp.Or(cfg.Interval, 5*time.Second)

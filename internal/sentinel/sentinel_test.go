@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
@@ -46,7 +47,7 @@ func newFixture(t *testing.T, engine store.Engine) *fixture {
 
 func (f *fixture) sentinel(t *testing.T, cfg Config) *Service {
 	t.Helper()
-	cfg.DB, cfg.Orders = f.db, order.New(order.Config{DB: f.db})
+	cfg.DB, cfg.Orders, cfg.Reports = f.db, f.orders(), f.reports()
 	if cfg.Catalog == nil {
 		cfg.Catalog = catalog{"cluster": {"ns"}, "vm": nil}
 	}
@@ -57,6 +58,17 @@ func (f *fixture) sentinel(t *testing.T, cfg Config) *Service {
 	}
 	return s
 }
+
+func (f *fixture) orders() *order.Store { return order.New(order.Config{DB: f.db}) }
+
+// reports are the adapters' reports, read only: no report is put.
+func (f *fixture) reports() *adapterstatus.Service {
+	return adapterstatus.New(adapterstatus.Config{DB: f.db, Orders: f.orders(), Reconciles: noReconciles{}})
+}
+
+type noReconciles struct{}
+
+func (noReconciles) RequestTx(context.Context, *store.Tx, string) error { return nil }
 
 // sql rewrites ? placeholders for the engine.
 func (f *fixture) sql(q string) string {
@@ -383,7 +395,7 @@ func TestNew_RefusesABadDecision(t *testing.T) {
 		"bad name":     {Decision{Params: []Param{{Name: "A-b", Expr: "true"}}, Result: "true"}, "lower-case identifier"},
 		"empty result": {Decision{}, "message_decision.result: required"},
 	} {
-		_, err := New(Config{DB: f.db, Orders: order.New(order.Config{DB: f.db}), Catalog: catalog{}, Decision: &d.decision})
+		_, err := New(Config{DB: f.db, Orders: f.orders(), Reports: f.reports(), Catalog: catalog{}, Decision: &d.decision})
 		if err == nil || !strings.Contains(err.Error(), d.want) {
 			t.Errorf("%s: New = %v, want an error containing %q", name, err, d.want)
 		}

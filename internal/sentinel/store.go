@@ -104,17 +104,19 @@ func (s *Service) reports(ctx context.Context, batch []candidate) (map[string][]
 	for i, c := range batch {
 		ids[i] = c.id
 	}
-	rows, err := s.q.SentinelReports(ctx, s.cfg.DB, ids)
+	byOrder, err := s.cfg.Reports.OfOrders(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("sentinel: read adapter reports: %w", err)
+		return nil, fmt.Errorf("sentinel: %w", err)
 	}
-	out := map[string][]report{}
-	for _, row := range rows {
-		r := report{adapter: row.Adapter, generation: row.ObservedGeneration}
-		if r.conditions, err = decodeConditions(row.Conditions); err != nil {
-			return nil, fmt.Errorf("sentinel: adapter %s's report on %s: %w", r.adapter, row.OrderID, err)
+	out := make(map[string][]report, len(byOrder))
+	for id, rs := range byOrder {
+		for _, r := range rs {
+			conditions := make(map[string]string, len(r.Conditions))
+			for _, c := range r.Conditions {
+				conditions[c.Type] = c.Status
+			}
+			out[id] = append(out[id], report{adapter: r.Adapter, generation: r.ObservedGeneration, conditions: conditions})
 		}
-		out[row.OrderID] = append(out[row.OrderID], r)
 	}
 	return out, nil
 }

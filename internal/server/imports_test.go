@@ -74,8 +74,9 @@ var allowedImports = map[string][]string{
 	"internal/live":    {},
 	"internal/credentials": {"internal/auth", "internal/httpapi", "internal/operations", "internal/sprm", "internal/store",
 		"pkg/provider"},
-	// The sentinel decides about orders and publishes through the outbox.
-	"internal/sentinel": {"internal/background", "internal/events", "internal/order", "internal/store"},
+	// The sentinel decides about orders from their adapters' reports and
+	// publishes through the outbox.
+	"internal/sentinel": {"internal/adapterstatus", "internal/background", "internal/events", "internal/order", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
 	"internal/kubeprovider":    {"internal/invalid", "internal/keylock", "internal/providerhost", "pkg/provider"},

@@ -28,3 +28,11 @@ SELECT order_id, adapter, observed_generation, observed_time, conditions, data, 
 FROM order_adapter_statuses
 WHERE order_id = $1
 ORDER BY adapter;
+
+-- name: AdapterStatusOfOrders :many
+-- params: order_ids
+-- The reports of a batch of orders (an array of ids), with what a decision
+-- about them reads.
+SELECT order_id, adapter, observed_generation, conditions
+FROM order_adapter_statuses
+WHERE order_id = ANY($1);

@@ -28,3 +28,11 @@ SELECT order_id, adapter, observed_generation, observed_time, conditions, data, 
 FROM order_adapter_statuses
 WHERE order_id = ?
 ORDER BY adapter;
+
+-- name: AdapterStatusOfOrders :many
+-- params: order_ids
+-- The reports of a batch of orders (a JSON array of ids), with what a decision
+-- about them reads.
+SELECT order_id, adapter, observed_generation, conditions
+FROM order_adapter_statuses
+WHERE order_id IN (SELECT value FROM json_each(?1));

@@ -28,13 +28,6 @@ SET due_time = v.due
 FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.due') AS due FROM json_each(?1)) AS v
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.due_time <= ?2;
 
--- name: SentinelReports :many
--- params: order_ids
--- The adapter reports of a batch of orders (a JSON array of ids).
-SELECT order_id, adapter, observed_generation, conditions
-FROM order_adapter_statuses
-WHERE order_id IN (SELECT value FROM json_each(?1));
-
 -- name: SentinelMarksRepublish :many
 -- params: batch, now
 -- Records the publishes of a batch (a JSON array of {id, generation, ready,
