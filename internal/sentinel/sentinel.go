@@ -275,8 +275,9 @@ type deferRow struct {
 }
 
 // firstPublishLite and firstPublishPG record the first publishes of a
-// batch for orders the sentinel had no mark of (orders that exist); an
-// order that has one by now (another sentinel's) is left out. They return the orders
+// batch for orders the sentinel had no mark of (an order removed since it
+// was read breaks the mark's foreign key: store.ErrNoReferent); an order
+// that has one by now (another sentinel's) is left out. They return the orders
 // marked. As a JSON array, SQLite's json_extract of the batch's four fields
 // was the largest part of a cycle over 100,000 due orders.
 var firstPublishLite = store.NewChunked(2, 4, func(values string) string {
@@ -340,8 +341,11 @@ func (s *Service) nextDue(base time.Time, ready bool) string {
 // recordTx writes a batch's marks and, for each publish whose mark it
 // could set, the event to the outbox: three statements and one insert of
 // events per batch, whatever its size. It returns what it published and
-// how many another sentinel had published first.
-func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, now time.Time) (sent []outcome, lost int, err error) {
+// how many another sentinel had published first. A mark refers to its
+// order: with someGone, the batch's orders are looked up first and those
+// removed since they were read get none.
+func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, now time.Time,
+	someGone bool) (sent []outcome, lost int, err error) {
 	var evaluated, first, again []markRow
 	byID := make(map[string]outcome, len(outs))
 	for _, o := range outs {
@@ -364,10 +368,10 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 		}
 		byID[o.c.id] = o
 	}
-	// An order removed since it was read gets no mark: the mark's key
-	// refers to it.
-	if evaluated, first, err = s.existingTx(ctx, tx, evaluated, first); err != nil {
-		return nil, 0, err
+	if someGone {
+		if evaluated, first, err = s.existingTx(ctx, tx, evaluated, first); err != nil {
+			return nil, 0, err
+		}
 	}
 	if len(evaluated) > 0 {
 		if _, err := s.q.SentinelMarksEvaluated(ctx, tx, store.JSON(evaluated), now); err != nil {

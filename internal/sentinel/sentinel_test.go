@@ -527,3 +527,48 @@ func TestSentinel_DecidesOnlyWhatIsDue(t *testing.T) {
 		}
 	})
 }
+
+// An order removed between a batch's read and its write gets no mark (its
+// mark would refer to nothing), and the rest of the batch is written: a
+// first publish is lost, an evaluation dropped.
+func TestSentinel_AnOrderRemovedMeanwhileGetsNoMark(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{})
+		for _, id := range []string{"kept", "gone", "gone-quiet"} {
+			f.order(t, id, "cluster")
+		}
+		batch, err := s.unmarked(context.Background(), []string{"cluster"}, time.Time{}, "")
+		if err != nil || len(batch) != 3 {
+			t.Fatalf("unmarked = %d, %v; want the 3 orders", len(batch), err)
+		}
+		f.exec(t, `DELETE FROM catalog_item_instances WHERE id IN ('gone', 'gone-quiet')`)
+		var outs []outcome
+		for _, c := range batch {
+			outs = append(outs, outcome{c: c, publish: c.id != "gone-quiet", reason: "new"})
+		}
+		in := make(chan decidedBatch, 1)
+		in <- decidedBatch{outs: outs}
+		close(in)
+		var st CycleStats
+		if err := s.writeBatches(context.Background(), func() {}, in, f.clock.Now(), &st); err != nil {
+			t.Fatalf("writeBatches: %v", err)
+		}
+		if st.Published != 1 || st.Lost != 1 {
+			t.Errorf("stats = %+v, want kept published and gone lost", st)
+		}
+		var marks int
+		if err := f.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM sentinel_marks`).Scan(&marks); err != nil || marks != 1 {
+			t.Errorf("marks = %d, %v; want kept's alone", marks, err)
+		}
+		wantPublished(t, "the batch", func() []string {
+			var got []string
+			for _, p := range f.drain(t) {
+				got = append(got, p.Data.ID)
+			}
+			return got
+		}(), "kept")
+	})
+}

@@ -50,8 +50,8 @@ RETURNING order_id;
 -- name: SentinelMarksEvaluated :exec
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
--- of {id, generation, ready}, orders that exist); ?2 is the evaluation
--- time.
+-- of {id, generation, ready}; an order removed since it was read breaks
+-- the mark's foreign key); ?2 is the evaluation time.
 INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
 SELECT v.id, 0, NULL, ?2, v.generation, v.ready, v.due
 FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.generation') AS generation,
