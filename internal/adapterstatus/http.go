@@ -17,11 +17,7 @@ func (s *Service) Routes(api *httpapi.API) {
 // orderID is the id of the order the path names by its id or, as on every
 // order route, by its identity (<service_type>.<attribute>=<value>).
 func (s *Service) orderID(r *http.Request) (string, error) {
-	ref := r.PathValue("catalog_item_instance_id")
-	if s.resolver == nil {
-		return ref, nil
-	}
-	return s.resolver.ResolveOrder(r.Context(), auth.ProjectFrom(r.Context()), ref)
+	return s.cfg.Orders.Resolve(r.Context(), auth.ProjectFrom(r.Context()), r.PathValue("catalog_item_instance_id"))
 }
 
 func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) error {

@@ -12,22 +12,20 @@ import (
 
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
-	adapterStatusAll    string
-	adapterStatusList   string
-	adapterStatusUpsert string
-	orderForReport      string
-	orderForReportLock  string
+	adapterStatusAll      string
+	adapterStatusList     string
+	adapterStatusOfOrders string
+	adapterStatusUpsert   string
 }
 
 // newQueries loads the statements of engine from sqlFS.
 func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
-		adapterStatusAll:    qs.Get("AdapterStatusAll"),
-		adapterStatusList:   qs.Get("AdapterStatusList"),
-		adapterStatusUpsert: qs.Get("AdapterStatusUpsert"),
-		orderForReport:      qs.Get("OrderForReport"),
-		orderForReportLock:  qs.Get("OrderForReportLock"),
+		adapterStatusAll:      qs.Get("AdapterStatusAll"),
+		adapterStatusList:     qs.Get("AdapterStatusList"),
+		adapterStatusOfOrders: qs.Get("AdapterStatusOfOrders"),
+		adapterStatusUpsert:   qs.Get("AdapterStatusUpsert"),
 	}
 }
 
@@ -99,6 +97,32 @@ func (q *queries) AdapterStatusList(ctx context.Context, db store.Querier, arg A
 	return out, rows.Err()
 }
 
+// AdapterStatusOfOrdersRow is a row of AdapterStatusOfOrders.
+type AdapterStatusOfOrdersRow struct {
+	OrderID            string
+	Adapter            string
+	ObservedGeneration int64
+	Conditions         json.RawMessage
+}
+
+// AdapterStatusOfOrders runs AdapterStatusOfOrders (sql/*/adapter_statuses.sql) and returns its rows.
+func (q *queries) AdapterStatusOfOrders(ctx context.Context, db store.Querier, orderIDs []string) ([]AdapterStatusOfOrdersRow, error) {
+	rows, err := db.Query(ctx, q.adapterStatusOfOrders, store.Strings(orderIDs))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AdapterStatusOfOrdersRow
+	for rows.Next() {
+		var v AdapterStatusOfOrdersRow
+		if err := rows.Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.Conditions); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // AdapterStatusUpsertParams are the arguments of AdapterStatusUpsert.
 type AdapterStatusUpsertParams struct {
 	OrderID            string
@@ -127,35 +151,5 @@ type AdapterStatusUpsertRow struct {
 func (q *queries) AdapterStatusUpsert(ctx context.Context, db store.Querier, arg AdapterStatusUpsertParams) (AdapterStatusUpsertRow, error) {
 	var v AdapterStatusUpsertRow
 	err := db.QueryRow(ctx, q.adapterStatusUpsert, arg.OrderID, arg.Adapter, arg.ObservedGeneration, arg.ObservedTime, arg.Conditions, arg.Data, arg.CreateTime, arg.UpdateTime).Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.ObservedTime, &v.Conditions, &v.Data, &v.CreateTime, &v.UpdateTime)
-	return v, err
-}
-
-// OrderForReportRow is a row of OrderForReport.
-type OrderForReportRow struct {
-	Project    string
-	Generation int64
-	DeletedAt  *time.Time
-	Terminal   bool
-}
-
-// OrderForReport runs OrderForReport (sql/*/adapter_statuses.sql); no row is store.ErrNotFound.
-func (q *queries) OrderForReport(ctx context.Context, db store.Querier, id string) (OrderForReportRow, error) {
-	var v OrderForReportRow
-	err := db.QueryRow(ctx, q.orderForReport, id).Scan(&v.Project, &v.Generation, &v.DeletedAt, &v.Terminal)
-	return v, err
-}
-
-// OrderForReportLockRow is a row of OrderForReportLock.
-type OrderForReportLockRow struct {
-	Project    string
-	Generation int64
-	DeletedAt  *time.Time
-	Terminal   bool
-}
-
-// OrderForReportLock runs OrderForReportLock (sql/*/adapter_statuses.sql); no row is store.ErrNotFound.
-func (q *queries) OrderForReportLock(ctx context.Context, db store.Querier, id string) (OrderForReportLockRow, error) {
-	var v OrderForReportLockRow
-	err := db.QueryRow(ctx, q.orderForReportLock, id).Scan(&v.Project, &v.Generation, &v.DeletedAt, &v.Terminal)
 	return v, err
 }

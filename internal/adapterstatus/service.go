@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -24,36 +25,20 @@ var sqlFS embed.FS
 // "observed_time >= deleted_at" before the adapter saw the deletion.
 const FutureAllowance = time.Minute
 
-// order is what a report is checked against.
-type order struct {
-	Generation int64
-	// Deleting is set while the order waits to be removed: only then does a
-	// report ask for the order's reconcile (its deletion gate may open).
-	Deleting bool
-}
-
-// ErrOrderNotFound is returned for a report on an order that does not
-// exist or is another project's (404, not 403).
-var ErrOrderNotFound = errors.New("order not found")
-
-// OrderResolver turns a reference to an order, its id or its identity
-// (<service_type>.<attribute>=<value>), into its id; an identity that
-// names no order is an error the API maps to 404. The lifecycle
-// implements it; it is registered after construction
-// ([Service.ResolveOrdersWith]), since the lifecycle reads reports.
-type OrderResolver interface {
-	ResolveOrder(ctx context.Context, project, ref string) (string, error)
-}
-
 // Reconciles asks for an order's reconcile in the report's transaction
 // (*reconcile.Queue): the lifecycle then checks the order's deletion gate.
 type Reconciles interface {
 	RequestTx(ctx context.Context, tx *store.Tx, orderID string) error
 }
 
-// Config configures the Service. DB and Reconciles are required.
+// Config configures the Service. DB, Orders and Reconciles are required.
 type Config struct {
-	DB         *store.DB
+	DB *store.DB
+	// Orders are what reports are on: a report is checked against its
+	// order's generation, read with the order's lock in the report's
+	// transaction. A report on an order that does not exist or is another
+	// project's is order.ErrNotFound (404, not 403).
+	Orders     *order.Store
 	Reconciles Reconciles
 	Logger     *slog.Logger
 	// Registerer receives the metrics. Defaults to none.
@@ -69,16 +54,15 @@ type Config struct {
 // Service stores and lists adapter status reports. It is safe for
 // concurrent use.
 type Service struct {
-	cfg      Config
-	q        *queries
-	reports  *prometheus.CounterVec
-	resolver OrderResolver
+	cfg     Config
+	q       *queries
+	reports *prometheus.CounterVec
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	if cfg.DB == nil || cfg.Reconciles == nil {
-		panic("adapterstatus: Config.DB and Config.Reconciles are required")
+	if cfg.DB == nil || cfg.Orders == nil || cfg.Reconciles == nil {
+		panic("adapterstatus: Config.DB, Config.Orders and Config.Reconciles are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -134,9 +118,9 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 	}
 	var stored Report
 	err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-		// OrderForReport and OrderForReportLock read the same columns, as do the
-		// AdapterStatus queries: reportedOrder and scanReport decode each shape.
-		o, err := reportedOrder(tx.QueryRow(ctx, s.q.orderForReportLock, p.OrderID), p.Project)
+		// A deleting order takes reports too: they are what its deletion
+		// waits for.
+		o, err := s.cfg.Orders.LockTx(ctx, tx, p.Project, p.OrderID)
 		if err != nil {
 			return err
 		}
@@ -160,7 +144,9 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Report, error) {
 		if s.cfg.Changed != nil {
 			tx.AfterCommit(func() { s.cfg.Changed(p.OrderID) })
 		}
-		if o.Deleting {
+		// Only a deleting order's reconcile has anything to do with a report:
+		// its deletion gate may open.
+		if o.Deleting() {
 			return s.cfg.Reconciles.RequestTx(ctx, tx, p.OrderID)
 		}
 		return nil
@@ -189,7 +175,7 @@ type ListParams struct {
 // List returns a page of an order's reports, oldest adapter first. It
 // reads the order to answer 404 for one the caller cannot see.
 func (s *Service) List(ctx context.Context, p ListParams) (store.Page[Report], error) {
-	if _, err := reportedOrder(s.cfg.DB.QueryRow(ctx, s.q.orderForReport, p.OrderID), p.Project); err != nil {
+	if _, err := s.cfg.Orders.Facts(ctx, p.Project, p.OrderID); err != nil {
 		return store.Page[Report]{}, err
 	}
 	return store.ListPage(ctx, s.cfg.DB, s.q.adapterStatusList, p.Page, scanReport,
@@ -212,6 +198,26 @@ func (s *Service) All(ctx context.Context, orderID string) ([]Report, error) {
 		return nil, fmt.Errorf("read adapter statuses of %s: %w", orderID, err)
 	}
 	return store.Collect(rows, scanReport)
+}
+
+// OfOrders returns the reports on a batch of orders, by order id, with what
+// a decision about the orders reads (the sentinel's): each report's
+// adapter, observed generation and conditions; its data and times are
+// left out.
+func (s *Service) OfOrders(ctx context.Context, orderIDs []string) (map[string][]Report, error) {
+	rows, err := s.q.AdapterStatusOfOrders(ctx, s.cfg.DB, orderIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read adapter statuses: %w", err)
+	}
+	out := map[string][]Report{}
+	for _, row := range rows {
+		r := Report{OrderID: row.OrderID, Adapter: row.Adapter, ObservedGeneration: row.ObservedGeneration}
+		if err := json.Unmarshal(row.Conditions, &r.Conditions); err != nil {
+			return nil, fmt.Errorf("read adapter %s's status conditions on %s: %w", r.Adapter, r.OrderID, err)
+		}
+		out[row.OrderID] = append(out[row.OrderID], r)
+	}
+	return out, nil
 }
 
 func scanReport(row store.Scanner) (Report, error) {

@@ -1,7 +1,8 @@
 // Package catalog owns what users can order (DESIGN §2): service types (the
 // typed attribute schemas of the LSM seed) and catalog items (service types
 // with defaults and editable fields). Orders made from them belong to the
-// lifecycle, which the catalog asks about live orders through [Orders].
+// lifecycle; the catalog asks about live ones through internal/order
+// ([Config.Orders]).
 //
 // Service types: the ones API.md builds in — vm, container, database and
 // cluster — are JSON Schema 2020-12 documents embedded from servicetypes/,
@@ -47,7 +48,7 @@
 //     missing (a required property, too few items) may be left to orders,
 //     which is why [Service.BuildSpec] checks the whole spec again.
 //   - An item's service_type never changes, and an item with live orders is
-//     never deleted ([Orders], asked under the item's row lock).
+//     never deleted ([Config.Orders], asked under the item's row lock).
 //   - Orders keep the spec they were built with: changing an item changes
 //     only later orders (the rehydration seed re-evaluates an order's
 //     stored intent, never its catalog item).

@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
 )
@@ -61,7 +62,8 @@ func setup(t *testing.T, engine store.Engine) *env {
 		t.Fatal(err)
 	}
 	e := &env{db: db}
-	e.svc = catalog.New(catalog.Config{DB: db, ServiceTypes: types, Logger: logger})
+	e.svc = catalog.New(catalog.Config{DB: db, ServiceTypes: types, Logger: logger,
+		Orders: order.New(order.Config{DB: db, ServiceType: types.OrderType})})
 	api, err := httpapi.New(httpapi.Config{Logger: logger, Problems: problems(), Auth: devAuth{}})
 	if err != nil {
 		t.Fatal(err)

@@ -160,7 +160,11 @@ func (s *Service) DeleteItem(ctx context.Context, id string, ifMatch *int64) err
 		if ifMatch != nil && *ifMatch != it.Version {
 			return store.ErrStale
 		}
-		live, err := s.liveOrdersOfItemTx(ctx, tx, id)
+		// The item's row lock (FOR UPDATE on PostgreSQL) is held while its
+		// orders are counted: an order create that reads the item with
+		// [Service.ItemTx] in its own transaction either commits first (and
+		// is counted) or waits and then finds the item gone.
+		live, err := s.cfg.Orders.LiveOfItemTx(ctx, tx, id)
 		if err != nil {
 			return fmt.Errorf("count orders of catalog item %q: %w", id, err)
 		}

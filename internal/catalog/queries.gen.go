@@ -18,18 +18,14 @@ type queries struct {
 	catalogItemGetShared          string
 	catalogItemInsert             string
 	catalogItemList               string
-	catalogItemLiveOrders         string
 	catalogItemLock               string
 	catalogItemUpdate             string
-	lifecycleExists               string
 	serviceTypeDelete             string
 	serviceTypeGet                string
 	serviceTypeIDsByLifecycle     string
 	serviceTypeIDsByParent        string
 	serviceTypeInsert             string
 	serviceTypeList               string
-	serviceTypeLiveAttributes     string
-	serviceTypeLiveOrders         string
 	serviceTypeLock               string
 	serviceTypeUpdate             string
 }
@@ -44,18 +40,14 @@ func newQueries(engine store.Engine) *queries {
 		catalogItemGetShared:          qs.Get("CatalogItemGetShared"),
 		catalogItemInsert:             qs.Get("CatalogItemInsert"),
 		catalogItemList:               qs.Get("CatalogItemList"),
-		catalogItemLiveOrders:         qs.Get("CatalogItemLiveOrders"),
 		catalogItemLock:               qs.Get("CatalogItemLock"),
 		catalogItemUpdate:             qs.Get("CatalogItemUpdate"),
-		lifecycleExists:               qs.Get("LifecycleExists"),
 		serviceTypeDelete:             qs.Get("ServiceTypeDelete"),
 		serviceTypeGet:                qs.Get("ServiceTypeGet"),
 		serviceTypeIDsByLifecycle:     qs.Get("ServiceTypeIDsByLifecycle"),
 		serviceTypeIDsByParent:        qs.Get("ServiceTypeIDsByParent"),
 		serviceTypeInsert:             qs.Get("ServiceTypeInsert"),
 		serviceTypeList:               qs.Get("ServiceTypeList"),
-		serviceTypeLiveAttributes:     qs.Get("ServiceTypeLiveAttributes"),
-		serviceTypeLiveOrders:         qs.Get("ServiceTypeLiveOrders"),
 		serviceTypeLock:               qs.Get("ServiceTypeLock"),
 		serviceTypeUpdate:             qs.Get("ServiceTypeUpdate"),
 	}
@@ -165,13 +157,6 @@ func (q *queries) CatalogItemList(ctx context.Context, db store.Querier, arg Cat
 	return out, rows.Err()
 }
 
-// CatalogItemLiveOrders runs CatalogItemLiveOrders (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) CatalogItemLiveOrders(ctx context.Context, db store.Querier, catalogItemID string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.catalogItemLiveOrders, catalogItemID).Scan(&v)
-	return v, err
-}
-
 // CatalogItemLockRow is a row of CatalogItemLock.
 type CatalogItemLockRow struct {
 	ID          string
@@ -204,13 +189,6 @@ type CatalogItemUpdateParams struct {
 // CatalogItemUpdate runs CatalogItemUpdate (sql/*/catalog_items.sql) and returns the number of rows it affected.
 func (q *queries) CatalogItemUpdate(ctx context.Context, db store.Querier, arg CatalogItemUpdateParams) (int64, error) {
 	return db.Exec(ctx, q.catalogItemUpdate, arg.DisplayName, arg.Defaults, arg.Fields, arg.UpdateTime, arg.ID, arg.Version)
-}
-
-// LifecycleExists runs LifecycleExists (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) LifecycleExists(ctx context.Context, db store.Querier, id string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.lifecycleExists, id).Scan(&v)
-	return v, err
 }
 
 // ServiceTypeDelete runs ServiceTypeDelete (sql/*/service_types.sql) and returns the number of rows it affected.
@@ -326,37 +304,6 @@ func (q *queries) ServiceTypeList(ctx context.Context, db store.Querier, minID s
 		out = append(out, v)
 	}
 	return out, rows.Err()
-}
-
-// ServiceTypeLiveAttributesRow is a row of ServiceTypeLiveAttributes.
-type ServiceTypeLiveAttributesRow struct {
-	ID         string
-	Attributes json.RawMessage
-}
-
-// ServiceTypeLiveAttributes runs ServiceTypeLiveAttributes (sql/*/orders.sql) and returns its rows.
-func (q *queries) ServiceTypeLiveAttributes(ctx context.Context, db store.Querier, serviceType string) ([]ServiceTypeLiveAttributesRow, error) {
-	rows, err := db.Query(ctx, q.serviceTypeLiveAttributes, serviceType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ServiceTypeLiveAttributesRow
-	for rows.Next() {
-		var v ServiceTypeLiveAttributesRow
-		if err := rows.Scan(&v.ID, &v.Attributes); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// ServiceTypeLiveOrders runs ServiceTypeLiveOrders (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) ServiceTypeLiveOrders(ctx context.Context, db store.Querier, serviceType string) (int64, error) {
-	var v int64
-	err := db.QueryRow(ctx, q.serviceTypeLiveOrders, serviceType).Scan(&v)
-	return v, err
 }
 
 // ServiceTypeLockRow is a row of ServiceTypeLock.

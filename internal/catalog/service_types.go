@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/schema"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -84,6 +85,23 @@ func (r *ServiceTypes) Get(ctx context.Context, id string) (ServiceType, error) 
 		return ServiceType{}, err
 	}
 	return e.serviceType.clone(), nil
+}
+
+// OrderType is what the reads of orders need of the service type with the
+// id (order.Config.ServiceType): its identity attribute and runtime kind.
+func (r *ServiceTypes) OrderType(ctx context.Context, id string) (order.ServiceType, error) {
+	e, err := r.entry(ctx, r.db, id)
+	if err != nil {
+		return order.ServiceType{}, err
+	}
+	var t order.ServiceType
+	if a := e.serviceType.IdentityAttribute; a != nil {
+		t.IdentityAttribute = *a
+	}
+	if rt := e.serviceType.Runtime; rt != nil {
+		t.RuntimeKind = rt.Kind
+	}
+	return t, nil
 }
 
 // List returns a page of the service types, built-in and stored, sorted by

@@ -217,7 +217,7 @@ func (s *Service) ReplaceServiceType(ctx context.Context, p ServiceTypeParams, i
 // not live with: a new lifecycle, or a schema their stored attribute sets
 // break.
 func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next ServiceType) error {
-	live, err := s.liveOrdersOfTypeTx(ctx, tx, cur.ID)
+	live, err := s.cfg.Orders.LiveOfTypeTx(ctx, tx, cur.ID)
 	if err != nil {
 		return fmt.Errorf("count live orders of %q: %w", cur.ID, err)
 	}
@@ -232,13 +232,13 @@ func (s *Service) checkLiveOrders(ctx context.Context, tx *store.Tx, cur, next S
 	if err != nil {
 		return err
 	}
-	sets, err := s.liveAttributeSetsTx(ctx, tx, cur.ID)
+	sets, err := s.cfg.Orders.LiveAttributesTx(ctx, tx, cur.ID)
 	if err != nil {
 		return fmt.Errorf("read live orders of %q: %w", cur.ID, err)
 	}
 	var broken []string
 	for _, id := range slices.Sorted(maps.Keys(sets)) {
-		for _, set := range sets[id] {
+		for _, set := range sets[id].Sets() {
 			if entry.schema.Validate("spec", entry.envelopeFree(set)) != nil {
 				broken = append(broken, id)
 				break
@@ -275,7 +275,7 @@ func (s *Service) DeleteServiceType(ctx context.Context, id string, ifMatch *int
 			return err
 		}
 		inUse.CatalogItems = int(items)
-		if inUse.LiveOrders, err = s.liveOrdersOfTypeTx(ctx, tx, id); err != nil {
+		if inUse.LiveOrders, err = s.cfg.Orders.LiveOfTypeTx(ctx, tx, id); err != nil {
 			return err
 		}
 		if inUse.ChildTypes, err = s.q.ServiceTypeIDsByParent(ctx, tx, id); err != nil {

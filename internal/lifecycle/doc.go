@@ -29,7 +29,9 @@
 // The package owns the order (catalog item instance, DESIGN §2) from
 // create to tombstone, at the top of the domains: it calls the catalog
 // (specs, service types) and placement (place, record, update, delete,
-// rehydrate). Nothing below calls back up: the SPRM and placement record
+// rehydrate), and makes every write of the order; the domains below read
+// orders through package order, and so does its resolution of an
+// identity. Nothing below calls back up: the SPRM and placement record
 // what becomes of an order's resource (an instance's status, an update's
 // outcome, a replacement done or failed) as reconcile changes, and the
 // order's reconcile (order.reconcile job) applies them in the order they

@@ -38,7 +38,7 @@ func (s *Service) ForceDeleteOrder(ctx context.Context, project, ref string, p F
 	if p.Reason == "" {
 		return invalid.New("reason", "is required: say why the deletion may not wait")
 	}
-	id, err := s.resolve(ctx, project, ref)
+	id, err := s.cfg.Orders.Resolve(ctx, project, ref)
 	if err != nil {
 		return err
 	}

@@ -109,13 +109,24 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Lifecycle, error)
 }
 
 // Lifecycle returns the lifecycle with the id, stored or built in, or an
-// error wrapping [ErrLifecycleNotFound]. The catalog checks a service
-// type's lifecycle with it, and the engine reads the definition it runs.
+// error wrapping [ErrLifecycleNotFound]. The engine reads the definition
+// it runs with it.
 func (s *Service) Lifecycle(ctx context.Context, id string) (Lifecycle, error) {
 	if l, ok := builtin(id); ok {
 		return l, nil
 	}
 	return s.lifecycleGet(ctx, id)
+}
+
+// LifecycleStored says whether a lifecycle with the id is stored (not
+// built in): the catalog asks before a service type names it
+// (catalog.StoredLifecycles).
+func (s *Service) LifecycleStored(ctx context.Context, id string) (bool, error) {
+	_, err := s.lifecycleGet(ctx, id)
+	if errors.Is(err, ErrLifecycleNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // listCursorTime is the time of every lifecycle page token: lifecycles

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/catalog"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/statemachine"
 	"github.com/stewardhq/steward/pkg/provider"
@@ -31,12 +32,12 @@ type Order struct {
 	// Generation counts changes of the desired state an adapter acts on:
 	// the create, each change of the active set after it (an update
 	// promoted, a rollback), and the delete.
-	Generation    int64                   `json:"generation"`
-	Attributes    statemachine.Attributes `json:"attributes"`
-	InstanceID    string                  `json:"instance_id"`
-	ProviderName  string                  `json:"provider_name"`
-	Status        provider.Status         `json:"status"`
-	StatusMessage string                  `json:"status_message"`
+	Generation    int64            `json:"generation"`
+	Attributes    order.Attributes `json:"attributes"`
+	InstanceID    string           `json:"instance_id"`
+	ProviderName  string           `json:"provider_name"`
+	Status        provider.Status  `json:"status"`
+	StatusMessage string           `json:"status_message"`
 	// Status, StatusMessage and RestartCount are the current instance's as
 	// the reconcile last applied them (the order's own record, written with
 	// the transfer they fire: docs/architecture.md). RestartCount is nil
@@ -212,7 +213,7 @@ func (v userValueSets) after(op statemachine.Operation) userValueSets {
 
 // shown returns the user values an order shows: those of its candidate
 // set while it has one (the update asked for), else the active set's.
-func (v userValueSets) shown(sets statemachine.Attributes) []catalog.UserValue {
+func (v userValueSets) shown(sets order.Attributes) []catalog.UserValue {
 	if sets.Candidate != nil {
 		return v.Candidate
 	}

@@ -20,7 +20,7 @@ import (
 // not nil, is the version the caller read: another gives [store.ErrStale].
 func (s *Service) change(ctx context.Context, project, ref string, ifMatch *int64,
 	fn func(tx *store.Tx, o *Order, def statemachine.Definition) error) (Order, error) {
-	id, err := s.resolve(ctx, project, ref)
+	id, err := s.cfg.Orders.Resolve(ctx, project, ref)
 	if err != nil {
 		return Order{}, err
 	}

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/order"
 )
 
 var (
 	// ErrOrderNotFound is returned when no order (catalog item instance)
 	// has the id or identity in the caller's project, or it was deleted and
-	// deleted orders were not asked for.
-	ErrOrderNotFound = errors.New("order not found")
+	// deleted orders were not asked for. It is the order reads' own, so the
+	// domains below answer the same 404.
+	ErrOrderNotFound = order.ErrNotFound
 	// ErrOrderExists is returned by [Service.CreateOrder] when the id (or
 	// the identity attribute's value) is taken; the error is an
 	// [*OrderExistsError].

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/catalog"
-	"github.com/stewardhq/steward/internal/statemachine"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -24,7 +24,7 @@ func TestOrderJSON_MatchesEncodingJSON(t *testing.T) {
 		DisplayName: "my \"vm\" <b>&\u2028\x01\xff", Labels: map[string]string{"env": "prod", "t<": "&"},
 		UserValues: []catalog.UserValue{{Path: "vcpu.count", Value: 2.0}, {Path: "tags", Value: []any{"a", nil}}},
 		ParentID:   &parent, State: "deleting", Lifecycle: "simple", Version: 7, Generation: 3,
-		Attributes: statemachine.Attributes{Candidate: map[string]any{"x": 1.0}, Active: map[string]any{"y": map[string]any{"z": "é"}}},
+		Attributes: order.Attributes{Candidate: map[string]any{"x": 1.0}, Active: map[string]any{"y": map[string]any{"z": "é"}}},
 		InstanceID: "8b7e", ProviderName: "vm-sp", Status: provider.StatusDeleted, StatusMessage: "line\nbreak\ttab",
 		LastError:  `deletion waits for adapter k8s (Health=False: "stuck")`,
 		CreateTime: deleted.Add(-time.Hour), UpdateTime: deleted.Add(time.Minute), DeletedAt: &deleted,

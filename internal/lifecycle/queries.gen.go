@@ -26,7 +26,6 @@ type queries struct {
 	orderEventList           string
 	orderEventsPurge         string
 	orderGet                 string
-	orderIDByIdentity        string
 	orderIDByRequestKey      string
 	orderInsert              string
 	orderList                string
@@ -63,7 +62,6 @@ func newQueries(engine store.Engine) *queries {
 		orderEventList:           qs.Get("OrderEventList"),
 		orderEventsPurge:         qs.Get("OrderEventsPurge"),
 		orderGet:                 qs.Get("OrderGet"),
-		orderIDByIdentity:        qs.Get("OrderIDByIdentity"),
 		orderIDByRequestKey:      qs.Get("OrderIDByRequestKey"),
 		orderInsert:              qs.Get("OrderInsert"),
 		orderList:                qs.Get("OrderList"),
@@ -333,20 +331,6 @@ type OrderGetRow struct {
 func (q *queries) OrderGet(ctx context.Context, db store.Querier, id string, project string) (OrderGetRow, error) {
 	var v OrderGetRow
 	err := db.QueryRow(ctx, q.orderGet, id, project).Scan(&v.ID, &v.Project, &v.CatalogItemID, &v.ServiceType, &v.DisplayName, &v.Labels, &v.UserValues, &v.ParentID, &v.State, &v.Lifecycle, &v.Version, &v.Generation, &v.Attributes, &v.InstanceID, &v.ProviderName, &v.Status, &v.StatusMessage, &v.RestartCount, &v.CreateTime, &v.UpdateTime, &v.DeletedAt, &v.Terminal, &v.Identity, &v.PendingInstanceID, &v.Validation, &v.LastError, &v.ExpireTime, &v.UserValueSets, &v.Outputs, &v.Synced, &v.CopyingTo)
-	return v, err
-}
-
-// OrderIDByIdentityParams are the arguments of OrderIDByIdentity.
-type OrderIDByIdentityParams struct {
-	ServiceType string
-	Identity    string
-	Project     string
-}
-
-// OrderIDByIdentity runs OrderIDByIdentity (sql/*/orders.sql); no row is store.ErrNotFound.
-func (q *queries) OrderIDByIdentity(ctx context.Context, db store.Querier, arg OrderIDByIdentityParams) (string, error) {
-	var v string
-	err := db.QueryRow(ctx, q.orderIDByIdentity, arg.ServiceType, arg.Identity, arg.Project).Scan(&v)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -25,10 +26,13 @@ func (f ServiceTypeUsageFunc) ServiceTypesUsingLifecycle(ctx context.Context, li
 	return f(ctx, lifecycleID)
 }
 
-// Config configures the Service. DB is required; Catalog, Placement and
-// Jobs are required for orders.
+// Config configures the Service. DB is required; Orders, Catalog,
+// Placement and Jobs are required for orders.
 type Config struct {
 	DB *store.DB
+	// Orders are the orders' reads that the domains below share: an
+	// identity resolved to its order's id.
+	Orders *order.Store
 	// Catalog builds orders' specs from catalog items and knows their
 	// service types.
 	Catalog catalogView

@@ -10,6 +10,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -29,31 +30,6 @@ const (
 	NextRetry            = "retry"
 	NextWaitForOperation = "wait_for_operation"
 )
-
-// AppInstance is what the repair domain needs of an order whose service
-// type declares a runtime.
-type AppInstance struct {
-	ID          string
-	Project     string
-	ServiceType string
-	// RuntimeKind is KindKubernetes or KindSimple.
-	RuntimeKind string
-	// InstanceID and ProviderName say where the order is realised; empty
-	// until it is placed.
-	InstanceID   string
-	ProviderName string
-	State        string
-	Deleting     bool
-}
-
-// AppInstances finds app instances (the lifecycle's orders, with their
-// service type's runtime). It returns ErrAppInstanceNotFound for an order
-// that does not exist in the project or whose service type has no runtime.
-// The lifecycle implements it and registers it after construction
-// ([Service.FindAppInstancesWith]): it reads runtimes from here.
-type AppInstances interface {
-	AppInstance(ctx context.Context, project, id string) (AppInstance, error)
-}
 
 // Providers tells where a provider listens, how it is called and what it
 // supports (the service registry).
@@ -82,10 +58,13 @@ type jobInserter interface {
 	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error
 }
 
-// Config configures the Service. DB, Providers, Tokens and Jobs are
-// required.
+// Config configures the Service. DB, Orders, Providers, Tokens and Jobs
+// are required.
 type Config struct {
-	DB        *store.DB
+	DB *store.DB
+	// Orders finds app instances: orders whose service type declares a
+	// runtime. Their runtimes are this package's.
+	Orders    *order.Store
 	Providers Providers
 	Tokens    WorkerTokens
 	Jobs      jobInserter
@@ -116,22 +95,24 @@ type Config struct {
 
 // Service is the repair domain.
 type Service struct {
-	cfg  Config
-	q    *queries
-	log  *slog.Logger
-	apps AppInstances
+	cfg Config
+	q   *queries
+	log *slog.Logger
 }
 
-// FindAppInstancesWith registers what finds app instances. Call it once,
-// before the service serves; until then no app instance is found.
-func (s *Service) FindAppInstancesWith(a AppInstances) { s.apps = a }
-
-// appInstance finds an app instance through the registered AppInstances.
-func (s *Service) appInstance(ctx context.Context, project, id string) (AppInstance, error) {
-	if s.apps == nil {
-		return AppInstance{}, fmt.Errorf("%w: %s", ErrAppInstanceNotFound, id)
+// appInstance finds the app instance ref (an id or an identity) names in
+// project. Another project's order, a missing one and one whose type has
+// no runtime are ErrAppInstanceNotFound.
+func (s *Service) appInstance(ctx context.Context, project, ref string) (order.AppInstance, error) {
+	app, err := s.cfg.Orders.AppInstance(ctx, project, ref)
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return order.AppInstance{}, fmt.Errorf("%w: %s", ErrAppInstanceNotFound, ref)
+	case errors.Is(err, order.ErrNoRuntime):
+		// not wrapped: the answer is the app instance's 404, not the order's
+		return order.AppInstance{}, fmt.Errorf("%w: %v", ErrAppInstanceNotFound, err)
 	}
-	return s.apps.AppInstance(ctx, project, id)
+	return app, err
 }
 
 // New returns the Service for cfg.

@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -68,7 +69,7 @@ func (s *Service) ApplyReport(ctx context.Context, project, appInstanceID, id st
 			if r.RuntimeState == nil {
 				return nil
 			}
-			app := AppInstance{ID: op.AppInstanceID, Project: op.Project}
+			app := order.AppInstance{ID: op.AppInstanceID, Project: op.Project}
 			_, err = s.recordRuntimeTx(ctx, tx, app, *r.RuntimeState, op.UpdateTime)
 			return err
 		})

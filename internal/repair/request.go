@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/audit"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -86,7 +87,7 @@ func (s *Service) Request(ctx context.Context, r Request) (Operation, error) {
 
 // checkPlaced refuses an app instance that has no provider to run the
 // operation, or whose provider does not execute repairs.
-func (s *Service) checkPlaced(ctx context.Context, app AppInstance) error {
+func (s *Service) checkPlaced(ctx context.Context, app order.AppInstance) error {
 	switch {
 	case app.Deleting:
 		return fmt.Errorf("%w: app instance %s is being deleted", ErrAppInstanceNotReady, app.ID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/invalid"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -45,7 +46,7 @@ func (s *Service) runtime(ctx context.Context, q store.Querier, appInstanceID st
 
 // recordRuntimeTx keeps st as the runtime observed at t, unless a later
 // observation is kept already; it reports whether st was kept.
-func (s *Service) recordRuntimeTx(ctx context.Context, tx *store.Tx, app AppInstance, st provider.RuntimeState,
+func (s *Service) recordRuntimeTx(ctx context.Context, tx *store.Tx, app order.AppInstance, st provider.RuntimeState,
 	observed time.Time) (bool, error) {
 	n, err := s.q.RuntimeUpsert(ctx, tx, RuntimeUpsertParams{AppInstanceID: app.ID, Project: app.Project,
 		State: store.JSON(st), ObservedTime: observed.UTC(), UpdateTime: s.now()})

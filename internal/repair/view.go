@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/pkg/provider"
 )
@@ -41,7 +42,7 @@ func (s *Service) AppInstance(ctx context.Context, project, id string) (View, er
 	return s.view(ctx, app)
 }
 
-func (s *Service) view(ctx context.Context, app AppInstance) (View, error) {
+func (s *Service) view(ctx context.Context, app order.AppInstance) (View, error) {
 	v := View{ID: app.ID, Path: "projects/" + app.Project + "/app-instances/" + app.ID, Project: app.Project,
 		ServiceType: app.ServiceType, State: app.State, InstanceID: app.InstanceID, ProviderName: app.ProviderName}
 	v.Runtime.Kind = app.RuntimeKind

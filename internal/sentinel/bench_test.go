@@ -34,7 +34,8 @@ func BenchmarkSentinelCycle(b *testing.B) {
 				f := &fixture{db: storetest.Open(b, engine), clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}}
 				f.bulkOrders(b, n)
 				newSentinel := func() *Service {
-					s, err := New(Config{DB: f.db, Catalog: catalog{"cluster": {"ns"}}, Now: f.clock.Now})
+					s, err := New(Config{DB: f.db, Orders: f.orders(), Reports: f.reports(), Catalog: catalog{"cluster": {"ns"}},
+						Now: f.clock.Now})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -3,6 +3,7 @@ package sentinel
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -90,6 +91,9 @@ func (s *Service) readBatches(ctx context.Context, out chan<- readBatch, watched
 		afterTime, afterID = last.key, last.id
 		r := readBatch{decide: batch[:0:0]}
 		for _, c := range batch {
+			if c.gone {
+				continue
+			}
 			if _, ok := watched[c.serviceType]; ok && !c.terminal {
 				r.decide = append(r.decide, c)
 				continue
@@ -147,16 +151,24 @@ func (s *Service) writeBatches(ctx context.Context, cancel context.CancelFunc, i
 	for d := range in {
 		var sent []outcome
 		var lost int
-		err := s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
-			if len(d.deferred) > 0 {
-				if _, err := s.q.SentinelMarksDefer(ctx, tx, store.JSON(d.deferred), now); err != nil {
-					return err
+		record := func(someGone bool) error {
+			return s.cfg.DB.InTx(ctx, func(tx *store.Tx) error {
+				if len(d.deferred) > 0 {
+					if _, err := s.q.SentinelMarksDefer(ctx, tx, store.JSON(d.deferred), now); err != nil {
+						return err
+					}
 				}
-			}
-			var err error
-			sent, lost, err = s.recordTx(ctx, tx, d.outs, now) // InTx may run fn again: set, not add
-			return err
-		})
+				var err error
+				sent, lost, err = s.recordTx(ctx, tx, d.outs, now, someGone) // InTx may run fn again: set, not add
+				return err
+			})
+		}
+		err := record(false)
+		if errors.Is(err, store.ErrNoReferent) {
+			// An order was removed since it was read: its mark has nothing
+			// to refer to. Rare, so only then are the orders looked up.
+			err = record(true)
+		}
 		if err != nil {
 			cancel()
 			return fmt.Errorf("sentinel: record decisions: %w", err)

@@ -4,7 +4,6 @@ package sentinel
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -13,11 +12,10 @@ import (
 // queries holds the package's statements in one engine's SQL.
 type queries struct {
 	sentinelDue            string
+	sentinelMarked         string
 	sentinelMarksDefer     string
 	sentinelMarksEvaluated string
 	sentinelMarksRepublish string
-	sentinelNew            string
-	sentinelReports        string
 }
 
 // newQueries loads the statements of engine from sqlFS.
@@ -25,11 +23,10 @@ func newQueries(engine store.Engine) *queries {
 	qs := store.MustLoadQueries(sqlFS, "sql", engine)
 	return &queries{
 		sentinelDue:            qs.Get("SentinelDue"),
+		sentinelMarked:         qs.Get("SentinelMarked"),
 		sentinelMarksDefer:     qs.Get("SentinelMarksDefer"),
 		sentinelMarksEvaluated: qs.Get("SentinelMarksEvaluated"),
 		sentinelMarksRepublish: qs.Get("SentinelMarksRepublish"),
-		sentinelNew:            qs.Get("SentinelNew"),
-		sentinelReports:        qs.Get("SentinelReports"),
 	}
 }
 
@@ -43,19 +40,10 @@ type SentinelDueParams struct {
 
 // SentinelDueRow is a row of SentinelDue.
 type SentinelDueRow struct {
-	ID             string
-	Project        string
-	ServiceType    string
-	Generation     int64
-	State          string
-	Status         string
-	DeletedAt      *time.Time
-	UpdateTime     time.Time
-	Marked         bool
+	OrderID        string
 	LastGeneration int64
 	PublishedTime  *time.Time
 	WasReady       bool
-	Terminal       bool
 	DueTime        *time.Time
 }
 
@@ -69,7 +57,25 @@ func (q *queries) SentinelDue(ctx context.Context, db store.Querier, arg Sentine
 	var out []SentinelDueRow
 	for rows.Next() {
 		var v SentinelDueRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.ServiceType, &v.Generation, &v.State, &v.Status, &v.DeletedAt, &v.UpdateTime, &v.Marked, &v.LastGeneration, &v.PublishedTime, &v.WasReady, &v.Terminal, &v.DueTime); err != nil {
+		if err := rows.Scan(&v.OrderID, &v.LastGeneration, &v.PublishedTime, &v.WasReady, &v.DueTime); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// SentinelMarked runs SentinelMarked (sql/*/sentinel.sql) and returns its rows.
+func (q *queries) SentinelMarked(ctx context.Context, db store.Querier, orderIDs []string) ([]string, error) {
+	rows, err := db.Query(ctx, q.sentinelMarked, store.Strings(orderIDs))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -98,76 +104,6 @@ func (q *queries) SentinelMarksRepublish(ctx context.Context, db store.Querier, 
 	for rows.Next() {
 		var v string
 		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// SentinelNewParams are the arguments of SentinelNew.
-type SentinelNewParams struct {
-	ServiceTypes []string
-	AfterTime    time.Time
-	AfterID      string
-	Limit        int64
-}
-
-// SentinelNewRow is a row of SentinelNew.
-type SentinelNewRow struct {
-	ID             string
-	Project        string
-	ServiceType    string
-	Generation     int64
-	State          string
-	Status         string
-	DeletedAt      *time.Time
-	UpdateTime     time.Time
-	Marked         bool
-	LastGeneration int64
-	PublishedTime  *time.Time
-	WasReady       bool
-	Terminal       bool
-	DueTime        time.Time
-}
-
-// SentinelNew runs SentinelNew (sql/*/sentinel.sql) and returns its rows.
-func (q *queries) SentinelNew(ctx context.Context, db store.Querier, arg SentinelNewParams) ([]SentinelNewRow, error) {
-	rows, err := db.Query(ctx, q.sentinelNew, store.Strings(arg.ServiceTypes), arg.AfterTime, arg.AfterID, arg.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []SentinelNewRow
-	for rows.Next() {
-		var v SentinelNewRow
-		if err := rows.Scan(&v.ID, &v.Project, &v.ServiceType, &v.Generation, &v.State, &v.Status, &v.DeletedAt, &v.UpdateTime, &v.Marked, &v.LastGeneration, &v.PublishedTime, &v.WasReady, &v.Terminal, &v.DueTime); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// SentinelReportsRow is a row of SentinelReports.
-type SentinelReportsRow struct {
-	OrderID            string
-	Adapter            string
-	ObservedGeneration int64
-	Conditions         json.RawMessage
-}
-
-// SentinelReports runs SentinelReports (sql/*/sentinel.sql) and returns its rows.
-func (q *queries) SentinelReports(ctx context.Context, db store.Querier, orderIDs []string) ([]SentinelReportsRow, error) {
-	rows, err := db.Query(ctx, q.sentinelReports, store.Strings(orderIDs))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []SentinelReportsRow
-	for rows.Next() {
-		var v SentinelReportsRow
-		if err := rows.Scan(&v.OrderID, &v.Adapter, &v.ObservedGeneration, &v.Conditions); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -1,24 +1,10 @@
 package sentinel
 
-import "encoding/json"
-
 // report is what the sentinel reads of an adapter's latest report.
 type report struct {
 	adapter    string
 	generation int64
 	conditions map[string]string // type → status
-}
-
-func decodeConditions(raw []byte) (map[string]string, error) {
-	var cs []struct{ Type, Status string }
-	if err := json.Unmarshal(raw, &cs); err != nil {
-		return nil, err
-	}
-	m := make(map[string]string, len(cs))
-	for _, c := range cs {
-		m[c.Type] = c.Status
-	}
-	return m, nil
 }
 
 // converged says whether an order's adapters are done with its current

@@ -14,8 +14,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/background"
 	"github.com/stewardhq/steward/internal/events"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -30,9 +32,20 @@ type Catalog interface {
 	RequiredAdaptersByType(ctx context.Context) (map[string][]string, error)
 }
 
-// Config configures a [Service]. DB and Catalog are required.
+// Reports are adapters' reports on orders (*adapterstatus.Service).
+type Reports interface {
+	// OfOrders returns the reports on a batch of orders, by order id.
+	OfOrders(ctx context.Context, orderIDs []string) (map[string][]adapterstatus.Report, error)
+}
+
+// Config configures a [Service]. DB, Orders, Reports and Catalog are
+// required.
 type Config struct {
-	DB      *store.DB
+	DB *store.DB
+	// Orders are what the sentinel decides about, and Reports what their
+	// adapters last said of them.
+	Orders  *order.Store
+	Reports Reports
 	Catalog Catalog
 	Logger  *slog.Logger
 	// Registerer receives the metrics. Defaults to none.
@@ -101,8 +114,8 @@ type Service struct {
 
 // New checks cfg and compiles its decision.
 func New(cfg Config) (*Service, error) {
-	if cfg.DB == nil || cfg.Catalog == nil {
-		return nil, errors.New("sentinel: DB and Catalog are required")
+	if cfg.DB == nil || cfg.Orders == nil || cfg.Reports == nil || cfg.Catalog == nil {
+		return nil, errors.New("sentinel: DB, Orders, Reports and Catalog are required")
 	}
 	cfg.Name = cmp.Or(cfg.Name, "sentinel")
 	cfg.Interval = cmp.Or(cfg.Interval, 5*time.Second)
@@ -262,15 +275,18 @@ type deferRow struct {
 }
 
 // firstPublishLite and firstPublishPG record the first publishes of a
-// batch for orders the sentinel had no mark of; an order that has one by
-// now (another sentinel's) or is gone is left out. They return the orders
+// batch for orders the sentinel had no mark of (an order removed since it
+// was read breaks the mark's foreign key: store.ErrNoReferent); an order
+// that has one by now (another sentinel's) is left out. They return the orders
 // marked. As a JSON array, SQLite's json_extract of the batch's four fields
 // was the largest part of a cycle over 100,000 due orders.
 var firstPublishLite = store.NewChunked(2, 4, func(values string) string {
+	// WHERE true: SQLite reads an upsert's ON CONFLICT after a bare FROM as
+	// a join's
 	return `INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
 SELECT v.column1, v.column2, ?, ?, v.column2, v.column3, v.column4
 FROM (` + values + `) AS v
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.column1)
+WHERE true
 ON CONFLICT (order_id) DO NOTHING
 RETURNING order_id`
 })
@@ -278,7 +294,6 @@ RETURNING order_id`
 const firstPublishPG = `INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
 SELECT v.id, v.generation, $5, $5, v.generation, v.ready, v.due
 FROM unnest($1::text[], $2::bigint[], $3::boolean[], $4::timestamptz[]) AS v(id, generation, ready, due)
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
 ON CONFLICT (order_id) DO NOTHING
 RETURNING order_id`
 
@@ -326,8 +341,11 @@ func (s *Service) nextDue(base time.Time, ready bool) string {
 // recordTx writes a batch's marks and, for each publish whose mark it
 // could set, the event to the outbox: three statements and one insert of
 // events per batch, whatever its size. It returns what it published and
-// how many another sentinel had published first.
-func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, now time.Time) (sent []outcome, lost int, err error) {
+// how many another sentinel had published first. A mark refers to its
+// order: with someGone, the batch's orders are looked up first and those
+// removed since they were read get none.
+func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, now time.Time,
+	someGone bool) (sent []outcome, lost int, err error) {
 	var evaluated, first, again []markRow
 	byID := make(map[string]outcome, len(outs))
 	for _, o := range outs {
@@ -349,6 +367,11 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 			again = append(again, r)
 		}
 		byID[o.c.id] = o
+	}
+	if someGone {
+		if evaluated, first, err = s.existingTx(ctx, tx, evaluated, first); err != nil {
+			return nil, 0, err
+		}
 	}
 	if len(evaluated) > 0 {
 		if _, err := s.q.SentinelMarksEvaluated(ctx, tx, store.JSON(evaluated), now); err != nil {
@@ -384,6 +407,23 @@ func (s *Service) recordTx(ctx context.Context, tx *store.Tx, outs []outcome, no
 		return nil, 0, err
 	}
 	return sent, len(byID) - len(won), nil
+}
+
+// existingTx returns the marks of evaluated and first whose orders exist.
+func (s *Service) existingTx(ctx context.Context, tx *store.Tx, evaluated, first []markRow) ([]markRow, []markRow, error) {
+	if len(evaluated)+len(first) == 0 {
+		return evaluated, first, nil
+	}
+	ids := make([]string, 0, len(evaluated)+len(first))
+	for _, r := range slices.Concat(evaluated, first) {
+		ids = append(ids, r.ID)
+	}
+	exist, err := s.cfg.Orders.ExistingTx(ctx, tx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	gone := func(r markRow) bool { return !exist[r.ID] }
+	return slices.DeleteFunc(evaluated, gone), slices.DeleteFunc(first, gone), nil
 }
 
 // vars are the decision's variables for one candidate.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/poll"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -45,7 +47,7 @@ func newFixture(t *testing.T, engine store.Engine) *fixture {
 
 func (f *fixture) sentinel(t *testing.T, cfg Config) *Service {
 	t.Helper()
-	cfg.DB = f.db
+	cfg.DB, cfg.Orders, cfg.Reports = f.db, f.orders(), f.reports()
 	if cfg.Catalog == nil {
 		cfg.Catalog = catalog{"cluster": {"ns"}, "vm": nil}
 	}
@@ -56,6 +58,17 @@ func (f *fixture) sentinel(t *testing.T, cfg Config) *Service {
 	}
 	return s
 }
+
+func (f *fixture) orders() *order.Store { return order.New(order.Config{DB: f.db}) }
+
+// reports are the adapters' reports, read only: no report is put.
+func (f *fixture) reports() *adapterstatus.Service {
+	return adapterstatus.New(adapterstatus.Config{DB: f.db, Orders: f.orders(), Reconciles: noReconciles{}})
+}
+
+type noReconciles struct{}
+
+func (noReconciles) RequestTx(context.Context, *store.Tx, string) error { return nil }
 
 // sql rewrites ? placeholders for the engine.
 func (f *fixture) sql(q string) string {
@@ -382,7 +395,7 @@ func TestNew_RefusesABadDecision(t *testing.T) {
 		"bad name":     {Decision{Params: []Param{{Name: "A-b", Expr: "true"}}, Result: "true"}, "lower-case identifier"},
 		"empty result": {Decision{}, "message_decision.result: required"},
 	} {
-		_, err := New(Config{DB: f.db, Catalog: catalog{}, Decision: &d.decision})
+		_, err := New(Config{DB: f.db, Orders: f.orders(), Reports: f.reports(), Catalog: catalog{}, Decision: &d.decision})
 		if err == nil || !strings.Contains(err.Error(), d.want) {
 			t.Errorf("%s: New = %v, want an error containing %q", name, err, d.want)
 		}
@@ -420,9 +433,9 @@ func TestSentinel_ADecisionErrorSkipsOnlyThatOrder(t *testing.T) {
 	}
 }
 
-// A cycle's cost follows the due work, not the inventory (issue 27): both
-// of its reads walk an index from where the work starts and neither scans
-// the orders or the marks.
+// A cycle's cost follows the due work, not the inventory (issue 27): its
+// reads walk an index from where the work starts and neither scans the
+// marks (the orders' reads are internal/order's, tested there).
 func TestSentinel_CycleReadsOnIndexes(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -435,10 +448,10 @@ func TestSentinel_CycleReadsOnIndexes(t *testing.T) {
 		f.cycle(t, s) // marks them all
 		now := f.clock.Now()
 		due := storetest.QueryPlan(t, f.db, s.q.sentinelDue, now, time.Time{}, "", 500)
-		storetest.WantNoScan(t, "the due orders' query", due, "catalog_item_instances", "sentinel_marks")
-		unmarked := storetest.QueryPlan(t, f.db, s.q.sentinelNew, store.Strings([]string{"cluster", "db"}), now, "", 500)
-		storetest.WantNoScan(t, "the new orders' query", unmarked, "catalog_item_instances", "sentinel_marks")
-		t.Logf("due:\n%s\nnew:\n%s", due, unmarked)
+		storetest.WantNoScan(t, "the due marks' query", due, "sentinel_marks")
+		marked := storetest.QueryPlan(t, f.db, s.q.sentinelMarked, store.Strings([]string{"c01", "c02"}))
+		storetest.WantNoScan(t, "the new orders' marks' query", marked, "sentinel_marks")
+		t.Logf("due:\n%s\nmarked:\n%s", due, marked)
 	})
 }
 
@@ -512,5 +525,50 @@ func TestSentinel_DecidesOnlyWhatIsDue(t *testing.T) {
 		if err := f.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM sentinel_marks WHERE order_id = 'late'`).Scan(&marked); err != nil || marked != 1 {
 			t.Errorf("the late order has no mark after the sweep (%d, %v)", marked, err)
 		}
+	})
+}
+
+// An order removed between a batch's read and its write gets no mark (its
+// mark would refer to nothing), and the rest of the batch is written: a
+// first publish is lost, an evaluation dropped.
+func TestSentinel_AnOrderRemovedMeanwhileGetsNoMark(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachEngine(t, func(t *testing.T, engine store.Engine) {
+		t.Parallel()
+		f := newFixture(t, engine)
+		s := f.sentinel(t, Config{})
+		for _, id := range []string{"kept", "gone", "gone-quiet"} {
+			f.order(t, id, "cluster")
+		}
+		batch, err := s.unmarked(context.Background(), []string{"cluster"}, time.Time{}, "")
+		if err != nil || len(batch) != 3 {
+			t.Fatalf("unmarked = %d, %v; want the 3 orders", len(batch), err)
+		}
+		f.exec(t, `DELETE FROM catalog_item_instances WHERE id IN ('gone', 'gone-quiet')`)
+		var outs []outcome
+		for _, c := range batch {
+			outs = append(outs, outcome{c: c, publish: c.id != "gone-quiet", reason: "new"})
+		}
+		in := make(chan decidedBatch, 1)
+		in <- decidedBatch{outs: outs}
+		close(in)
+		var st CycleStats
+		if err := s.writeBatches(context.Background(), func() {}, in, f.clock.Now(), &st); err != nil {
+			t.Fatalf("writeBatches: %v", err)
+		}
+		if st.Published != 1 || st.Lost != 1 {
+			t.Errorf("stats = %+v, want kept published and gone lost", st)
+		}
+		var marks int
+		if err := f.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM sentinel_marks`).Scan(&marks); err != nil || marks != 1 {
+			t.Errorf("marks = %d, %v; want kept's alone", marks, err)
+		}
+		wantPublished(t, "the batch", func() []string {
+			var got []string
+			for _, p := range f.drain(t) {
+				got = append(got, p.Data.ID)
+			}
+			return got
+		}(), "kept")
 	})
 }

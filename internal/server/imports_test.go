@@ -32,12 +32,13 @@ var allowedImports = map[string][]string{
 	"internal/schema":          {"internal/invalid"},
 	"internal/resourceid":      {"internal/invalid"},
 	"internal/limits":          {"internal/invalid"},
-	"internal/statemachine":    {"internal/invalid"},
+	"internal/statemachine":    {"internal/invalid", "internal/order"}, // its operations move order.Attributes
 	"internal/status":          nil,
 	"internal/store":           nil,
 	"internal/store/storetest": {"internal/store"},
 	// A build tool (go generate), not linked into the binary.
 	"internal/store/querygen":  {"internal/store"},
+	"internal/order":           {"internal/store"}, // the orders' reads: each domain reaches orders by this import
 	"internal/jobs":            {"internal/store"},
 	"internal/reconcile":       {"internal/background", "internal/store"},
 	"internal/peers":           {"internal/background", "internal/store"},
@@ -45,7 +46,7 @@ var allowedImports = map[string][]string{
 	"internal/httpapi":         {"internal/auth", "internal/invalid", "internal/store"},
 	"internal/httpapi/apitest": {"internal/server", "internal/store", "internal/store/storetest"},
 	"internal/operations":      {"internal/auth", "internal/httpapi", "internal/store"},
-	"internal/adapterstatus":   {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
+	"internal/adapterstatus":   {"internal/auth", "internal/httpapi", "internal/invalid", "internal/order", "internal/store"},
 	// The audit log sits below the domains: they refine their requests'
 	// records (audit.Describe) and the HTTP layer writes them.
 	"internal/audit":  {"internal/auth", "internal/httpapi", "internal/invalid", "internal/store"},
@@ -59,16 +60,16 @@ var allowedImports = map[string][]string{
 	// gives them the request schemas apply filters members by.
 	"internal/ctl":       {"api", "internal/buildinfo", "pkg/client"},
 	"internal/crashtest": {"pkg/provider"},
-	"internal/catalog": {"internal/audit", "internal/httpapi", "internal/invalid", "internal/resourceid", "internal/schema",
-		"internal/statemachine", "internal/store"},
+	"internal/catalog": {"internal/audit", "internal/httpapi", "internal/invalid", "internal/order", "internal/resourceid",
+		"internal/schema", "internal/statemachine", "internal/store"},
 	// The SPRM and placement record what happens to orders' resources as
 	// reconcile changes (status flows one way, DESIGN §2).
 	"internal/placement": {"internal/auth", "internal/httpapi", "internal/invalid", "internal/operations",
 		"internal/policy", "internal/reconcile", "internal/resourceid", "internal/sprm", "internal/store", "pkg/provider"},
 	"internal/sprm": {"internal/audit", "internal/auth", "internal/egress", "internal/events", "internal/httpapi", "internal/invalid", "internal/limits",
 		"internal/reconcile", "internal/resourceid", "internal/store", "pkg/provider"},
-	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/store",
-		"pkg/provider"},
+	"internal/repair": {"internal/audit", "internal/auth", "internal/httpapi", "internal/invalid", "internal/order",
+		"internal/store", "pkg/provider"},
 	// Credentials are asked of the provider that holds an order's instance
 	// (the registry says where and with which call token); a rotation is
 	// an Operation.
@@ -78,9 +79,9 @@ var allowedImports = map[string][]string{
 	"internal/live":    {},
 	"internal/credentials": {"internal/auth", "internal/httpapi", "internal/operations", "internal/sprm", "internal/store",
 		"pkg/provider"},
-	// The sentinel reads orders and adapter reports it does not own, by
-	// query (see its package doc), and publishes through the outbox.
-	"internal/sentinel": {"internal/background", "internal/events", "internal/store"},
+	// The sentinel decides about orders from their adapters' reports and
+	// publishes through the outbox.
+	"internal/sentinel": {"internal/adapterstatus", "internal/background", "internal/events", "internal/order", "internal/store"},
 	// The adapter runtime talks to Steward over HTTP only, like any adapter.
 	"internal/adapter":         {"internal/events"},
 	"internal/kubeprovider":    {"internal/invalid", "internal/keylock", "internal/providerhost", "pkg/provider"},
@@ -98,7 +99,7 @@ var allowedImports = map[string][]string{
 		"internal/resourceid", "internal/store"},
 	// The lifecycle owns the order at the top of the domains (DESIGN §2).
 	"internal/lifecycle": {"internal/adapterstatus", "internal/audit", "internal/auth", "internal/catalog", "internal/httpapi", "internal/invalid", "internal/limits",
-		"internal/operations", "internal/placement", "internal/policy", "internal/reconcile", "internal/repair",
+		"internal/operations", "internal/order", "internal/placement", "internal/policy", "internal/reconcile",
 		"internal/resourceid", "internal/schema", "internal/statemachine", "internal/status", "internal/store", "pkg/provider"},
 }
 

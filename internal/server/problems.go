@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/credentials"
@@ -12,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/invalid"
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/repair"
@@ -72,8 +72,7 @@ func problems() httpapi.Problems {
 		httpapi.Mapping{Err: catalog.ErrCatalogItemNotFound, Status: http.StatusNotFound, Reason: "CATALOG_ITEM_NOT_FOUND", Title: "Catalog item not found", IDParam: "catalog_item_id"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemExists, Status: http.StatusConflict, Reason: "CATALOG_ITEM_EXISTS", Title: "Catalog item exists"},
 		httpapi.Mapping{Err: catalog.ErrCatalogItemInUse, Status: http.StatusConflict, Reason: "CATALOG_ITEM_IN_USE", Title: "Catalog item in use"},
-		httpapi.Mapping{Err: lifecycle.ErrOrderNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found", IDParam: "catalog_item_instance_id"},
-		httpapi.Mapping{Err: adapterstatus.ErrOrderNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found", IDParam: "catalog_item_instance_id"},
+		httpapi.Mapping{Err: order.ErrNotFound, Status: http.StatusNotFound, Reason: "ORDER_NOT_FOUND", Title: "Order not found", IDParam: "catalog_item_instance_id"},
 		httpapi.Mapping{Err: lifecycle.ErrOrderExists, Status: http.StatusConflict, Reason: "ORDER_EXISTS", Title: "Order exists"},
 		httpapi.Mapping{Err: lifecycle.ErrAttributeNotUpdatable, Status: http.StatusBadRequest, Reason: "ATTRIBUTE_NOT_UPDATABLE", Title: "Attribute not updatable"},
 		httpapi.Mapping{Err: lifecycle.ErrInvalidState, Status: http.StatusConflict, Reason: "INVALID_STATE", Title: "Invalid state"},

@@ -9,9 +9,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
 	"github.com/stewardhq/steward/internal/jobs"
+	"github.com/stewardhq/steward/internal/order"
+	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/sentinel"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -27,7 +30,7 @@ func (s *Server) buildSentinel() error {
 	}
 	var err error
 	s.sentinel, err = sentinel.New(sentinel.Config{
-		DB: s.db, Catalog: s.catalog, Logger: s.logger, Registerer: s.registry, Notify: s.relay.Notify,
+		DB: s.db, Orders: s.orders, Reports: s.adapterStatus, Catalog: s.catalog, Logger: s.logger, Registerer: s.registry, Notify: s.relay.Notify,
 		Interval: s.cfg.SentinelInterval, Debounce: s.cfg.SentinelDebounce, MaxAge: s.cfg.SentinelMaxAge,
 		Decision: s.cfg.SentinelDecision, Name: "sentinel/" + s.peers.ID(),
 		Leads: func(ctx context.Context) (bool, error) { return s.jobs.Leads(ctx) },
@@ -89,8 +92,13 @@ func RunSentinel(ctx context.Context, cfg SentinelConfig) error {
 	if err != nil {
 		return err
 	}
-	scfg := sentinel.Config{DB: db, Catalog: catalog.New(catalog.Config{DB: db, ServiceTypes: serviceTypes, Logger: logger}),
-		Logger: logger, Interval: cfg.Interval, Debounce: cfg.Debounce, MaxAge: cfg.MaxAge, Decision: cfg.Decision,
+	orders := order.New(order.Config{DB: db, ServiceType: serviceTypes.OrderType})
+	// Reports are only read here: the queue a report would ask is unused.
+	reports := adapterstatus.New(adapterstatus.Config{DB: db, Orders: orders, Reconciles: reconcile.New(db, logger),
+		Logger: logger})
+	scfg := sentinel.Config{DB: db, Orders: orders, Reports: reports,
+		Catalog: catalog.New(catalog.Config{DB: db, ServiceTypes: serviceTypes, Orders: orders, Logger: logger}),
+		Logger:  logger, Interval: cfg.Interval, Debounce: cfg.Debounce, MaxAge: cfg.MaxAge, Decision: cfg.Decision,
 		Name: cfg.Name}
 	if cfg.NATSURL != "" {
 		bus := events.New(events.Config{Logger: logger, URL: cfg.NATSURL})

@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/live"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/peers"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
@@ -232,10 +233,12 @@ type Server struct {
 	operations *operations.Service
 	sprm       *sprm.Service
 	catalog    *catalog.Service
-	placement  *placement.Service
-	policy     *policy.Service
-	lifecycle  *lifecycle.Service
-	repair     *repair.Service
+	// orders are the orders' reads the domains share.
+	orders    *order.Store
+	placement *placement.Service
+	policy    *policy.Service
+	lifecycle *lifecycle.Service
+	repair    *repair.Service
 	// credentials answers an order's credentials by asking its provider.
 	credentials *credentials.Service
 	sentinel    *sentinel.Service

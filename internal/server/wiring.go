@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/lifecycle"
 	"github.com/stewardhq/steward/internal/live"
 	"github.com/stewardhq/steward/internal/operations"
+	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/placement"
 	"github.com/stewardhq/steward/internal/policy"
 	"github.com/stewardhq/steward/internal/reconcile"
@@ -94,6 +95,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The orders' reads every domain shares; the lifecycle writes them.
+	s.orders = order.New(order.Config{DB: s.db, ServiceType: serviceTypes.OrderType})
 	endpoints := egress.New(s.cfg.ProviderAllowCIDRs)
 	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient(endpoints)})
 	// What happens below the lifecycle is recorded there, per order, and
@@ -123,24 +126,22 @@ func (s *Server) buildServices(ctx context.Context) error {
 		Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger, Specs: serviceTypes,
 		Changes: s.reconciles, Operations: s.operations, CopyTimeout: s.cfg.RehydrationCopyTimeout,
 	})
-	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Logger: s.logger})
+	s.catalog = catalog.New(catalog.Config{DB: s.db, ServiceTypes: serviceTypes, Orders: s.orders,
+		Lifecycles: storedLifecycles{s}, Logger: s.logger})
 	// The live pages hear of every change to what an order page shows.
 	s.live = live.New(live.Config{Bus: s.bus, Logger: s.logger})
-	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Reconciles: s.reconciles,
+	s.adapterStatus = adapterstatus.New(adapterstatus.Config{DB: s.db, Orders: s.orders, Reconciles: s.reconciles,
 		Logger: s.logger.With("component", "adapterstatus"), Registerer: s.registry, Changed: s.live.Changed})
 	if err := s.buildTokens(ctx); err != nil {
 		return err
 	}
-	s.repair = repair.New(repair.Config{DB: s.db, Providers: repairProviders{s.sprm},
+	s.repair = repair.New(repair.Config{DB: s.db, Orders: s.orders, Providers: repairProviders{s.sprm},
 		Tokens: workerTokens{s.tokens}, Jobs: lazyJobs{s}, JobQueue: jobs.QueueProviders, Logger: s.logger,
 		Client: providers, Changed: s.live.Changed})
-	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Logger: s.logger, Catalog: s.catalog, Changed: s.live.Changed,
+	s.lifecycle = lifecycle.New(lifecycle.Config{DB: s.db, Orders: s.orders, Logger: s.logger, Catalog: s.catalog,
+		Changed:   s.live.Changed,
 		Placement: s.placement, Jobs: lazyJobs{s}, Reconciles: s.reconciles, Usage: s.catalog, Adapters: s.adapterStatus,
 		Runtimes: runtimeHealths{s.repair}, Outputs: s.sprm, Cleanups: orderCleanups{s.sprm}, TombstoneRetention: s.cfg.TombstoneRetention, DeletionStuckAfter: s.cfg.DeletionStuckAfter})
-	// Read-only questions from below about orders, answered by the
-	// lifecycle once it is built.
-	s.adapterStatus.ResolveOrdersWith(s.lifecycle)
-	s.repair.FindAppInstancesWith(s.lifecycle)
 	// A finished cleanup of an order's instance is logged on the order.
 	s.sprm.RecordCleanupsWith(cleanupLog{s.lifecycle})
 	s.registry.MustRegister(s.lifecycle.DeletionMetrics())
@@ -222,6 +223,15 @@ func (s *Server) buildServices(ctx context.Context) error {
 // on one of its own (Config.MetricsListen).
 func (s *Server) metricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
+}
+
+// storedLifecycles lets the catalog ask the lifecycle, built after it (the
+// lifecycle uses the catalog), whether a lifecycle is stored: it asks only
+// while serving.
+type storedLifecycles struct{ s *Server }
+
+func (l storedLifecycles) LifecycleStored(ctx context.Context, id string) (bool, error) {
+	return l.s.lifecycle.LifecycleStored(ctx, id)
 }
 
 // lazyJobs lets placement and the lifecycle enqueue through the jobs

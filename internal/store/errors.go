@@ -15,6 +15,9 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrAlreadyExists is returned when a write breaks a unique constraint.
 	ErrAlreadyExists = errors.New("store: already exists")
+	// ErrNoReferent is returned when a write breaks a foreign key: the row
+	// it refers to is not there.
+	ErrNoReferent = errors.New("store: the row referred to is not there")
 	// ErrStale is returned by domains when a versioned write matched no row
 	// because another writer changed it first (If-Match / optimistic locking).
 	// Its text is the detail of the 412 a client reads, so it speaks to them.
@@ -23,10 +26,12 @@ var (
 	ErrInvalidPageToken = errors.New("store: invalid page token")
 )
 
-// SQLite extended result codes (sqlite3.h) that mean a unique key was violated.
+// SQLite extended result codes (sqlite3.h) that mean a unique key, or a
+// foreign key, was violated.
 const (
 	sqliteConstraintPrimaryKey = 1555
 	sqliteConstraintUnique     = 2067
+	sqliteConstraintForeignKey = 787
 )
 
 // classify translates a driver error into the store's sentinels, keeping the
@@ -39,14 +44,21 @@ func classify(err error) error {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%w: %s", ErrAlreadyExists, pgErr.ConstraintName)
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return fmt.Errorf("%w: %s", ErrAlreadyExists, pgErr.ConstraintName)
+		case "23503":
+			return fmt.Errorf("%w: %s", ErrNoReferent, pgErr.ConstraintName)
+		}
 	}
 	var liteErr *sqlite.Error
 	if errors.As(err, &liteErr) {
 		switch liteErr.Code() {
 		case sqliteConstraintPrimaryKey, sqliteConstraintUnique:
 			return fmt.Errorf("%w: %s", ErrAlreadyExists, liteErr.Error())
+		case sqliteConstraintForeignKey:
+			return fmt.Errorf("%w: %s", ErrNoReferent, liteErr.Error())
 		}
 	}
 	return err

@@ -74,6 +74,15 @@ func TestStore_RoundTripsTimesJSONAndErrors(t *testing.T) {
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("select missing: err = %v, want ErrNotFound", err)
 		}
+		mark := `INSERT INTO sentinel_marks (order_id, generation, evaluated_time, evaluated_generation, ready)
+			VALUES (?, 1, ?, 1, ?)`
+		if engine == store.Postgres {
+			mark = `INSERT INTO sentinel_marks (order_id, generation, evaluated_time, evaluated_generation, ready)
+			VALUES ($1, 1, $2, 1, $3)`
+		}
+		if _, err := db.Exec(ctx, mark, "no-such-order", at, false); !errors.Is(err, store.ErrNoReferent) {
+			t.Errorf("insert referring to no row: err = %v, want ErrNoReferent", err)
+		}
 	})
 }
 

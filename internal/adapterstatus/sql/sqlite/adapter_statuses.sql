@@ -29,11 +29,10 @@ FROM order_adapter_statuses
 WHERE order_id = ?
 ORDER BY adapter;
 
--- name: OrderForReportLock :one
--- The order a report is about: only what the report is checked against,
--- read (locked on PostgreSQL, so its generation holds until the report is
--- stored) in the report's transaction.
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = ?;
-
--- name: OrderForReport :one
-SELECT project, generation, deleted_at, terminal FROM catalog_item_instances WHERE id = ?;
+-- name: AdapterStatusOfOrders :many
+-- params: order_ids
+-- The reports of a batch of orders (a JSON array of ids), with what a decision
+-- about them reads.
+SELECT order_id, adapter, observed_generation, conditions
+FROM order_adapter_statuses
+WHERE order_id IN (SELECT value FROM json_each(?1));

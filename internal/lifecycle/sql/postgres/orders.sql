@@ -108,10 +108,6 @@ SET state = $1, version = $2, generation = $3, instance_id = $4, provider_name =
     restart_count = $14
 WHERE id = $15 AND version = $16;
 
--- name: OrderIDByIdentity :one
-SELECT id FROM catalog_item_instances
-WHERE service_type = $1 AND identity = $2 AND project = $3 AND deleted_at IS NULL;
-
 -- name: OrderEventInsert :exec
 INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8);

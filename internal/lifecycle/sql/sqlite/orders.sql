@@ -109,10 +109,6 @@ SET state = ?, version = ?, generation = ?, instance_id = ?, provider_name = ?, 
     restart_count = ?
 WHERE id = ? AND version = ?;
 
--- name: OrderIDByIdentity :one
-SELECT id FROM catalog_item_instances
-WHERE service_type = ? AND identity = ? AND project = ? AND deleted_at IS NULL;
-
 -- name: OrderEventInsert :exec
 INSERT INTO order_events (order_id, version, time, trigger, source, target, operation, error)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);

@@ -1,37 +1,21 @@
 -- name: SentinelDue :many
 -- params: now, after_time, after_id, limit
--- The marked orders due for a decision by now, in the order they fell due,
--- after (after_time, after_id) (keyset batches), on the sentinel_marks_due
+-- The marks due for a decision by now, in the order they fell due, after
+-- (after_time, after_id) (keyset batches), on the sentinel_marks_due
 -- index: changed since decided (the triggers of migration 00036 made them
 -- due), not ready once debounce passed, or not published for max age. A
--- quiet inventory reads nothing here. Terminal orders come too, to be parked.
-SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       true AS marked, m.generation AS last_generation, m.published_time, m.ready AS was_ready,
-       o.terminal, m.due_time
-FROM sentinel_marks m
-JOIN catalog_item_instances o ON o.id = m.order_id
-WHERE m.due_time <= $1 AND (m.due_time, m.order_id) > ($2, $3)
-ORDER BY m.due_time, m.order_id
+-- quiet inventory reads nothing here. Terminal orders' come too, to be
+-- parked.
+SELECT order_id, generation AS last_generation, published_time, ready AS was_ready, due_time
+FROM sentinel_marks
+WHERE due_time <= $1 AND (due_time, order_id) > ($2, $3)
+ORDER BY due_time, order_id
 LIMIT $4;
 
--- name: SentinelNew :many
--- params: service_types, after_time, after_id, limit
--- Orders of the watched types (an array) the sentinel has no mark of,
--- created after (after_time, after_id), on the (create_time, id) index: a
--- cycle starts a little before the last one did, and now and then from the
--- first order, to catch a create that committed late.
-SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       false AS marked, 0::bigint AS last_generation, NULL::timestamptz AS published_time, false AS was_ready,
-       o.terminal, o.create_time AS due_time
-FROM catalog_item_instances o
-WHERE (o.create_time, o.id) > ($2, $3)
-  -- an expression, not on the service type's indexes, which would read
-  -- every order of the types and sort them
-  AND o.service_type || '' = ANY($1)
-  AND NOT o.terminal
-  AND NOT EXISTS (SELECT 1 FROM sentinel_marks m WHERE m.order_id = o.id)
-ORDER BY o.create_time, o.id
-LIMIT $4;
+-- name: SentinelMarked :many
+-- params: order_ids
+-- Those of a batch of orders (an array of ids) that have a mark.
+SELECT order_id FROM sentinel_marks WHERE order_id = ANY($1);
 
 -- name: SentinelMarksDefer :exec
 -- params: batch, now
@@ -43,13 +27,6 @@ UPDATE sentinel_marks
 SET due_time = v.due
 FROM jsonb_to_recordset($1::jsonb) AS v(id text, due timestamptz)
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.due_time <= $2;
-
--- name: SentinelReports :many
--- params: order_ids
--- The adapter reports of a batch of orders (an array of ids).
-SELECT order_id, adapter, observed_generation, conditions
-FROM order_adapter_statuses
-WHERE order_id = ANY($1);
 
 -- name: SentinelMarksRepublish :many
 -- params: batch, now
@@ -70,11 +47,11 @@ RETURNING order_id;
 -- name: SentinelMarksEvaluated :exec
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
--- of {id, generation, ready}); $2 is the evaluation time.
+-- of {id, generation, ready}; an order removed since it was read breaks
+-- the mark's foreign key); $2 is the evaluation time.
 INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
 SELECT v.id, 0, NULL, $2, v.generation, v.ready, v.due
 FROM jsonb_to_recordset($1::jsonb) AS v(id text, generation bigint, ready boolean, due timestamptz)
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
 ON CONFLICT (order_id) DO UPDATE
 SET evaluated_time = excluded.evaluated_time, evaluated_generation = excluded.evaluated_generation,
     ready = excluded.ready,

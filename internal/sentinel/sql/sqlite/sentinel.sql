@@ -1,37 +1,21 @@
 -- name: SentinelDue :many
 -- params: now, after_time, after_id, limit
--- The marked orders due for a decision by now, in the order they fell due,
--- after (after_time, after_id) (keyset batches), on the sentinel_marks_due
+-- The marks due for a decision by now, in the order they fell due, after
+-- (after_time, after_id) (keyset batches), on the sentinel_marks_due
 -- index: changed since decided (the triggers of migration 00036 made them
 -- due), not ready once debounce passed, or not published for max age. A
--- quiet inventory reads nothing here. Terminal orders come too, to be parked.
-SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       1 AS marked, m.generation AS last_generation, m.published_time, m.ready AS was_ready,
-       o.terminal, m.due_time
-FROM sentinel_marks m
-JOIN catalog_item_instances o ON o.id = m.order_id
-WHERE m.due_time <= ?1 AND (m.due_time, m.order_id) > (?2, ?3)
-ORDER BY m.due_time, m.order_id
+-- quiet inventory reads nothing here. Terminal orders' come too, to be
+-- parked.
+SELECT order_id, generation AS last_generation, published_time, ready AS was_ready, due_time
+FROM sentinel_marks
+WHERE due_time <= ?1 AND (due_time, order_id) > (?2, ?3)
+ORDER BY due_time, order_id
 LIMIT CAST(?4 AS INTEGER);
 
--- name: SentinelNew :many
--- params: service_types, after_time, after_id, limit
--- Orders of the watched types (a JSON array) the sentinel has no mark of,
--- created after (after_time, after_id), on the (create_time, id) index: a
--- cycle starts a little before the last one did, and now and then from the
--- first order, to catch a create that committed late.
-SELECT o.id, o.project, o.service_type, o.generation, o.state, o.status, o.deleted_at, o.update_time,
-       0 AS marked, 0 AS last_generation, NULL AS published_time, 0 AS was_ready,
-       o.terminal, o.create_time AS due_time
-FROM catalog_item_instances o
-WHERE (o.create_time, o.id) > (?2, ?3)
-  -- unary +: not on the (service_type, state) index, which would read
-  -- every order of the types and sort them
-  AND +o.service_type IN (SELECT value FROM json_each(?1))
-  AND o.terminal = 0
-  AND NOT EXISTS (SELECT 1 FROM sentinel_marks m WHERE m.order_id = o.id)
-ORDER BY o.create_time, o.id
-LIMIT CAST(?4 AS INTEGER);
+-- name: SentinelMarked :many
+-- params: order_ids
+-- Those of a batch of orders (a JSON array of ids) that have a mark.
+SELECT order_id FROM sentinel_marks WHERE order_id IN (SELECT value FROM json_each(?1));
 
 -- name: SentinelMarksDefer :exec
 -- params: batch, now
@@ -43,13 +27,6 @@ UPDATE sentinel_marks
 SET due_time = v.due
 FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.due') AS due FROM json_each(?1)) AS v
 WHERE sentinel_marks.order_id = v.id AND sentinel_marks.due_time <= ?2;
-
--- name: SentinelReports :many
--- params: order_ids
--- The adapter reports of a batch of orders (a JSON array of ids).
-SELECT order_id, adapter, observed_generation, conditions
-FROM order_adapter_statuses
-WHERE order_id IN (SELECT value FROM json_each(?1));
 
 -- name: SentinelMarksRepublish :many
 -- params: batch, now
@@ -73,13 +50,15 @@ RETURNING order_id;
 -- name: SentinelMarksEvaluated :exec
 -- params: batch, now
 -- Records the evaluations of a batch that published nothing (a JSON array
--- of {id, generation, ready}); ?2 is the evaluation time.
+-- of {id, generation, ready}; an order removed since it was read breaks
+-- the mark's foreign key); ?2 is the evaluation time.
 INSERT INTO sentinel_marks (order_id, generation, published_time, evaluated_time, evaluated_generation, ready, due_time)
 SELECT v.id, 0, NULL, ?2, v.generation, v.ready, v.due
 FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.generation') AS generation,
              json_extract(value, '$.ready') AS ready, json_extract(value, '$.due') AS due
       FROM json_each(?1)) AS v
-WHERE EXISTS (SELECT 1 FROM catalog_item_instances o WHERE o.id = v.id)
+-- WHERE: SQLite reads an upsert's ON CONFLICT after a bare FROM as a join's
+WHERE true
 ON CONFLICT (order_id) DO UPDATE
 SET evaluated_time = excluded.evaluated_time, evaluated_generation = excluded.evaluated_generation,
     ready = excluded.ready,
