@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/cli"
 	"github.com/stewardhq/steward/internal/logtest"
@@ -33,7 +34,12 @@ func TestServer_DevLogsRequestsAtDebugInTheFormatAsked(t *testing.T) {
 			logs := runServer(t, tc.flags...)
 			started := regexp.MustCompile(`"steward started".*"url":"([^"]+)"|msg="steward started" url=(\S+)`)
 			var m []string
-			poll.Until(t, "the server started", func() bool { m = started.FindStringSubmatch(logs.String()); return m != nil })
+			// A first start migrates a fresh store: on a loaded machine that
+			// took 25s of the 30s poll.Until waits.
+			poll.UntilWithin(t, 2*time.Minute, "the server started", func() bool {
+				m = started.FindStringSubmatch(logs.String())
+				return m != nil
+			})
 			resp, err := http.Get(m[1] + m[2] + "/api/v1/health")
 			if err != nil {
 				t.Fatal(err)
