@@ -241,7 +241,9 @@ type Server struct {
 	repair    *repair.Service
 	// credentials answers an order's credentials by asking its provider.
 	credentials *credentials.Service
-	sentinel    *sentinel.Service
+	// providerHTTP carries every call to a provider.
+	providerHTTP *http.Client
+	sentinel     *sentinel.Service
 	// adapterStatus stores adapters' reports on orders.
 	adapterStatus *adapterstatus.Service
 	audit         *audit.Service
@@ -620,6 +622,11 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if s.nats != nil {
 			errs = append(errs, s.nats.Stop(ctx))
+		}
+		if s.providerHTTP != nil {
+			// After the jobs: no call is in flight. A stopped server
+			// holds no connection to a provider.
+			s.providerHTTP.CloseIdleConnections()
 		}
 		if s.tracing != nil {
 			errs = append(errs, s.tracing.shutdown(ctx))

@@ -98,7 +98,8 @@ func (s *Server) buildServices(ctx context.Context) error {
 	// The orders' reads every domain shares; the lifecycle writes them.
 	s.orders = order.New(order.Config{DB: s.db, ServiceType: serviceTypes.OrderType})
 	endpoints := egress.New(s.cfg.ProviderAllowCIDRs)
-	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: providerHTTPClient(endpoints)})
+	s.providerHTTP = providerHTTPClient(endpoints)
+	providers := provider.NewClient(provider.ClientConfig{Timeout: s.cfg.ProviderTimeout, HTTPClient: s.providerHTTP})
 	// What happens below the lifecycle is recorded there, per order, and
 	// the lifecycle's reconcile reads it (status flows one way, DESIGN §2).
 	s.reconciles = reconcile.New(s.db, s.logger.With("component", "reconcile"))

@@ -23,6 +23,9 @@ import (
 type Server struct {
 	*server.Server
 	cfg server.Config
+	// client is this server's own, so that its connections end with the
+	// test (goleak in TestMain counts a pooled one as a leak).
+	client *http.Client
 }
 
 // Start runs a dev-mode server on a fresh database of engine; adjust, when
@@ -101,7 +104,9 @@ func start(t testing.TB, cfg server.Config) *Server {
 			t.Errorf("stop server: %v", err)
 		}
 	})
-	return &Server{Server: s, cfg: cfg}
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(client.CloseIdleConnections)
+	return &Server{Server: s, cfg: cfg, client: client}
 }
 
 // Restart stops the server and starts a new one on the same data dir and
@@ -170,7 +175,7 @@ func (s *Server) Do(t testing.TB, method, path string, body any, headers ...stri
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
