@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,7 +164,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		return err
 	}
 
-	spec, specJSON, err := httpapi.LoadSpec(ctx, api.OpenAPIYAML)
+	spec, err := openAPI()
 	if err != nil {
 		return err
 	}
@@ -179,7 +181,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 		RequestLogLevel: s.cfg.RequestLogLevel,
 		Problems:        table,
 		Auth:            s.tokens,
-		Spec:            spec,
+		Spec:            spec.doc,
 		Idempotency:     s.idempotency,
 		Registerer:      s.registry,
 		Tracer:          s.tracing.tracer(),
@@ -197,7 +199,7 @@ func (s *Server) buildServices(ctx context.Context) error {
 	s.api.HandleRaw("GET /readyz", probeHandler(s.handleReady))
 	s.api.HandlePublic("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
-		_, err := w.Write(specJSON)
+		_, err := w.Write(spec.json)
 		return err
 	})
 	if s.cfg.MetricsListen == "" {
@@ -246,6 +248,21 @@ func (l lazyJobs) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs
 func (l lazyJobs) Pending(ctx context.Context, q store.Querier, kind, field, value string) (bool, error) {
 	return l.s.jobs.Pending(ctx, q, kind, field, value)
 }
+
+// loadedSpec is the API's OpenAPI document and its JSON rendering.
+type loadedSpec struct {
+	doc  *openapi3.T
+	json []byte
+}
+
+// openAPI parses and checks the API's document once per process. It never
+// changes and nothing writes to it (requests read it concurrently anyway);
+// parsing it was most of a server's start under -race (580 ms of 900), and
+// the tests start hundreds of servers in a process.
+var openAPI = sync.OnceValues(func() (loadedSpec, error) {
+	doc, rendered, err := httpapi.LoadSpec(context.Background(), api.OpenAPIYAML)
+	return loadedSpec{doc, rendered}, err
+})
 
 // providerHTTPClient is the client of every call Steward makes to a
 // provider (health, create, read, update, delete, credentials, repair,

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -294,4 +296,28 @@ func (db *DB) withMigrationLock(ctx context.Context, fn func() error) error {
 		_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock($1)", int64(migrationLockKey))
 	}()
 	return fn()
+}
+
+// MigrationsDigest identifies engine's migrations in this build: a hash of
+// their files' names and contents. Two builds with the same digest make
+// the same schema.
+func MigrationsDigest(engine Engine) (string, error) {
+	h := sha256.New()
+	dir := "migrations/" + string(engine)
+	err := fs.WalkDir(migrationsFS, dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrationsFS, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: migrations digest: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

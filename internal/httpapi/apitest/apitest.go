@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -32,7 +33,7 @@ type Server struct {
 // given, changes the config first. The server stops at cleanup.
 func Start(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *Server {
 	t.Helper()
-	sc := storetest.Config(t, engine)
+	sc := storetest.MigratedConfig(t, engine, jobs.Migrator())
 	cfg := server.Config{
 		Dev:         true,
 		Listen:      "127.0.0.1:0",

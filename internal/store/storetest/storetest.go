@@ -61,10 +61,11 @@ func Config(t testing.TB, engine store.Engine) store.Config {
 	return store.Config{DatabaseURL: NewSchemaURL(t)}
 }
 
-// Open returns a migrated database of its own on engine, closed at cleanup.
+// Open returns a migrated database of its own on engine ([MigratedConfig]),
+// closed at cleanup.
 func Open(t testing.TB, engine store.Engine, migrators ...store.Migrator) *store.DB {
 	t.Helper()
-	cfg := Config(t, engine)
+	cfg := MigratedConfig(t, engine, migrators...)
 	cfg.Migrators = migrators
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
