@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -23,7 +22,7 @@ type MigrateConfig struct {
 // migrate under, and returns what it applied: nothing when the schema is
 // current. With DryRun it returns what is pending instead.
 func Migrate(ctx context.Context, cfg MigrateConfig) ([]store.Migration, error) {
-	migrators := []store.Migrator{jobs.Migrator()}
+	migrators := Migrators()
 	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
 		Migrate: store.MigrateSkip, Logger: cfg.Logger})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/stewardhq/steward/internal/adapterstatus"
 	"github.com/stewardhq/steward/internal/catalog"
 	"github.com/stewardhq/steward/internal/events"
-	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/order"
 	"github.com/stewardhq/steward/internal/reconcile"
 	"github.com/stewardhq/steward/internal/sentinel"
@@ -83,7 +82,7 @@ type SentinelConfig struct {
 func RunSentinel(ctx context.Context, cfg SentinelConfig) error {
 	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
-		Migrators: []store.Migrator{jobs.Migrator()}, Logger: logger.With("component", "store")})
+		Migrators: Migrators(), Logger: logger.With("component", "store")})
 	if err != nil {
 		return fmt.Errorf("sentinel: %w", err)
 	}

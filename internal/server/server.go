@@ -407,11 +407,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	return nil
 }
 
+// Migrators are the migrations a server runs after Steward's own: River's.
+func Migrators() []store.Migrator { return []store.Migrator{jobs.Migrator()} }
+
 func (s *Server) startStore(ctx context.Context) error {
 	db, err := store.Open(ctx, store.Config{
 		DatabaseURL: s.cfg.DatabaseURL,
 		DataDir:     s.cfg.DataDir,
-		Migrators:   []store.Migrator{jobs.Migrator()},
+		Migrators:   Migrators(),
 		Migrate:     store.MigrateMode(s.cfg.Migrate),
 		Logger:      s.logger.With("component", "store"),
 	})

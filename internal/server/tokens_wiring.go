@@ -14,7 +14,6 @@ import (
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/console"
 	"github.com/stewardhq/steward/internal/httpapi"
-	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/processprovider"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tokens"
@@ -72,7 +71,7 @@ type CreateTokenConfig struct {
 // It returns the secret, shown only this once.
 func CreateToken(ctx context.Context, cfg CreateTokenConfig) (string, error) {
 	db, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cmp.Or(cfg.DataDir, "steward-data"),
-		Migrators: []store.Migrator{jobs.Migrator()}, Logger: slog.New(slog.DiscardHandler)})
+		Migrators: Migrators(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return "", err
 	}

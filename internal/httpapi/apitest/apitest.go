@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/jobs"
 	"github.com/stewardhq/steward/internal/server"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/store/storetest"
@@ -33,7 +32,7 @@ type Server struct {
 // given, changes the config first. The server stops at cleanup.
 func Start(t testing.TB, engine store.Engine, adjust ...func(*server.Config)) *Server {
 	t.Helper()
-	sc := storetest.MigratedConfig(t, engine, jobs.Migrator())
+	sc := storetest.MigratedConfig(t, engine, server.Migrators()...)
 	cfg := server.Config{
 		Dev:         true,
 		Listen:      "127.0.0.1:0",
